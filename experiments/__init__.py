@@ -1,0 +1,1 @@
+"""Orchestration: one config point -> records (run.py); many runs -> a report (report.py)."""

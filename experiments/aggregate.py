@@ -1,0 +1,72 @@
+"""metrics.json: the aggregates of one run, computed from its records."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean
+from typing import Any, Iterable
+
+
+def _pct(values: list[float]) -> float | None:
+    return round(100 * mean(values), 2) if values else None
+
+
+def _level_key(level: str) -> float:
+    text = str(level).lower().rstrip("k")
+    try:
+        return float(text) * (1000 if str(level).lower().endswith("k") else 1)
+    except ValueError:
+        return float("inf")
+
+
+def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Primary score x100 (samples an arm skipped count as 0: the arm could not serve them;
+    failed samples are excluded and counted, they are retried on the next resume)."""
+    records = list(records)
+    scored = [r for r in records if r["status"] in ("ok", "skipped")]
+    ok = [r for r in records if r["status"] == "ok"]
+    out: dict[str, Any] = {
+        "n": len(records),
+        "n_ok": len(ok),
+        "n_skipped": sum(r["status"] == "skipped" for r in records),
+        "n_failed": sum(r["status"] == "failed" for r in records),
+        "score": _pct([r["score"] for r in scored]),
+    }
+    for field in ("length_level", "task", "language"):
+        groups: dict[str, list[float]] = defaultdict(list)
+        for r in scored:
+            groups[str(r[field])].append(r["score"])
+        keys = sorted(groups, key=_level_key) if field == "length_level" else sorted(groups)
+        out[f"score_by_{field}"] = {k: _pct(groups[k]) for k in keys}
+
+    recall: dict[str, list[float]] = defaultdict(list)
+    for r in ok:
+        for n, v in (r.get("evidence_recall") or {}).items():
+            if v is not None:
+                recall[n].append(v)
+    out["evidence_recall"] = {n: round(mean(v), 4) for n, v in sorted(recall.items(), key=lambda kv: int(kv[0]))}
+    for key in ("evidence_retained", "evidence_in_prompt", "distractors_retrieved", "distractors_retained"):
+        vals = [r[key] for r in ok if r.get(key) is not None]
+        out[key] = round(mean(vals), 4) if vals else None
+    by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in ok:
+        lvl = str(r["length_level"])
+        if r.get("evidence_retained") is not None:
+            by_level[lvl]["retained"].append(r["evidence_retained"])
+        for n, v in (r.get("evidence_recall") or {}).items():
+            if v is not None:
+                by_level[lvl][f"recall@{n}"].append(v)
+        by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
+    out["by_length_level"] = {
+        lvl: {k: round(mean(v), 4) for k, v in d.items()} for lvl, d in sorted(by_level.items(), key=lambda kv: _level_key(kv[0]))
+    }
+    for key in ("prompt_tokens", "completion_tokens", "latency_s"):
+        vals = [r[key] for r in ok if r.get(key) is not None]
+        out[f"{key}_mean"] = round(mean(vals), 4) if vals else None
+    out["cached"] = sum(bool(r.get("cached")) for r in ok)
+    reasons: dict[str, int] = defaultdict(int)
+    for r in records:
+        if r["status"] != "ok":
+            reasons[f"{r['status']}: {r.get('reason', '')[:120]}"] += 1
+    out["not_ok_reasons"] = dict(reasons)
+    return out

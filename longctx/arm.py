@@ -1,0 +1,59 @@
+"""Build the long-context prompt for a sample: the benchmark template with the whole context,
+truncated by the benchmark's policy when prompt + generation would exceed the model window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eval.evidence import Region, present_fraction
+from eval.sample import Sample
+from llm.base import Generator
+from llm.prompt import Prompt, PromptTooLong
+from longctx import truncation
+
+
+@dataclass
+class LongContextConfig:
+    truncation: str | None = None  # None: the benchmark's own policy
+    margin_tokens: int = 16  # slack for tokens merging across the context's edges
+    min_coverage: float = 0.6  # share of an evidence span that must survive to count as retained
+
+
+class LongContextArm:
+    name = "longctx"
+
+    def __init__(self, generator: Generator, cfg: LongContextConfig):
+        self.gen, self.cfg = generator, cfg
+        if cfg.truncation is not None and cfg.truncation not in truncation.POLICIES:
+            raise ValueError(f"longctx.truncation={cfg.truncation!r}; allowed: null, {', '.join(truncation.POLICIES)}")
+
+    def build(self, sample: Sample) -> Prompt:
+        tpl = sample.template
+        empty = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens)
+        overhead = self.gen.prompt_tokens(empty)
+        budget = self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
+        if budget <= 0:
+            raise PromptTooLong(
+                f"the prompt without any context takes {overhead} tokens; with {tpl.max_new_tokens} new "
+                f"tokens it does not fit the {self.gen.context_window}-token window"
+            )
+        offsets = self.gen.tokenizer.offsets(sample.context)
+        policy = self.cfg.truncation or tpl.truncation
+        kept = truncation.keep_regions(offsets, len(sample.context), budget, policy)
+        context = truncation.apply(sample.context, kept)
+        head, _ = tpl.parts()
+        user = tpl.render(context, sample.question)
+        prefix_chars = len(head.replace("{question}", sample.question)) + len(context)
+        regions = [Region(a, b) for a, b in kept]
+        retained = present_fraction(sample.evidence, regions, self.cfg.min_coverage)
+        return Prompt(
+            user=user, system=tpl.system, max_new_tokens=tpl.max_new_tokens, prefix_chars=prefix_chars,
+            meta={
+                "context_tokens": min(len(offsets), budget),
+                "context_tokens_full": len(offsets),
+                "truncated": len(offsets) > budget,
+                "kept_spans": kept,
+                "evidence_retained": retained,
+                "distractors_retained": present_fraction(sample.distractors, regions, self.cfg.min_coverage),
+            },
+        )

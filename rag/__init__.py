@@ -1,0 +1,1 @@
+"""The RAG arm: chunk the context, retrieve the top-k chunks, assemble them into the template."""
