@@ -159,7 +159,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
 def main(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
 
-    result = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    try:
+        result = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    except (ValueError, FileNotFoundError) as err:  # bad config or input: one clear line, no traceback
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
     return result["score"]
 
 

@@ -16,6 +16,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
 
 
 class Index(Protocol):
@@ -39,9 +40,13 @@ def _jieba():
 
 
 def lexical_tokens(text: str, language: str) -> list[str]:
-    """Lower-cased words; Chinese is segmented with jieba (search mode), punctuation dropped."""
+    """Lower-cased words. Chinese: jieba search-mode words plus character bigrams of every CJK run,
+    so names missing from jieba's dictionary (which it splits into single characters) still match
+    as units; punctuation dropped."""
     if language == "zh":
-        return [t for t in (w.strip().lower() for w in _jieba().cut_for_search(text)) if t and _WORD.match(t)]
+        words = [t for t in (w.strip().lower() for w in _jieba().cut_for_search(text)) if t and _WORD.match(t)]
+        bigrams = [run[i:i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)]
+        return words + bigrams
     return _WORD.findall(text.lower())
 
 

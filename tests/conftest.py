@@ -1,0 +1,48 @@
+"""Shared fixtures: real models, loaded once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192, "dtype": "float32",
+           "device": "cpu", "threads": None, "temperature": 0.0}
+
+
+@pytest.fixture(scope="session")
+def generator():
+    """The embedded default generator (SmolLM2-135M on CPU); weights load on first generation."""
+    from llm.factory import build_generator
+
+    return build_generator(SMOLLM2)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(generator):
+    return generator.tokenizer
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from rag.embedders import shared_embedder
+
+    return shared_embedder("bundled:all-MiniLM-L6-v2", 64, True, "cpu", "", "")
+
+
+def compose(overrides: list[str] | None = None):
+    """The project's Hydra config, composed as `python -m experiments.run` would."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
