@@ -1,0 +1,299 @@
+"""Rescore prediction files from any source with the benchmarks' official metrics.
+
+    python -m eval.score --benchmark {lveval,loogle,clongeval,loong,synthetic} --task TASK \\
+        [--prediction-field FIELD] [--per-sample OUT.jsonl] [--variant official|strict] \\
+        [--skip-bad] FILE.jsonl
+
+Input: JSON lines. The prediction is in FIELD (default `prediction`, then `pred`; without
+--prediction-field a file whose lines carry exactly one `response_<model>` field, as CLongEval's
+released files do, or Loong's `generate_response` / LooGLE's `llm_output`, is read too). The
+reference is `answers` (a list: the first is scored where the benchmark does so) or `answer`.
+Answer keywords: `answer_keywords` or `gold_ans`. For LV-Eval a length suffix (`cmrc_mixup_16k`) is
+accepted and ignored by the metric (it is kept for the per-level table).
+
+Output on stdout: one JSON object with `benchmark`, `task`, `metric`, `variant`, `n`, `score`
+(primary metric, 100 x mean, 2 decimals, as the papers report it), `ci95` (bootstrap, same scale)
+and each secondary metric's mean (same scale, except raw counts and deviations). `--per-sample`
+writes one JSON line per non-blank input line, in input order.
+
+A malformed line stops the run with exit code 2 and a message naming the file and line, unless
+--skip-bad is given, which skips such lines and counts them (`skipped_bad`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from eval.metrics import get_metric, score as run_metric
+from eval.metrics.aggregate import mean
+from eval.metrics.clongeval import CLONGEVAL_TASK_METRIC, clongeval_metric, is_api_error
+from eval.metrics.confidence import bootstrap_ci
+from eval.metrics.lveval import LVEVAL_DATASETS, lveval_dataset, lveval_metric
+from eval.sample import Reference
+
+BENCHMARKS = ("lveval", "loogle", "clongeval", "loong", "synthetic")
+# Per-sample values that are not shares in 0..1: reported as plain means, not x100.
+RAW_KEYS = {"lsd", "lmd", "sd", "sdd", "masks", "judge_score", "n_items"}
+# Per-sample values that are flags used by the aggregation, not metrics to average.
+FLAG_KEYS = {"parsed"}
+
+
+class BadLine(ValueError):
+    pass
+
+
+@dataclass
+class Task:
+    """How one benchmark task turns a JSON line into (metric name, Reference)."""
+
+    benchmark: str
+    name: str
+    metric: str
+    build: Callable[[dict[str, Any], str], Reference]
+
+
+def _answers(rec: dict[str, Any]) -> list[Any]:
+    if "answers" in rec:
+        answers = rec["answers"]
+        if isinstance(answers, str):
+            return [answers]
+        if not isinstance(answers, list):
+            raise BadLine(f"`answers` must be a list or a string, not {type(answers).__name__}")
+        return answers
+    if "answer" in rec:
+        return [rec["answer"]]
+    raise BadLine("no reference: expected `answers` (list) or `answer`")
+
+
+def _text_answers(rec: dict[str, Any]) -> list[str]:
+    out = []
+    for a in _answers(rec):
+        if a is None or isinstance(a, (dict, list)):
+            raise BadLine(f"answer must be text, not {type(a).__name__}")
+        out.append(str(a))
+    return out
+
+
+def _keywords(rec: dict[str, Any]) -> str | None:
+    kw = rec.get("answer_keywords", rec.get("gold_ans"))
+    if kw is not None and not isinstance(kw, str):
+        raise BadLine(f"answer keywords must be a string, not {type(kw).__name__}")
+    return kw
+
+
+def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task:
+    variant = options.variant
+    if benchmark in ("lveval", "synthetic"):
+        if benchmark == "lveval":
+            dataset = lveval_dataset(task)
+            metric, language = lveval_metric(task), LVEVAL_DATASETS[dataset]
+        else:
+            dataset, metric, language = task, "lveval_gated_f1", None
+
+        def build(rec: dict[str, Any], _pred: str) -> Reference:
+            lang = language or rec.get("language") or "en"
+            return Reference(_text_answers(rec), _keywords(rec), lang, dataset, {"variant": variant})
+
+        return Task(benchmark, task, metric, build)
+    if benchmark == "clongeval":
+        metric = clongeval_metric(task)
+        extra = {"variant": variant, "typo_answer_order": options.typo_answer_order}
+
+        def build(rec: dict[str, Any], _pred: str) -> Reference:
+            return Reference(_text_answers(rec), None, "zh", task, dict(extra))
+
+        return Task(benchmark, task, metric, build)
+    if benchmark == "loogle":
+        from eval.metrics import loogle
+
+        metric = loogle.loogle_metric(task, judge=options.judge)
+        if options.judge:
+            _configure_judge(options)
+
+        def build(rec: dict[str, Any], _pred: str) -> Reference:
+            return loogle.loogle_reference(task, rec, variant)
+
+        return Task(benchmark, task, metric, build)
+    if benchmark == "loong":
+        from eval.metrics import judge
+
+        _configure_judge(options)
+
+        def build(rec: dict[str, Any], _pred: str) -> Reference:
+            return judge.loong_reference(rec)
+
+        return Task(benchmark, task, "loong_judge", build)
+    raise KeyError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
+
+
+def _configure_judge(options: argparse.Namespace) -> None:
+    from eval.metrics import judge
+
+    judge.configure_judge(
+        judge.Judge(
+            model=options.judge_model,
+            base_url=options.judge_base_url,
+            cache_path=options.judge_cache,
+        )
+    )
+
+
+def _prediction(rec: dict[str, Any], field: str | None, benchmark: str) -> str:
+    if field is not None:
+        if field not in rec:
+            raise BadLine(f"no prediction field {field!r}")
+        value = rec[field]
+    else:
+        for name in ("prediction", "pred", "generate_response", "llm_output"):
+            if name in rec:
+                value = rec[name]
+                break
+        else:
+            responses = [k for k in rec if k.startswith("response_")]
+            if len(responses) != 1:
+                raise BadLine("no prediction: expected `prediction` or `pred` (or --prediction-field)")
+            value = rec[responses[0]]
+    if benchmark == "loogle" and isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)  # cloze answers given as a mapping
+    if not isinstance(value, str):
+        raise BadLine(f"prediction must be a string, not {type(value).__name__}")
+    return value
+
+
+def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Score every line; returns per-sample rows (input order) and counts."""
+    rows: list[dict[str, Any]] = []
+    counts = {"skipped_bad": 0, "excluded_api_errors": 0}
+    metric = get_metric(task.metric)  # fail early on an unknown metric
+    del metric
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise BadLine(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                if not isinstance(rec, dict):
+                    raise BadLine(f"expected a JSON object, got {type(rec).__name__}")
+                pred = _prediction(rec, options.prediction_field, task.benchmark)
+                ref = task.build(rec, pred)
+            except BadLine as exc:
+                message = f"{path}:{lineno}: {exc}"
+                if not options.skip_bad:
+                    raise BadLine(message) from None
+                print(f"skipping {message}", file=sys.stderr)
+                counts["skipped_bad"] += 1
+                rows.append({"line": lineno, "error": str(exc)})
+                continue
+            row: dict[str, Any] = {"line": lineno}
+            if "id" in rec:
+                row["id"] = rec["id"]
+            if task.benchmark == "clongeval" and options.variant == "official" and is_api_error(pred):
+                counts["excluded_api_errors"] += 1  # the released eval.py drops these
+                row["excluded"] = "api_error"
+                rows.append(row)
+                continue
+            if task.benchmark == "lveval":
+                row["task"] = task.name
+            row.update(run_metric(task.metric, pred, ref))
+            rows.append(row)
+    return rows, counts
+
+
+def _round(x: float, digits: int = 2) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
+
+
+def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], options: argparse.Namespace) -> dict[str, Any]:
+    scored = [r for r in rows if "score" in r]
+    out: dict[str, Any] = {"benchmark": task.benchmark, "task": task.name, "metric": task.metric, "variant": options.variant}
+    if task.metric.endswith("_judge"):
+        parsed = [r for r in scored if r.get("parsed", 1.0) == 1.0]
+        values = [r["score"] for r in parsed]
+        out["n"] = len(scored)
+        out["n_parsed"] = len(parsed)
+        out["n_unparsable"] = len(scored) - len(parsed)
+    else:
+        values = [r["score"] for r in scored]
+        out["n"] = len(values)
+    lo, hi = bootstrap_ci(values, seed=options.seed) if values else (float("nan"), float("nan"))
+    out["score"] = _round(100 * mean(values)) if values else None
+    out["ci95"] = [_round(100 * lo), _round(100 * hi)]
+    keys = []
+    for r in scored:
+        for k in r:
+            if k not in ("line", "id", "task", "score", "excluded", "error") and k not in FLAG_KEYS and k not in keys:
+                keys.append(k)
+    for k in keys:
+        pool = parsed if task.metric.endswith("_judge") else scored
+        vals = [r[k] for r in pool if k in r and r[k] is not None]
+        if not vals:
+            continue
+        out[k] = _round(mean(vals), 4) if k in RAW_KEYS else _round(100 * mean(vals))
+    if task.metric == "loogle_cloze":
+        from eval.metrics.loogle import aggregate_cloze
+
+        out.update(aggregate_cloze(scored))
+    out.update({k: v for k, v in counts.items() if v})
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.score", description=__doc__.split("\n\n")[0])
+    p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    p.add_argument("--task", required=True, help="dataset or task name (LV-Eval: `_16k` suffixes accepted)")
+    p.add_argument("--prediction-field", default=None, help="JSON field holding the prediction (default: prediction, pred)")
+    p.add_argument("--per-sample", type=Path, default=None, help="write per-sample scores here (JSON lines)")
+    p.add_argument("--variant", choices=("official", "strict"), default="official")
+    p.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--typo-answer-order",
+        choices=("id,correct,typo", "id,typo,correct"),
+        default="id,correct,typo",
+        help="CLongEval stacked_typo_detection: field order of the gold lines (GPT-4-Turbo's released files: id,typo,correct)",
+    )
+    p.add_argument("--judge", action="store_true", help="LooGLE: score with the GPT-4 True/False (QA) or 0-100 (summary) judge")
+    p.add_argument("--judge-model", default=None, help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
+    p.add_argument("--judge-base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
+    p.add_argument("--judge-cache", type=Path, default=None, help="judgment cache (default: .cache/judgments.sqlite)")
+    p.add_argument("file", type=Path)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    options = build_parser().parse_args(argv)
+    try:
+        task = resolve_task(options.benchmark, options.task, options)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    if not options.file.is_file():
+        print(f"error: {options.file}: no such file", file=sys.stderr)
+        return 2
+    try:
+        rows, counts = score_file(options.file, task, options)
+    except BadLine as exc:
+        print(f"error: {exc} (use --skip-bad to skip malformed lines)", file=sys.stderr)
+        return 2
+    if options.per_sample:
+        options.per_sample.parent.mkdir(parents=True, exist_ok=True)
+        with options.per_sample.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(json.dumps(summarize(task, rows, counts, options), ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
