@@ -171,8 +171,12 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
     """Score every line; returns per-sample rows (input order) and counts."""
     rows: list[dict[str, Any]] = []
     counts = {"skipped_bad": 0, "excluded_api_errors": 0}
-    metric = get_metric(task.metric)  # fail early on an unknown metric
-    del metric
+    get_metric(task.metric)  # fail early on an unknown metric
+    scorer = None
+    if task.metric == "loogle_auto" and options.bertscore_path:
+        from eval.metrics.loogle import BertScorer
+
+        scorer = BertScorer(options.bertscore_path)
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -185,7 +189,10 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
                 if not isinstance(rec, dict):
                     raise BadLine(f"expected a JSON object, got {type(rec).__name__}")
                 pred = _prediction(rec, options.prediction_field, task.benchmark)
-                ref = task.build(rec, pred)
+                try:
+                    ref = task.build(rec, pred)
+                except ValueError as exc:
+                    raise BadLine(str(exc)) from None
             except BadLine as exc:
                 message = f"{path}:{lineno}: {exc}"
                 if not options.skip_bad:
@@ -205,6 +212,8 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
             if task.benchmark == "lveval":
                 row["task"] = task.name
             row.update(run_metric(task.metric, pred, ref))
+            if scorer is not None:
+                row["bertscore"] = scorer.recall(ref.answers[0], pred if pred != "" else "None")
             rows.append(row)
     return rows, counts
 
@@ -239,6 +248,8 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
         if not vals:
             continue
         out[k] = _round(mean(vals), 4) if k in RAW_KEYS else _round(100 * mean(vals))
+    if task.metric == "loogle_auto" and not options.bertscore_path:
+        out["bertscore"] = "skipped: no BERTScore model configured (--bertscore-model or $LOOGLE_BERTSCORE_MODEL)"
     if task.metric == "loogle_cloze":
         from eval.metrics.loogle import aggregate_cloze
 
@@ -266,6 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", default=None, help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
     p.add_argument("--judge-base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
     p.add_argument("--judge-cache", type=Path, default=None, help="judgment cache (default: .cache/judgments.sqlite)")
+    p.add_argument(
+        "--bertscore-model",
+        default=None,
+        help="LooGLE: local BERTScore model folder (roberta-large in the paper; default $LOOGLE_BERTSCORE_MODEL)",
+    )
     p.add_argument("file", type=Path)
     return p
 
@@ -273,6 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     options = build_parser().parse_args(argv)
+    options.bertscore_path = None
+    if options.benchmark == "loogle":
+        from eval.metrics.loogle import bertscore_available
+
+        options.bertscore_path = bertscore_available(options.bertscore_model)
+        if options.bertscore_model and not options.bertscore_path:
+            print(f"error: BERTScore model folder {options.bertscore_model} not found", file=sys.stderr)
+            return 2
     try:
         task = resolve_task(options.benchmark, options.task, options)
     except (KeyError, ValueError) as exc:
