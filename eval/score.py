@@ -42,7 +42,7 @@ BENCHMARKS = ("lveval", "loogle", "clongeval", "loong", "synthetic")
 # Per-sample values that are not shares in 0..1: reported as plain means, not x100.
 RAW_KEYS = {"lsd", "lmd", "sd", "sdd", "masks", "judge_score", "n_items"}
 # Per-sample values that are flags used by the aggregation, not metrics to average.
-FLAG_KEYS = {"parsed"}
+FLAG_KEYS = {"parsed", "failed"}
 
 
 class BadLine(ValueError):
@@ -141,6 +141,7 @@ def _configure_judge(options: argparse.Namespace) -> None:
             model=options.judge_model,
             base_url=options.judge_base_url,
             cache_path=options.judge_cache,
+            max_retries=options.judge_retries,
         )
     )
 
@@ -230,7 +231,8 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
         values = [r["score"] for r in parsed]
         out["n"] = len(scored)
         out["n_parsed"] = len(parsed)
-        out["n_unparsable"] = len(scored) - len(parsed)
+        out["n_failed"] = sum(1 for r in scored if r.get("failed") == 1.0)
+        out["n_unparsable"] = len(scored) - len(parsed) - out["n_failed"]
     else:
         values = [r["score"] for r in scored]
         out["n"] = len(values)
@@ -276,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", action="store_true", help="LooGLE: score with the GPT-4 True/False (QA) or 0-100 (summary) judge")
     p.add_argument("--judge-model", default=None, help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
     p.add_argument("--judge-base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
+    p.add_argument("--judge-retries", type=int, default=3, help="retries of a failed judge call (with backoff)")
     p.add_argument("--judge-cache", type=Path, default=None, help="judgment cache (default: .cache/judgments.sqlite)")
     p.add_argument(
         "--bertscore-model",

@@ -1,0 +1,278 @@
+"""LLM judges through any OpenAI-compatible endpoint (OpenAI, a vLLM server, ...), with a disk cache.
+
+* `loong_judge`: Loong's judge (MozerWang/Loong `src/utils/prompt.py` `get_evaluate_prompts`; the
+  prompt text below is reproduced from there). One user message, temperature 0; the judge explains
+  and ends with "Rating: [[score]]", 1-100. Avg Score = mean over *parsable* judgments; Perfect
+  Rate = share of parsable judgments equal to 100 (`src/utils/metric.py`). Unparsable and failed
+  judgments are counted and reported, never scored as 0.
+* `loogle_judge`: LooGLE's GPT-4 judge (bigai-nlco/LooGLE `Evaluation/llm_score.py`, prompts
+  reproduced): True/False for QA (accuracy = True / (True + False)), a 0-100 score for summaries;
+  temperature 0, top_p 1, max_tokens 10.
+
+Score parsing: Loong's released parser takes the first "[[x]]", else the first "[x]"; here the same
+order, tolerating spaces inside the brackets and falling back to "Rating: x"; values outside
+0..100 are unparsable. LooGLE's released code compares the reply to "True"/"False" exactly (and
+calls `int()` on summary replies); here case, surrounding punctuation and extra words after the
+first one are tolerated.
+
+The API key comes only from the environment (`JUDGE_API_KEY`, else `OPENAI_API_KEY`; local servers
+need none) and is never logged. Judgments are cached in SQLite, keyed by the SHA-256 of the judge
+model, the messages and the sampling parameters; failed calls are not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Mapping
+
+from eval.metrics import register
+from eval.sample import Reference
+
+log = logging.getLogger(__name__)
+
+LOONG_JUDGE_PROMPT = '''[Question]
+{}
+
+[Gold Answer]
+{}
+
+[The Start of Assistant's Predicted Answer]
+{}
+[The End of Assistant's Predicted Answer]
+
+[System]
+We would like to request your feedback on the performance of the AI assistant in response to the user question displayed above according to the gold answer. Please use the following listed aspects and their descriptions as evaluation criteria:
+    - Accuracy and Hallucinations: The assistant's answer is semantically consistent with the gold answer; The numerical value and order need to be accurate, and there should be no hallucinations.
+    - Completeness: Referring to the reference answers, the assistant's answer should contain all the key points needed to answer the user's question; further elaboration on these key points can be omitted.
+Please rate whether this answer is suitable for the question. Please note that the gold answer can be considered as a correct answer to the question.
+
+The assistant receives an overall score on a scale of 1 to 100, where a higher score indicates better overall performance.
+Please note that if the assistant's answer and the gold answer fully meet the above criteria, its overall rating should be the full marks (100).
+Please first provide a comprehensive explanation of your evaluation, avoiding any potential bias.
+Then, output a line indicating the score of the Assistant.
+
+PLEASE OUTPUT WITH THE FOLLOWING FORMAT, WHERE THE SCORE IS A SCALE OF 1 TO 100 BY STRICTLY FOLLOWING THIS FORMAT: "[[score]]", FOR EXAMPLE "Rating: [[100]]":
+<start output>
+Evaluation evidence: your evluation explanation here, no more than 100 words
+Rating: [[score]]
+<end output>
+
+Now, start your evaluation:'''
+
+LOOGLE_QA_SYSTEM = (
+    "Given one question, there is a groundtruth and a predict_answer. Please decide whether they are the same "
+    "or not in semantic. Please only output 'True' or 'False' ."
+)
+LOOGLE_SUMMARY_PROMPT = (
+    "There is a groundtruth summary of a arxiv paper and a auto-generated summary .Please Compare generated "
+    "summary with the goundtruth and evaluate the generated summary from the perspectives of information "
+    "completeness, consistency, fluency, and grammar by giving a score within the range of 0 to 100. "
+    "\nGroundtruth = {} \nGenerated = {} \nScore = "
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+_DOUBLE = re.compile(r"\[\[\s*([0-9]*\.?[0-9]+)\s*\]\]")
+_SINGLE = re.compile(r"\[\s*([0-9]*\.?[0-9]+)\s*\]")
+_RATING = re.compile(r"rating\s*[:：]?\s*\**\s*([0-9]*\.?[0-9]+)", re.IGNORECASE)
+
+
+def parse_loong_score(text: str | None) -> float | None:
+    """The judge's 0-100 rating, or None when none can be read."""
+    if not text:
+        return None
+    for pattern in (_DOUBLE, _SINGLE, _RATING):
+        m = pattern.search(text)
+        if m:
+            value = float(m.group(1))
+            return value if 0 <= value <= 100 else None
+    return None
+
+
+def parse_true_false(text: str | None) -> bool | None:
+    if not text:
+        return None
+    words = re.findall(r"[A-Za-z]+", text)
+    if not words:
+        return None
+    first = words[0].lower()
+    return True if first == "true" else False if first == "false" else None
+
+
+def parse_summary_score(text: str | None) -> float | None:
+    if not text:
+        return None
+    m = re.search(r"-?\d+(?:\.\d+)?", text)
+    if not m:
+        return None
+    value = float(m.group(0))
+    return value if 0 <= value <= 100 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Client and cache
+
+
+class JudgmentCache:
+    """SQLite store of judge replies keyed by a hash of (model, messages, parameters)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
+        self._db.commit()
+
+    @staticmethod
+    def key(model: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:
+        blob = json.dumps([model, messages, dict(sorted(params.items()))], ensure_ascii=False, sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT reply FROM judgments WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, model: str, reply: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO judgments VALUES (?, ?, ?)", (key, model, reply))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+
+
+class Judge:
+    """A chat-completions judge with a cache. `ask` returns the reply text, or None if the call failed."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        cache_path: str | os.PathLike | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+    ):
+        self.model = model or os.environ.get("JUDGE_MODEL") or "gpt-4-turbo"
+        self.base_url = base_url or os.environ.get("JUDGE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        self.cache = JudgmentCache(cache_path or os.environ.get("JUDGE_CACHE") or Path(".cache") / "judgments.sqlite")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._client = None
+        self.calls = 0  # requests actually sent (cache misses)
+
+    def _get_client(self):
+        if self._client is None:
+            from openai import OpenAI
+
+            # Local servers accept any key; the real one comes from the environment only.
+            key = os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+            self._client = OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries)
+        return self._client
+
+    def ask(self, messages: list[dict[str, str]], **params: Any) -> str | None:
+        params = {"temperature": 0.0, **params}
+        key = self.cache.key(self.model, messages, params)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        self.calls += 1
+        try:
+            response = self._get_client().chat.completions.create(model=self.model, messages=messages, **params)
+            reply = response.choices[0].message.content
+        except Exception as exc:  # the API, the network or a malformed body: reported, not scored
+            log.warning("judge call failed: %s", _describe(exc))
+            return None
+        if not isinstance(reply, str):
+            log.warning("judge reply has no text content")
+            return None
+        self.cache.put(key, self.model, reply)
+        return reply
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+
+
+_DEFAULT: Judge | None = None
+
+
+def configure_judge(judge: Judge | None) -> None:
+    """Set the judge the registered judge metrics use (None: build one from the environment on use)."""
+    global _DEFAULT
+    _DEFAULT = judge
+
+
+def default_judge() -> Judge:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Judge()
+    return _DEFAULT
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics
+
+
+def loong_question(rec: Mapping[str, Any]) -> str:
+    """The question shown to the judge, built as Loong's released code builds it."""
+    question = str(rec.get("question", ""))
+    template = rec.get("prompt_template")
+    if not template:
+        return question
+    if rec.get("type") != "paper":
+        template = template.replace("{docs}", "")
+    return template.replace("{question}", question).replace("{instruction}", str(rec.get("instruction", "")))
+
+
+def loong_reference(rec: Mapping[str, Any]) -> Reference:
+    if "answer" in rec:
+        answer = rec["answer"]
+    elif "answers" in rec:
+        answer = rec["answers"][0] if isinstance(rec["answers"], list) and rec["answers"] else rec["answers"]
+    else:
+        raise ValueError("no reference: expected `answer` or `answers`")
+    return Reference([str(answer)], None, str(rec.get("language", "en")), str(rec.get("level", "")),
+                     {"question": loong_question(rec), "answer": answer})
+
+
+def _judged(value: float | None, failed: bool, scale: float = 100.0) -> dict[str, float]:
+    if value is None:
+        return {"score": 0.0, "parsed": 0.0, "failed": float(failed)}
+    return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value, "perfect": float(value == scale)}
+
+
+@register("loong_judge")
+def loong_judge(prediction: str, ref: Reference) -> dict[str, float]:
+    extra = ref.extra or {}
+    answer = extra.get("answer", ref.answers[0] if ref.answers else "")
+    prompt = LOONG_JUDGE_PROMPT.format(extra.get("question", ""), answer, prediction)
+    reply = default_judge().ask([{"role": "user", "content": prompt}])
+    return _judged(parse_loong_score(reply), failed=reply is None)
+
+
+@register("loogle_judge")
+def loogle_judge(prediction: str, ref: Reference) -> dict[str, float]:
+    extra = ref.extra or {}
+    reference = ref.answers[0] if ref.answers else ""
+    params = {"temperature": 0.0, "top_p": 1, "max_tokens": 10, "frequency_penalty": 0, "presence_penalty": 0}
+    if "qa" in ref.task:
+        user = "Question: " + str(extra.get("question", "")) + "\n" + "groudtruth = " + reference + "\n" + "predict_answer = " + prediction
+        reply = default_judge().ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}], **params)
+        verdict = parse_true_false(reply)
+        return _judged(None if verdict is None else 100.0 * verdict, failed=reply is None)
+    prompt = LOOGLE_SUMMARY_PROMPT.format(reference, prediction)
+    reply = default_judge().ask([{"role": "system", "content": prompt}], **params)
+    return _judged(parse_summary_score(reply), failed=reply is None)

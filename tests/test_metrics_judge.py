@@ -1,0 +1,171 @@
+"""The LLM judge against a real local HTTP server speaking the OpenAI chat-completions API."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from eval.metrics import score
+from eval.metrics.judge import (
+    Judge,
+    JudgmentCache,
+    configure_judge,
+    loong_question,
+    loong_reference,
+    parse_loong_score,
+    parse_true_false,
+)
+from eval.sample import Reference
+from eval.score import main
+
+SECRET = "sk-test-secret-value"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Replies by what the prediction in the prompt asks for: a rating, garbage, an error, bad JSON."""
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        server = self.server
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length))
+        server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        if self.path != "/v1/chat/completions":
+            return self._send(404, {"error": {"message": "not found"}})
+        text = "\n".join(m["content"] for m in body["messages"])
+        if "FAIL500" in text:
+            return self._send(500, {"error": {"message": "boom"}})
+        if "BADJSON" in text:
+            return self._send(200, None, raw=b"{this is not json")
+        if "NOCHOICES" in text:
+            return self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": []})
+        if "groudtruth" in text:  # LooGLE QA
+            reply = "True." if "predict_answer = Paris" in text else "false"
+        elif "MALFORMED" in text:
+            reply = "Evaluation evidence: fine.\nRating: excellent"
+        elif "PERFECT" in text:
+            reply = "Evaluation evidence: matches.\nRating: [[100]]"
+        else:
+            reply = "Evaluation evidence: partly right.\nRating: [[ 60 ]]"
+        self._send(200, {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        })
+
+    def _send(self, status, payload, raw=None):
+        data = raw if raw is not None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.requests = []
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def judge(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("JUDGE_API_KEY", raising=False)
+    j = Judge(model="judge-model", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+              cache_path=tmp_path / "cache.sqlite", timeout=10, max_retries=0)
+    configure_judge(j)
+    yield j
+    configure_judge(None)
+
+
+def _loong(pred):
+    return score("loong_judge", pred, Reference(["42"], extra={"question": "What is it?", "answer": "42"}))
+
+
+def test_loong_judgments_parsed_failed_and_cached(judge, server, caplog):
+    assert _loong("PERFECT answer") == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0, "perfect": 1.0}
+    partial = _loong("some answer")
+    assert partial["score"] == 0.6 and partial["perfect"] == 0.0
+    assert _loong("MALFORMED")["parsed"] == 0.0
+    failed = _loong("FAIL500")
+    assert failed["parsed"] == 0.0 and failed["failed"] == 1.0
+    assert _loong("BADJSON")["failed"] == 1.0
+    assert _loong("NOCHOICES")["failed"] == 1.0
+    sent = len(server.requests)
+    assert _loong("some answer") == partial  # cached: no new request
+    assert len(server.requests) == sent and judge.calls == sent
+    assert _loong("FAIL500")["failed"] == 1.0 and len(server.requests) == sent + 1  # failures are not cached
+    req = server.requests[0]
+    assert req["auth"] == f"Bearer {SECRET}" and req["body"]["model"] == "judge-model"
+    assert req["body"]["temperature"] == 0.0
+    assert "[Gold Answer]\n42" in req["body"]["messages"][0]["content"]
+    assert SECRET not in caplog.text
+
+
+def test_cache_survives_a_new_judge(judge, server, tmp_path):
+    _loong("some answer")
+    again = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
+    configure_judge(again)
+    assert _loong("some answer")["score"] == 0.6 and again.calls == 0
+    assert len(JudgmentCache(tmp_path / "cache.sqlite")) == 1
+    other = Judge(model="another-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
+    configure_judge(other)
+    _loong("some answer")
+    assert other.calls == 1  # the model is part of the key
+
+
+def test_cli_loong_reports_avg_perfect_and_unparsable(judge, server, tmp_path, capsys):
+    f = tmp_path / "loong.jsonl"
+    lines = [
+        {"id": "1", "question": "Q1", "answer": ["a", "b"], "generate_response": "PERFECT"},
+        {"id": "2", "question": "Q2", "answer": {"k": 1}, "generate_response": "so-so"},
+        {"id": "3", "question": "Q3", "answer": "x", "generate_response": "MALFORMED"},
+        {"id": "4", "question": "Q4", "answer": "x", "generate_response": "FAIL500"},
+    ]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    code = main(["--benchmark", "loong", "--task", "all", "--judge-model", "judge-model",
+                 "--judge-base-url", judge.base_url, "--judge-retries", "0", "--judge-cache", str(tmp_path / "c2.sqlite"),
+                 "--per-sample", str(tmp_path / "per.jsonl"), str(f)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["n"] == 4 and out["n_parsed"] == 2 and out["n_unparsable"] == 1 and out["n_failed"] == 1
+    assert out["score"] == 80.0  # Avg Score over parsable judgments: (100 + 60) / 2
+    assert out["perfect"] == 50.0  # Perfect Rate
+    assert "[Gold Answer]\n['a', 'b']" in server.requests[0]["body"]["messages"][0]["content"]
+    configure_judge(None)
+
+
+def test_loogle_true_false_judge(judge, server):
+    ref = Reference(["Paris"], task="shortdep_qa", extra={"question": "Capital of France?"})
+    assert score("loogle_judge", "Paris", ref)["score"] == 1.0
+    assert score("loogle_judge", "Lyon", ref) == {"score": 0.0, "parsed": 1.0, "failed": 0.0, "judge_score": 0.0, "perfect": 0.0}
+    body = server.requests[0]["body"]
+    assert body["messages"][0]["role"] == "system" and body["max_tokens"] == 10
+
+
+def test_parsers():
+    assert parse_loong_score("Rating: [[85]]") == 85
+    assert parse_loong_score("I give [7.5] points") == 7.5
+    assert parse_loong_score("Rating: 90") == 90
+    assert parse_loong_score("Rating: [[150]]") is None
+    assert parse_loong_score("no score") is None and parse_loong_score(None) is None
+    assert parse_true_false("'True'") is True and parse_true_false("False.") is False
+    assert parse_true_false("Maybe") is None
+
+
+def test_loong_question_follows_released_template_filling():
+    rec = {"type": "financial", "question": "Q?", "instruction": "Do X.", "prompt_template": "{docs}{instruction}\n{question}"}
+    assert loong_question(rec) == "Do X.\nQ?"
+    assert loong_question({**rec, "type": "paper"}) == "{docs}Do X.\nQ?"
+    assert loong_reference({"question": "q", "answer": {"a": 1}}).extra["answer"] == {"a": 1}
