@@ -3,6 +3,12 @@
 A metric takes a prediction and a `Reference` and returns a dict of per-sample values in 0..1
 with the primary value under "score". Benchmarks name their primary metric per task
 (`Sample.metric`); `python -m eval.score` looks metrics up by the same names.
+
+Modules: `text` (normalisation, token F1), `rouge` (the `rouge` package's ROUGE-N/L), `lveval`,
+`clongeval`, `loogle`, `judge` (LLM judges for Loong and LooGLE), `confidence` (bootstrap CI,
+paired bootstrap), `aggregate` (100 x mean). Each benchmark module's docstring lists where the
+released scoring code differs from the paper and what the `official` / `strict` variants do
+(`Reference.extra["variant"]`).
 """
 
 from __future__ import annotations
