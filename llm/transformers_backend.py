@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
-                 trust_remote_code: bool = False):
+                 trust_remote_code: bool = False, reuse_prefix: bool = True):
         from transformers import AutoTokenizer
 
         self.spec = model
@@ -29,6 +29,7 @@ class TransformersGenerator(Generator):
         self.model_id = model
         self.dtype, self.device, self.temperature = dtype, device, temperature
         self.trust_remote_code = trust_remote_code
+        self.reuse_prefix = reuse_prefix
         if threads:
             import torch
 
@@ -67,49 +68,105 @@ class TransformersGenerator(Generator):
         return self._model
 
     # -- interface ---------------------------------------------------------------------
-    def _input_ids(self, prompt: Prompt):
+    def _render(self, prompt: Prompt) -> str:
+        """The exact text the model sees (chat template applied when the model has one)."""
         if self._hf_tok.chat_template:
-            enc = self._hf_tok.apply_chat_template(
-                prompt.messages(), add_generation_prompt=True, return_tensors="pt", return_dict=True
-            )
-            return enc["input_ids"]
-        text = (prompt.system + "\n\n" if prompt.system else "") + prompt.user
-        return self._hf_tok(text, return_tensors="pt")["input_ids"]
+            return self._hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
+        return (prompt.system + "\n\n" if prompt.system else "") + prompt.user
+
+    def _encode(self, prompt: Prompt, offsets: bool = False):
+        # The rendered template already holds the special tokens it needs.
+        add_special = not bool(self._hf_tok.chat_template)
+        return self._hf_tok(self._render(prompt), add_special_tokens=add_special, return_offsets_mapping=offsets,
+                            return_tensors="pt")
 
     def prompt_tokens(self, prompt: Prompt) -> int:
-        return int(self._input_ids(prompt).shape[1])
+        return int(self._encode(prompt)["input_ids"].shape[1])
 
     def sampling_params(self) -> dict:
         return {"temperature": self.temperature, "dtype": self.dtype}
 
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
-        return [self._generate_one(p) for p in prompts]
+        """Prompts sharing a prefix (`prefix_chars`, same system and leading text) are answered
+        from one KV cache of that prefix: the long context is read once per group, not per question."""
+        out: list[Generation | None] = [None] * len(prompts)
+        groups: dict[tuple, list[int]] = {}
+        for i, p in enumerate(prompts):
+            key = (p.system, p.user[: p.prefix_chars]) if p.prefix_chars > 0 else ("solo", i)
+            groups.setdefault(key, []).append(i)
+        for idx in groups.values():
+            if len(idx) > 1 and self.reuse_prefix:
+                for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx])):
+                    out[i] = g
+            else:
+                for i in idx:
+                    out[i] = self._generate_one(prompts[i])
+        return out  # type: ignore[return-value]
 
-    def _generate_one(self, prompt: Prompt) -> Generation:
-        import torch
-
-        ids = self._input_ids(prompt).to(self.device)
-        if ids.shape[1] + prompt.max_new_tokens > self.context_window:
+    def _check_fits(self, n_prompt: int, prompt: Prompt) -> None:
+        if n_prompt + prompt.max_new_tokens > self.context_window:
             raise ValueError(
-                f"prompt of {ids.shape[1]} tokens + {prompt.max_new_tokens} new tokens exceeds the "
+                f"prompt of {n_prompt} tokens + {prompt.max_new_tokens} new tokens exceeds the "
                 f"window of {self.context_window}: the arm should have truncated it"
             )
+
+    def _decode(self, ids, past=None, max_new_tokens: int = 64):
+        import torch
+
         sampling = {"do_sample": False} if self.temperature == 0 else {"do_sample": True, "temperature": self.temperature}
-        model = self.model
-        t0 = time.perf_counter()
         with torch.inference_mode():
-            out = model.generate(
-                ids, attention_mask=torch.ones_like(ids), max_new_tokens=prompt.max_new_tokens,
+            return self.model.generate(
+                ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, past_key_values=past,
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, **sampling,
             )
-        latency = time.perf_counter() - t0
-        new = out[0, ids.shape[1]:]
-        return Generation(
-            text=self._hf_tok.decode(new, skip_special_tokens=True).strip(),
-            prompt_tokens=int(ids.shape[1]),
-            completion_tokens=int(new.shape[0]),
-            latency_s=latency,
-        )
+
+    def _result(self, out, n_prompt: int, latency: float) -> Generation:
+        new = out[0, n_prompt:]
+        return Generation(text=self._hf_tok.decode(new, skip_special_tokens=True).strip(), prompt_tokens=n_prompt,
+                          completion_tokens=int(new.shape[0]), latency_s=latency)
+
+    def _generate_one(self, prompt: Prompt) -> Generation:
+        ids = self._encode(prompt)["input_ids"].to(self.device)
+        self._check_fits(ids.shape[1], prompt)
+        self.model  # load outside the timed region
+        t0 = time.perf_counter()
+        out = self._decode(ids, max_new_tokens=prompt.max_new_tokens)
+        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
+
+    def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
+        import torch
+        from transformers import DynamicCache
+
+        encoded = []
+        for p in prompts:
+            enc = self._encode(p, offsets=True)
+            ids = enc["input_ids"].to(self.device)
+            self._check_fits(ids.shape[1], p)
+            rendered = self._render(p)
+            prefix_end = rendered.index(p.user) + p.prefix_chars
+            ends = enc["offset_mapping"][0, :, 1].tolist()
+            # tokens wholly inside the prefix, less one: a token may merge across the boundary
+            n_prefix = max(0, sum(1 for e in ends if e <= prefix_end) - 1)
+            encoded.append((ids, n_prefix))
+        n_prefix = min(n for _, n in encoded)
+        first = encoded[0][0][:, :n_prefix]
+        if n_prefix < 2 or any(not torch.equal(ids[:, :n_prefix], first) for ids, _ in encoded):
+            return [self._generate_one(p) for p in prompts]  # no common token prefix after all
+        model = self.model
+        t0 = time.perf_counter()
+        cache = DynamicCache(config=model.config)
+        with torch.inference_mode():
+            model(first, past_key_values=cache, use_cache=True)
+        shared_s = (time.perf_counter() - t0) / len(prompts)
+        results = []
+        for (ids, _), p in zip(encoded, prompts):
+            t1 = time.perf_counter()
+            out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens)
+            extra = cache.get_seq_length() - n_prefix
+            if extra > 0:
+                cache.crop(-extra)  # back to the shared prefix for the next question
+            results.append(self._result(out, int(ids.shape[1]), shared_s + time.perf_counter() - t1))
+        return results
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
