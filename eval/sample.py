@@ -101,6 +101,7 @@ class Sample:
     documents: list[Document] = field(default_factory=list)
     group: str = ""  # samples sharing one context share a group (prefix reuse, index reuse)
     metadata: dict[str, Any] = field(default_factory=dict)
+    reference_extra: dict[str, Any] = field(default_factory=dict)  # what a metric needs beyond the answers (a judge's question)
 
     def reference(self) -> "Reference":
         return Reference(
@@ -108,6 +109,7 @@ class Sample:
             answer_keywords=self.answer_keywords,
             language=self.language,
             task=self.task,
+            extra=dict(self.reference_extra),
         )
 
     def summary(self) -> dict[str, Any]:

@@ -1,9 +1,16 @@
-"""Benchmark loaders: each turns a benchmark's data into `Sample`s with its prompt template."""
+"""Benchmark loaders: each turns a benchmark's data into `Sample`s with its prompt template.
+
+Every loader is a module `eval.benchmarks.<name>` with a function `load(cfg: dict) -> LoadResult`,
+where `cfg` is the `benchmark` config group as a plain dict. A loader may use `tasks` and `levels`
+to avoid reading files it does not need; `load_benchmark` applies `tasks`, `levels` and `limit`
+again afterwards, so every benchmark selects the same way and deterministically.
+"""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from eval.sample import Sample
 
@@ -13,35 +20,61 @@ class LoadResult:
     samples: list[Sample]
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
 
-
-def _load_synthetic(cfg: dict[str, Any]) -> LoadResult:
-    from eval.benchmarks.synthetic import SyntheticConfig, generate
-
-    fields = SyntheticConfig.__dataclass_fields__
-    unknown = set(cfg) - set(fields) - {"name", "tasks", "limit"}
-    if unknown:
-        raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
-    opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
-    return LoadResult(generate(SyntheticConfig(**opts)))
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
 
 
-LOADERS: dict[str, Callable[[dict[str, Any]], LoadResult]] = {"synthetic": _load_synthetic}
+# benchmark name -> module holding its `load(cfg)`; imported only when asked for
+LOADERS: dict[str, str] = {
+    "synthetic": "eval.benchmarks.synthetic",
+    "lveval": "eval.benchmarks.lveval",
+    "loogle": "eval.benchmarks.loogle",
+    "clongeval": "eval.benchmarks.clongeval",
+    "loong": "eval.benchmarks.loong",
+}
+
+SELECTION_KEYS = ("name", "tasks", "levels", "limit", "metric")
+
+
+def _as_list(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, int)):
+        return [str(value)]
+    return [str(v) for v in value]
+
+
+def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None, limit: Any = None) -> LoadResult:
+    """Keep the samples of the given tasks and length levels, then the first `limit` of them."""
+    for key, values, attr in (("tasks", _as_list(tasks), "task"), ("levels", _as_list(levels), "length_level")):
+        if not values:
+            continue
+        known = {getattr(s, attr) for s in result.samples}
+        unknown = set(values) - known
+        if unknown and result.samples:
+            raise ValueError(f"benchmark.{key}: unknown {sorted(unknown)} for {name}; available: {sorted(known)}")
+        result.samples = [s for s in result.samples if getattr(s, attr) in set(values)]
+    if limit is not None:
+        if int(limit) < 0:
+            raise ValueError(f"benchmark.limit must be >= 0, got {limit}")
+        result.samples = result.samples[: int(limit)]
+    return result
 
 
 def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
-    """Load the benchmark named `cfg['name']`, then select `tasks` and `limit` deterministically."""
+    """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`."""
     name = cfg.get("name")
     if name not in LOADERS:
         raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(LOADERS))}")
-    result = LOADERS[name](dict(cfg))
-    tasks = cfg.get("tasks")
-    if tasks:
-        known = {s.task for s in result.samples}
-        unknown = set(tasks) - known
-        if unknown:
-            raise ValueError(f"benchmark.tasks: unknown {sorted(unknown)} for {name}; available: {sorted(known)}")
-        result.samples = [s for s in result.samples if s.task in set(tasks)]
-    limit = cfg.get("limit")
-    if limit is not None:
-        result.samples = result.samples[: int(limit)]
+    module = importlib.import_module(LOADERS[name])
+    result = module.load(dict(cfg))
+    # a generator (synthetic) makes exactly the levels asked for: nothing to select there
+    levels = None if getattr(module, "LEVELS_ARE_GENERATED", False) else cfg.get("levels")
+    result = select(result, name, cfg.get("tasks"), levels, cfg.get("limit"))
+    if cfg.get("metric"):  # score with another registered metric (a judge-free run on CPU, say)
+        from eval.metrics import get_metric
+
+        get_metric(cfg["metric"])  # unknown names fail here, naming the known ones
+        for s in result.samples:
+            s.metric = cfg["metric"]
     return result

@@ -379,3 +379,18 @@ def generate(cfg: SyntheticConfig) -> list[Sample]:
                     cfg.two_hop_share, cfg.confusing_share, haystack_id=f"h{h}",
                 )
     return samples
+
+
+LEVELS_ARE_GENERATED = True  # `levels` says what to generate (eval.benchmarks.load_benchmark)
+
+
+def load(cfg: dict) -> "LoadResult":
+    """The `benchmark=synthetic` config group -> samples."""
+    from eval.benchmarks import SELECTION_KEYS, LoadResult
+
+    fields = SyntheticConfig.__dataclass_fields__
+    unknown = set(cfg) - set(fields) - set(SELECTION_KEYS)
+    if unknown:
+        raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
+    opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
+    return LoadResult(generate(SyntheticConfig(**opts)))
