@@ -15,7 +15,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-FINAL = ("ok", "skipped")  # statuses that are not retried on resume
+FINAL = ("ok", "skipped", "retrieved")  # statuses that are not retried on resume (retrieved: a retrieval-only run)
 
 
 class RecordStore:

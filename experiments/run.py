@@ -32,51 +32,44 @@ from eval import metrics  # noqa: E402
 from eval.benchmarks import load_benchmark  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
+from experiments.arms import ARMS, Answer, answer_group, build_arm  # noqa: E402
 from experiments.records import FINAL, RecordStore  # noqa: E402
-from llm.prompt import PromptTooLong  # noqa: E402
 
 log = logging.getLogger("experiments.run")
-
-ARMS = ("longctx", "rag")
 
 
 def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
     """The settings that define this config point for its arm (what a report row shows)."""
     arm = cfg.arm.name
     knobs: dict[str, Any] = {"arm": arm, "benchmark": cfg.benchmark.name, "generator": cfg.generator.model}
-    if arm == "rag":
+    if arm in ("rag", "selfroute"):
         knobs.update(retriever=cfg.retriever.name, chunk_size=cfg.rag.chunk_size, chunk_overlap=cfg.rag.chunk_overlap,
                      top_k=cfg.rag.top_k, order=cfg.rag.order)
-    elif arm == "longctx":
+        for key in ("budget_tokens",):
+            if cfg.rag.get(key) is not None:
+                knobs[f"rag_{key}"] = cfg.rag[key]
+        for group in ("chunker", "reranker"):
+            if cfg.get(group) is not None and cfg[group].get("name"):
+                knobs[group] = cfg[group].name
+    if arm in ("longctx", "selfroute"):
         knobs.update(truncation=cfg.longctx.truncation or "benchmark")
+        if cfg.longctx.get("budget_tokens") is not None:
+            knobs["budget_tokens"] = cfg.longctx.budget_tokens
     return knobs
 
 
 def config_hash(cfg: DictConfig) -> str:
-    """Hash of what changes this run's records: arm knobs plus the benchmark and generator configs."""
-    payload = {"knobs": arm_knobs(cfg), "benchmark": OmegaConf.to_container(cfg.benchmark, resolve=True),
-               "generator": OmegaConf.to_container(cfg.generator, resolve=True)}
-    if cfg.arm.name == "rag":
-        payload["rag"] = OmegaConf.to_container(cfg.rag, resolve=True)
-        payload["retriever"] = OmegaConf.to_container(cfg.retriever, resolve=True)
-    else:
-        payload["longctx"] = OmegaConf.to_container(cfg.longctx, resolve=True)
+    """Hash of what changes this run's records: arm knobs plus the configs the arm reads."""
+    def plain(node):
+        return OmegaConf.to_container(node, resolve=True) if node is not None else None
+
+    payload = {"knobs": arm_knobs(cfg), "benchmark": plain(cfg.benchmark), "generator": plain(cfg.generator)}
+    if cfg.arm.name in ("rag", "selfroute"):
+        payload.update(rag=plain(cfg.rag), retriever=plain(cfg.retriever), chunker=plain(cfg.get("chunker")),
+                       reranker=plain(cfg.get("reranker")))
+    if cfg.arm.name in ("longctx", "selfroute"):
+        payload["longctx"] = plain(cfg.longctx)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def build_arm(cfg: DictConfig, generator):
-    arm = cfg.arm.name
-    if arm == "longctx":
-        from longctx.arm import LongContextArm, LongContextConfig
-
-        return LongContextArm(generator, LongContextConfig(**OmegaConf.to_container(cfg.longctx, resolve=True)))
-    if arm == "rag":
-        from rag.arm import RagArm, RagConfig
-        from rag.retrievers import build_retriever
-
-        retriever = build_retriever(OmegaConf.to_container(cfg.retriever, resolve=True))
-        return RagArm(generator, retriever, RagConfig(**OmegaConf.to_container(cfg.rag, resolve=True)))
-    raise ValueError(f"arm.name={arm!r}; allowed: {', '.join(ARMS)}")
 
 
 def _base_record(sample: Sample, knobs: dict[str, Any], chash: str) -> dict[str, Any]:
@@ -97,8 +90,21 @@ def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
     return groups
 
 
+def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model) -> dict[str, Any]:
+    sample, base = ans.sample, _base_record(ans.sample, knobs, chash)
+    if ans.skipped is not None:
+        return {**base, "status": "skipped", "reason": ans.skipped, "score": 0.0}
+    if ans.text is None:  # retrieval only (generator=none)
+        return {**base, "status": "retrieved", **ans.meta}
+    values = metrics.score(sample.metric, ans.text, sample.reference())
+    u = ans.usage
+    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
+    return {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
+            **u, "cost_usd": cost, **ans.meta}
+
+
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
-                progress: bool = True) -> list[dict[str, Any]]:
+                progress: bool = True, cost_model=None) -> list[dict[str, Any]]:
     done = store.load()
     todo = [s for s in samples if done.get(s.id, {}).get("status") not in FINAL]
     if len(todo) < len(samples):
@@ -107,31 +113,20 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
                dynamic_ncols=True)
     # Samples over one context go to the generator together, so a backend can read the context once.
     for group in _consecutive_groups(todo):
-        ready: list[tuple[Sample, Any]] = []
-        for sample in group:
-            try:
-                ready.append((sample, arm.build(sample)))
-            except PromptTooLong as err:
-                store.append({**_base_record(sample, knobs, chash), "status": "skipped", "reason": str(err), "score": 0.0})
-                log.warning("%s skipped: %s", sample.id, err)
-                bar.update(1)
-        if not ready:
-            continue
         try:
-            gens = generator.generate([p for _, p in ready])
+            answers = answer_group(arm, generator, group)
+            records = [_record(a, knobs, chash, cost_model) for a in answers]
         except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
-            log.exception("generation failed for %d samples of group %s", len(ready), group[0].group)
-            for sample, _ in ready:
-                store.append({**_base_record(sample, knobs, chash), "status": "failed", "reason": f"{type(err).__name__}: {err}"})
-            bar.update(len(ready))
+            log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
+            for sample in group:
+                store.append({**_base_record(sample, knobs, chash), "status": "failed",
+                              "reason": f"{type(err).__name__}: {err}"})
+            bar.update(len(group))
             continue
-        for (sample, prompt), gen in zip(ready, gens):
-            values = metrics.score(sample.metric, gen.text, sample.reference())
-            store.append({
-                **_base_record(sample, knobs, chash), "status": "ok", "prediction": gen.text, "score": values["score"],
-                "scores": values, "prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
-                "latency_s": round(gen.latency_s, 4), "ttft_s": gen.ttft_s, "cached": gen.cached, **prompt.meta,
-            })
+        for rec in records:
+            if rec["status"] == "skipped":
+                log.warning("%s skipped: %s", rec["id"], rec["reason"])
+            store.append(rec)
             bar.update(1)
     bar.close()
     by_id = store.load()
@@ -150,6 +145,14 @@ def _quiet_libraries() -> None:
         pass
 
 
+def _cost_model(price: dict[str, Any] | None):
+    try:
+        from llm.cost import build_cost_model
+    except ImportError:
+        return None
+    return build_cost_model(price)
+
+
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     _quiet_libraries()
@@ -161,13 +164,17 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     from llm.factory import build_generator
 
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
-    arm = build_arm(cfg, generator)
+    arm = build_arm(cfg.arm.name, generator, OmegaConf.to_container(cfg, resolve=True))
+    price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
+    cost_model = _cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
-                          progress=cfg.run.progress)
+                          progress=cfg.run.progress, cost_model=cost_model)
+    cache_stats = arm.cache_stats() if hasattr(arm, "cache_stats") else None
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
-              "index_builds": getattr(arm, "index_builds", None), "wall_s": round(time.perf_counter() - t0, 2)}
+              "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
+              "wall_s": round(time.perf_counter() - t0, 2)}
     (run_dir / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)

@@ -17,6 +17,11 @@ class LongContextConfig:
     truncation: str | None = None  # None: the benchmark's own policy
     margin_tokens: int = 16  # slack for tokens merging across the context's edges
     min_coverage: float = 0.6  # share of an evidence span that must survive to count as retained
+    budget_tokens: int | None = None  # cap the context at this many tokens (budget-matched with a RAG config)
+
+    def __post_init__(self) -> None:
+        if self.budget_tokens is not None and self.budget_tokens <= 0:
+            raise ValueError(f"longctx.budget_tokens must be positive or null, got {self.budget_tokens}")
 
 
 class LongContextArm:
@@ -37,14 +42,17 @@ class LongContextArm:
                 f"the prompt without any context takes {overhead} tokens; with {tpl.max_new_tokens} new "
                 f"tokens it does not fit the {self.gen.context_window}-token window"
             )
+        if self.cfg.budget_tokens is not None:
+            budget = min(budget, self.cfg.budget_tokens)
         offsets = self.gen.tokenizer.offsets(sample.context)
         policy = self.cfg.truncation or tpl.truncation
-        kept = truncation.keep_regions(offsets, len(sample.context), budget, policy)
+        documents = [(d.start, d.end) for d in sample.documents]
+        kept = truncation.keep_regions(offsets, len(sample.context), budget, policy, documents)
         context = truncation.apply(sample.context, kept)
         head, _ = tpl.parts()
         user = tpl.render(context, sample.question)
         prefix_chars = len(head.replace("{question}", sample.question)) + len(context)
-        regions = [Region(a, b) for a, b in kept]
+        regions = _regions_with_documents(kept, sample)
         retained = present_fraction(sample.evidence, regions, self.cfg.min_coverage)
         return Prompt(
             user=user, system=tpl.system, max_new_tokens=tpl.max_new_tokens, prefix_chars=prefix_chars,
@@ -57,3 +65,17 @@ class LongContextArm:
                 "distractors_retained": present_fraction(sample.distractors, regions, self.cfg.min_coverage),
             },
         )
+
+
+def _regions_with_documents(kept: list[tuple[int, int]], sample: Sample) -> list[Region]:
+    """Kept char regions, split at document borders so document-level evidence can be checked."""
+    if not sample.documents:
+        return [Region(a, b) for a, b in kept]
+    regions = []
+    for a, b in kept:
+        for d in sample.documents:
+            lo, hi = max(a, d.start), min(b, d.end)
+            if hi > lo:
+                regions.append(Region(lo, hi, d.doc_id))
+        regions.append(Region(a, b))
+    return regions

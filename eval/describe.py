@@ -1,0 +1,100 @@
+"""What a benchmark holds, as one JSON object: counts by task and length level, evidence, skips.
+
+    python -m eval.describe --benchmark loong --path ../shared/data/loong
+    python -m eval.describe --benchmark loogle --path ../shared/data/loogle --task shortdep_qa
+    python -m eval.describe --benchmark synthetic --set levels=[1k,32k]
+
+`with_evidence` counts samples with at least one usable gold evidence item (a char span or a
+document); `skipped` is {reason: count} for items the loader could not build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+from eval.benchmarks import LOADERS, LoadResult, load_benchmark  # noqa: E402
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "benchmark"
+
+
+def benchmark_config(name: str, overrides: list[str] | None = None) -> dict[str, Any]:
+    """The `conf/benchmark/<name>.yaml` defaults with `key=value` overrides (values parsed as YAML)."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    path = CONF_DIR / f"{name}.yaml"
+    cfg = OmegaConf.load(path) if path.exists() else OmegaConf.create({"name": name})
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: expected key=value")
+        OmegaConf.update(cfg, key.strip(), yaml.safe_load(value) if value else None, force_add=True)
+    out = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(out, dict)
+    return out
+
+
+def describe(result: LoadResult) -> dict[str, Any]:
+    samples = result.samples
+    lengths = [len(s.context) for s in samples]
+    evidence = [s for s in samples if s.evidence]
+    qualities = [sp.quality for s in samples for sp in s.evidence]
+    return {
+        "samples": len(samples),
+        "contexts": len({s.group or s.id for s in samples}),
+        "by_task": dict(sorted(Counter(s.task for s in samples).items())),
+        "by_length_level": dict(sorted(Counter(s.length_level for s in samples).items())),
+        "by_language": dict(sorted(Counter(s.language for s in samples).items())),
+        "with_evidence": len(evidence),
+        "evidence_items": len(qualities),
+        "evidence_char_spans": sum(sp.is_char_span for s in samples for sp in s.evidence),
+        "evidence_documents": sum(not sp.is_char_span for s in samples for sp in s.evidence),
+        "evidence_quality_mean": round(mean(qualities), 4) if qualities else None,
+        "with_distractors": sum(bool(s.distractors) for s in samples),
+        "context_chars": {"min": min(lengths), "median": int(median(lengths)), "max": max(lengths)} if lengths else None,
+        "metrics": dict(sorted(Counter(s.metric for s in samples).items())),
+        "truncation": dict(sorted(Counter(s.template.truncation for s in samples).items())),
+        "skipped": dict(result.skipped),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eval.describe", description=__doc__.splitlines()[0])
+    ap.add_argument("--benchmark", required=True, choices=sorted(LOADERS))
+    ap.add_argument("--path", help="local file or folder in the benchmark's official layout")
+    ap.add_argument("--task", action="append", help="only this task (repeatable)")
+    ap.add_argument("--level", action="append", help="only this length level (repeatable)")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other key of conf/benchmark/<name>.yaml")
+    args = ap.parse_args(argv)
+    try:
+        cfg = benchmark_config(args.benchmark, args.set)
+        if args.path:
+            cfg["path"] = args.path
+        if args.task:
+            cfg["tasks"] = args.task
+        if args.level:
+            cfg["levels"] = args.level
+        if args.limit is not None:
+            cfg["limit"] = args.limit
+        result = load_benchmark(cfg)
+    except (ValueError, FileNotFoundError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(describe(result), ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""The closed-book arm: the benchmark's prompt with an empty context.
+
+It measures what the model answers from memory alone, the floor both real arms must clear
+(a long-context score barely above it says the model is not reading the document).
+"""
+
+from __future__ import annotations
+
+from eval.sample import Sample
+from llm.base import Generator
+from llm.prompt import Prompt, PromptTooLong
+
+
+class ClosedBookArm:
+    name = "closedbook"
+
+    def __init__(self, generator: Generator):
+        self.gen = generator
+
+    def build(self, sample: Sample) -> Prompt:
+        tpl = sample.template
+        prompt = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens,
+                        prefix_chars=0)
+        tokens = self.gen.prompt_tokens(prompt)
+        if tokens + tpl.max_new_tokens > self.gen.context_window:
+            raise PromptTooLong(f"the prompt takes {tokens} tokens; with {tpl.max_new_tokens} new tokens it does "
+                                f"not fit the {self.gen.context_window}-token window")
+        prompt.meta = {"context_tokens": 0, "evidence_retained": 0.0 if sample.evidence else None}
+        return prompt
