@@ -19,7 +19,7 @@ def test_middle_keeps_head_and_tail_with_real_tokenizer(tokenizer):
     tail = apply(text, keep_regions(offsets, len(text), 50, "tail"))
     assert head.startswith("HEADMARK") and "TAILMARK" not in head
     assert tail.endswith("TAILMARK") and "HEADMARK" not in tail
-    with pytest.raises(ValueError, match="allowed: middle, head, tail"):
+    with pytest.raises(ValueError, match="allowed: middle, head, tail, drop_documents"):
         keep_regions(offsets, len(text), 50, "sideways")
 
 
@@ -56,3 +56,57 @@ def test_question_that_cannot_fit_is_refused(generator):
     s = make_haystack(seed=0, language="en", tokens=500, n_questions=1)[0]
     with pytest.raises(PromptTooLong, match="does not fit"):
         LongContextArm(SmallWindow(generator, 60), LongContextConfig()).build(s)
+
+
+def _multi_document_sample(n_docs=6, words=150):
+    from dataclasses import replace
+
+    from eval.sample import Document, Span
+
+    base = make_haystack(seed=1, language="en", tokens=500, n_questions=1)[0]
+    parts, docs, pos = [], [], 0
+    for i in range(n_docs):
+        text = f"Document {i}. " + " ".join(f"fact{i}_{j}" for j in range(words)) + "\n\n"
+        docs.append(Document(f"doc{i}", pos, pos + len(text) - 2, title=f"Document {i}"))
+        parts.append(text)
+        pos += len(text)
+    context = "".join(parts)
+    return replace(base, context=context, documents=docs, evidence=[Span(doc_id=d.doc_id) for d in docs],
+                   distractors=[], template=replace(base.template, truncation="drop_documents"))
+
+
+def test_drop_documents_keeps_whole_documents_only(tokenizer):
+    s = _multi_document_sample()
+    offsets = tokenizer.offsets(s.context)
+    spans = [(d.start, d.end) for d in s.documents]
+    budget = len(offsets) // 2
+    regions = keep_regions(offsets, len(s.context), budget, "drop_documents", spans)
+    assert len(regions) == 1 and regions[0][0] == 0
+    end = regions[0][1]
+    assert end in {d.end for d in s.documents}, "the cut falls on a document border"
+    kept_docs = [d for d in s.documents if d.end <= end]
+    assert 1 <= len(kept_docs) < len(s.documents)
+    assert tokenizer.count(s.context[:end]) <= budget + 1
+    nxt = s.documents[len(kept_docs)]
+    assert tokenizer.count(s.context[: nxt.end]) > budget, "the next document would not have fitted"
+    # one document alone over budget: cut like head rather than send nothing
+    assert keep_regions(offsets, len(s.context), 5, "drop_documents", spans) == keep_regions(offsets, len(s.context), 5, "head")
+
+
+def test_arm_drops_documents_and_reports_document_evidence(generator):
+    s = _multi_document_sample()
+    arm = LongContextArm(SmallWindow(generator, 1100), LongContextConfig())
+    p = arm.build(s)
+    assert p.meta["truncated"]
+    present = [d for d in s.documents if s.context[d.start:d.end] in p.user]
+    assert 0 < len(present) < len(s.documents)
+    assert p.meta["evidence_retained"] == pytest.approx(len(present) / len(s.documents))
+
+
+def test_budget_matched_long_context_caps_the_context(generator):
+    s = make_haystack(seed=0, language="en", tokens=2000, n_questions=1)[0]
+    p = LongContextArm(generator, LongContextConfig(budget_tokens=300)).build(s)
+    assert p.meta["truncated"] and p.meta["context_tokens"] == 300
+    assert generator.tokenizer.count("".join(s.context[a:b] for a, b in p.meta["kept_spans"])) <= 302
+    with pytest.raises(ValueError, match="budget_tokens"):
+        LongContextConfig(budget_tokens=0)

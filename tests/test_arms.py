@@ -1,0 +1,56 @@
+"""The arms beyond plain RAG and long context: closed book and Self-Route, on the real SmolLM2."""
+
+import pytest
+
+from eval.benchmarks.synthetic import make_haystack
+from experiments.arms import SELF_ROUTE_INSTRUCTION, answer_group, build_arm, declined
+from tests.conftest import compose
+
+
+def _plain_cfg(overrides):
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(compose(overrides), resolve=True)
+
+
+def test_decline_detection():
+    assert declined("unanswerable")
+    assert declined("The question is Unanswerable.")
+    assert declined("无法回答")
+    assert not declined("Velmora")
+    assert not declined("")
+
+
+def test_closedbook_sends_no_context(generator):
+    s = make_haystack(seed=0, language="en", tokens=500, n_questions=1)[0]
+    arm = build_arm("closedbook", generator, _plain_cfg(["arm=closedbook"]))
+    p = arm.build(s)
+    assert s.question in p.user and s.context[:200] not in p.user
+    assert generator.prompt_tokens(p) < 120
+    assert p.meta["context_tokens"] == 0 and p.meta["evidence_retained"] == 0.0
+
+
+def test_selfroute_answers_every_sample_and_says_which_path(generator, tmp_path):
+    samples = make_haystack(seed=3, language="en", tokens=500, n_questions=2)
+    cfg = _plain_cfg(["arm=selfroute", "rag.top_k=2", f"run.cache_dir={tmp_path}"])
+    arm = build_arm("selfroute", generator, cfg)
+    rag_prompt = arm.rag.build(samples[0])
+    answers = answer_group(arm, generator, samples)
+    assert [a.sample.id for a in answers] == [s.id for s in samples]
+    for a in answers:
+        assert a.skipped is None and a.text is not None
+        assert a.meta["route"] in ("rag", "longctx")
+        assert "evidence_recall" in a.meta  # retrieval happened on either path
+        if a.meta["route"] == "longctx":
+            assert a.meta["selfroute_declined"] and a.usage["calls"] == 2
+            assert a.usage["prompt_tokens"] > a.meta["rag_context_tokens"]
+            assert "evidence_retained" in a.meta
+        else:
+            assert a.usage["calls"] == 1 and not declined(a.text)
+    # the instruction is added to the RAG prompt by the router, not by the RAG arm
+    assert SELF_ROUTE_INSTRUCTION not in rag_prompt.user
+
+
+def test_unknown_arm_names_the_allowed_ones(generator):
+    with pytest.raises(ValueError, match="closedbook, selfroute"):
+        build_arm("oracle", generator, _plain_cfg([]))
