@@ -187,7 +187,7 @@ def main(cfg: DictConfig) -> float | None:
 
     try:
         result = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-    except (ValueError, FileNotFoundError) as err:  # bad config or input: one clear line, no traceback
+    except (ValueError, FileNotFoundError, KeyError) as err:  # bad config or input: one clear line, no traceback
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     return result["score"]
