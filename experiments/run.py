@@ -145,6 +145,17 @@ def _quiet_libraries() -> None:
         pass
 
 
+def _configure_judge(cfg: DictConfig) -> None:
+    """Judge-scored metrics use `cfg.judge`, caching judgments beside the response cache."""
+    if cfg.get("judge") is None:
+        return
+    from eval.metrics.judge import Judge, configure_judge
+
+    j = cfg.judge
+    configure_judge(Judge(model=j.model, base_url=j.base_url, timeout=j.timeout_s, max_retries=j.max_retries,
+                          cache_path=Path(cfg.run.cache_dir) / "judgments.sqlite"))
+
+
 def _cost_model(price: dict[str, Any] | None):
     try:
         from llm.cost import build_cost_model
@@ -161,6 +172,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     if not loaded.samples:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
+    _configure_judge(cfg)
     from llm.factory import build_generator
 
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
