@@ -135,6 +135,7 @@ def test_table_evidence_is_the_named_table(data_dir):
     assert first.context[first.evidence[0].start:first.evidence[0].end] == TABLE_197196
     assert second.context[second.evidence[0].start:second.evidence[0].end] == TABLE_19  # not 表格-197196's prefix
     assert first.metadata["table"] == "表格-197196"
+    assert first.metadata["depth"] == round(first.evidence[0].start / len(first.context), 4) > 0.1
 
 
 def test_table_named_after_or_inside_it():

@@ -151,7 +151,7 @@ def test_factrecall_needle_is_the_evidence_and_confusing_fact_a_distractor(lveva
         assert [s.context[d.start:d.end] for d in s.distractors] == [confusing]
         assert s.metadata["evidence_source"].startswith("factrecall_needle")
         assert s.metadata["confusing_facts_located"] == 1
-        assert 0 < s.metadata["needle_depth"] < 1
+        assert s.metadata["depth"] == round(ev.start / len(s.context), 4) and 0.2 < s.metadata["depth"] < 0.8
 
 
 def test_cmrc_answer_passage_prefers_the_place_matching_the_question(lveval_dir):
@@ -182,6 +182,7 @@ def test_long_paragraph_is_cut_to_the_sentence():
 def test_identical_contexts_share_a_group(lveval_dir):
     samples = load(lveval_dir, tasks=["factrecall_en"]).samples
     assert len({s.group for s in samples}) == 1  # same haystack at both levels here
+    assert all(s.context is samples[0].context for s in samples)  # held once in memory
     cmrc = load(lveval_dir, tasks=["cmrc_mixup"], levels=["16k"]).samples
     assert cmrc[0].group != cmrc[1].group
 
@@ -220,16 +221,21 @@ def test_bad_input_names_file_line_and_field(tmp_path):
         with pytest.raises(ValueError, match=pattern):
             load(path)
 
-    check([good, "{not json"], r"lic_mixup_16k\.jsonl, line 2: malformed JSON")
+    check([good, "{not json"], r"lic_mixup_16k\.jsonl:2: malformed JSON")
     rec = json.loads(good)
-    check([good, good, json.dumps({**rec, "answers": "x"} | {"answers": 3})], r"line 3: field 'answers' must be")
-    check([json.dumps({k: v for k, v in rec.items() if k != "context"})], r"line 1: missing field 'context'")
-    check([json.dumps({**rec, "input": ["q"]})], r"line 1: field 'input' must be str")
-    check([json.dumps({**rec, "answers": []})], r"line 1: field 'answers' is empty")
-    check([json.dumps({**rec, "answer_keywords": ["a"]})], r"line 1: field 'answer_keywords' must be str")
-    check([json.dumps({**rec, "dataset": "cmrc_mixup_16k"})], r"line 1: field 'dataset' is 'cmrc_mixup_16k'")
-    check([json.dumps({**rec, "language": "en"})], r"line 1: field 'language'")
-    check(["[1, 2]"], r"line 1: expected a JSON object")
+    check([good, good, json.dumps({**rec, "answers": 3})], r"lic_mixup_16k\.jsonl:3: field 'answers': must be a list")
+    check([json.dumps({k: v for k, v in rec.items() if k != "context"})], r"jsonl:1: field 'context': missing")
+    check([json.dumps({**rec, "input": ["q"]})], r"jsonl:1: field 'input': must be text")
+    check([json.dumps({**rec, "answers": []})], r"jsonl:1: field 'answers': is empty")
+    check([json.dumps({**rec, "answer_keywords": ["a"]})], r"jsonl:1: field 'answer_keywords': must be text")
+    check([json.dumps({**rec, "confusing_facts": [1]})], r"jsonl:1: field 'confusing_facts': must be a list of text")
+    check([json.dumps({**rec, "dataset": "cmrc_mixup_16k"})], r"jsonl:1: field 'dataset': is 'cmrc_mixup_16k'")
+    check([json.dumps({**rec, "language": "en"})], r"jsonl:1: field 'language'")
+    check(["[1, 2]"], r"jsonl:1: a record must be a JSON object")
+    # optional fields may be null (rows that went through `datasets`)
+    path.write_text(json.dumps({**rec, "answer_keywords": None, "confusing_facts": None, "length": None}) + "\n")
+    (s,) = load(path).samples
+    assert s.answer_keywords is None and s.distractors == []
     with pytest.raises(ValueError, match="unknown keys \\['paht'\\]"):
         load_benchmark({"name": "lveval", "paht": str(tmp_path)})
     with pytest.raises(FileNotFoundError, match="no such file or folder"):

@@ -288,9 +288,9 @@ def _context_group(context: str) -> str:
 def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample:
     record_id = row.field("id", (str, int))
     context = row.field("context", str)
-    query = row.field("query", str, default="")
+    query = "" if row.data.get("query") is None else row.field("query", str)  # absent or null: no question
     answer = row.field("answer", str)
-    length = row.field("internlm2_length", (int, float), default=None)
+    length = None if row.data.get("internlm2_length") is None else row.field("internlm2_length", (int, float))
     if task in QUERY_TASKS and not query.strip():
         raise row.error(f"is empty, but {task} asks a question", "query")
     metadata: dict[str, Any] = {"source": row.source, "line": row.line, "record_id": record_id,
@@ -302,9 +302,10 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
         span, note = table_span(context, query)
     else:
         span, note = None, {"evidence_source": "none"}
+    metadata.update(note)
     if span is not None:
         evidence.append(span)
-    metadata.update(note)
+        metadata["depth"] = round(span.start / max(1, len(context)), 4)  # 0 = start of the context
     extra: dict[str, Any] = {"variant": cfg.variant}
     if task == "stacked_typo_detection":
         extra["typo_answer_order"] = cfg.typo_answer_order
@@ -361,6 +362,7 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
     else:
         files = _hub_files(conf, tasks, sizes)
     result = LoadResult([])
+    contexts: dict[str, str] = {}
     for task, size, path in files:
         full = limit is not None and len(result.samples) >= limit
         if full and not (some_tasks or some_sizes):
@@ -371,6 +373,7 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
             if sample.id in seen:
                 raise row.error(f"duplicates the id of line {seen[sample.id]}", "id")
             seen[sample.id] = row.line
+            sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
             result.samples.append(sample)
             # Past the limit, one sample per remaining file is enough: `load_benchmark` keeps the
             # first `limit`, and checks that every requested task and size exists.

@@ -11,7 +11,7 @@ Where the data comes from (`benchmark.path`):
 Only the files of the selected datasets (`tasks`) and levels are opened, and with `limit` reading
 stops once enough samples are read. Order is deterministic: datasets in the released
 `DATASET_SELECTED` order, levels from 16k to 256k, records in file order. Sample ids are
-`lveval/{dataset}_{level}/{line index}`; `task` is the dataset, `length_level` the level.
+`lveval/{dataset}_{level}/{i}` (the i-th record of the file, from 0); `task` is the dataset, `length_level` the level.
 
 Prompt and generation settings are the released ones (`config.py`: `DATASET_PROMPT`,
 `DATASET_MAXGEN`: 64 new tokens, 16 for factrecall); over-long prompts are cut in the middle by
@@ -48,7 +48,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_metric
+from eval.benchmarks._files import DataError, Row, check_keys
+from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
 from eval.sample import PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -247,8 +248,8 @@ def _hub_download(cfg: LVEvalConfig, filename: str) -> Path:
 # ---------------------------------------------------------------------------- reading records
 
 
-def read_jsonl(data: _DataFile) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line number, record) for each non-blank line; malformed lines raise naming file and line."""
+def read_jsonl(data: _DataFile) -> Iterator[Row]:
+    """The records of one data file (blank lines skipped); a malformed line raises naming file and line."""
     with data.open() as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -256,33 +257,15 @@ def read_jsonl(data: _DataFile) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{data.name}, line {number}: malformed JSON ({err.msg}, column {err.colno})") from None
+                raise DataError(data.name, number, f"malformed JSON: {err.msg} (column {err.colno})") from None
             if not isinstance(record, dict):
-                raise ValueError(f"{data.name}, line {number}: expected a JSON object, got {type(record).__name__}")
-            yield number, record
+                raise DataError(data.name, number, f"a record must be a JSON object, got {type(record).__name__}")
+            yield Row(record, data.name, number)
 
 
-def _field(record: dict[str, Any], key: str, kinds: tuple[type, ...], where: str, required: bool = True) -> Any:
-    if key not in record or record[key] is None:
-        if required:
-            raise ValueError(f"{where}: missing field {key!r}")
-        return None
-    value = record[key]
-    if not isinstance(value, kinds) or isinstance(value, bool):
-        names = " or ".join(k.__name__ for k in kinds)
-        raise ValueError(f"{where}: field {key!r} must be {names}, got {type(value).__name__}")
-    return value
-
-
-def _string_list(record: dict[str, Any], key: str, where: str, required: bool) -> list[str]:
-    value = _field(record, key, (list, str), where, required)
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) else value
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise ValueError(f"{where}: field {key!r}[{i}] must be str, got {type(item).__name__}")
-    return list(items)
+def _optional(row: Row, name: str, types: tuple[type, ...]) -> Any:
+    """An optional field: absent and null both give None (data passed through `datasets` has nulls)."""
+    return None if row.data.get(name) is None else row.field(name, types)
 
 
 # ---------------------------------------------------------------------------- locating evidence
@@ -379,11 +362,9 @@ def answer_evidence(
         return [], {"evidence_source": "none", "evidence_note": "answer not found verbatim in the context"}
     if needle:
         units = sorted({sentence_around(context, a, b, max_chars) for a, b in hits})
-        depth = round(hits[0][0] / max(1, len(context)), 4)
         return [Span(a, b) for a, b in units], {
             "evidence_source": "factrecall_needle: the sentence around each occurrence of the answer",
             "answer_occurrences": len(hits),
-            "needle_depth": depth,
         }
     units = [paragraph_around(context, a, b, max_chars) for a, b in hits]
     note: dict[str, Any] = {
@@ -406,24 +387,28 @@ def _context_group(context: str) -> str:
     return "lveval/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16]
 
 
-def build_sample(data: _DataFile, line: int, index: int, record: dict[str, Any], cfg: LVEvalConfig) -> Sample:
-    where = f"{data.name}, line {line}"
-    question = _field(record, "input", (str,), where)
-    context = _field(record, "context", (str,), where)
-    answers = _string_list(record, "answers", where, required=True)
+def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sample:
+    question = row.field("input", str)
+    context = row.field("context", str)
+    answers = row.str_list("answers")
     if not answers:
-        raise ValueError(f"{where}: field 'answers' is empty")
-    length = _field(record, "length", (int, float), where, required=False)
-    dataset_field = _field(record, "dataset", (str,), where, required=False)
-    if dataset_field is not None and not dataset_field.startswith(data.dataset):
-        raise ValueError(f"{where}: field 'dataset' is {dataset_field!r} in a file of {data.dataset}_{data.level}")
+        raise row.error("is empty: the first answer is the one scored", "answers")
+    length = _optional(row, "length", (int, float))
+    dataset_field = _optional(row, "dataset", (str,))
+    if dataset_field is not None:
+        try:
+            named = lveval_dataset(dataset_field)
+        except KeyError:
+            named = None
+        if named != data.dataset:
+            raise row.error(f"is {dataset_field!r} in a file of {data.dataset}_{data.level}", "dataset")
     language = LVEVAL_DATASETS[data.dataset]
-    language_field = _field(record, "language", (str,), where, required=False)
+    language_field = _optional(row, "language", (str,))
     if language_field is not None and language_field.lower() != language:
-        raise ValueError(f"{where}: field 'language' is {language_field!r}, but {data.dataset} is {language!r}")
-    keywords = _field(record, "answer_keywords", (str,), where, required=False)
-    facts = _string_list(record, "confusing_facts", where, required=False)
-
+        raise row.error(f"is {language_field!r}, but {data.dataset} is {language!r}", "language")
+    keywords = _optional(row, "answer_keywords", (str,))
+    facts = _optional(row, "confusing_facts", (list, str))
+    facts = [facts] if isinstance(facts, str) else row.str_list("confusing_facts") if facts is not None else []
     distractors: list[Span] = []
     located = 0
     for fact in facts:
@@ -432,7 +417,7 @@ def build_sample(data: _DataFile, line: int, index: int, record: dict[str, Any],
         distractors += spans
     metadata: dict[str, Any] = {
         "source": data.name,
-        "line": line,
+        "line": row.line,
         "length": length,
         "confusing_facts": facts,
         "confusing_facts_located": located,
@@ -443,6 +428,8 @@ def build_sample(data: _DataFile, line: int, index: int, record: dict[str, Any],
             context, question, answers[0], language, data.dataset in NEEDLE_DATASETS, cfg.evidence_max_chars, distractors
         )
         metadata.update(note)
+        if evidence:  # where the (first) evidence sits, 0 = start of the context (records carry it)
+            metadata["depth"] = round(evidence[0].start / max(1, len(context)), 4)
     else:
         metadata["evidence_source"] = "none"
     return Sample(
@@ -476,12 +463,8 @@ def _selection(value: Any, known: tuple[str, ...], key: str) -> tuple[list[str],
 
 
 def _config(cfg: dict[str, Any]) -> LVEvalConfig:
-    from eval.benchmarks import SELECTION_KEYS
-
     names = {f.name for f in fields(LVEvalConfig)}
-    unknown = set(cfg) - names - set(SELECTION_KEYS)
-    if unknown:
-        raise ValueError(f"benchmark=lveval: unknown keys {sorted(unknown)}; known: {sorted(names | set(SELECTION_KEYS))}")
+    check_keys("lveval", cfg, names)
     opts = {k: v for k, v in cfg.items() if k in names}
     if opts.get("evidence_datasets") is not None:
         opts["evidence_datasets"] = tuple(opts["evidence_datasets"])
@@ -512,12 +495,15 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
     else:
         files = _hub_files(conf, datasets, levels)
     result = LoadResult([])
+    contexts: dict[str, str] = {}
     for data in files:
         full = limit is not None and len(result.samples) >= limit
         if full and not (some_datasets or some_levels):
             break
-        for index, (line, record) in enumerate(read_jsonl(data)):
-            result.samples.append(build_sample(data, line, index, record, conf))
+        for index, row in enumerate(read_jsonl(data)):
+            sample = build_sample(data, row, index, conf)
+            sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
+            result.samples.append(sample)
             # Past the limit, one sample per remaining file is enough: `load_benchmark` keeps the
             # first `limit`, and checks that every requested dataset and level exists.
             if full or (limit is not None and len(result.samples) >= limit):
