@@ -259,3 +259,14 @@ def test_conf_file_keys_are_accepted():
     conf = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf" / "benchmark" / "lveval.yaml").read_text())
     assert conf["name"] == "lveval" and conf["path"] is None
     lv._config(conf)  # every key is known to the loader
+
+
+def test_hub_zip_file_path_and_errors_inside_it(lveval_dir, tmp_path):
+    samples = load(lveval_dir / "cmrc_mixup.zip").samples
+    assert [(s.task, s.length_level) for s in samples] == [("cmrc_mixup", "16k")] * 2 + [("cmrc_mixup", "32k")] * 2
+    assert samples[0].metadata["source"].endswith("cmrc_mixup.zip!cmrc_mixup/cmrc_mixup_16k.jsonl")
+    bad = tmp_path / "lic_mixup.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("lic_mixup/lic_mixup_16k.jsonl", json.dumps(dataset_records("lic_mixup", "16k")[0]) + "\n{oops\n")
+    with pytest.raises(ValueError, match=r"lic_mixup\.zip!lic_mixup/lic_mixup_16k\.jsonl:2: malformed JSON"):
+        load(tmp_path)

@@ -379,4 +379,5 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
             # first `limit`, and checks that every requested task and size exists.
             if full or (limit is not None and len(result.samples) >= limit):
                 break
+    log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
     return result

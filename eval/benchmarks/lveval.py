@@ -473,6 +473,8 @@ def _config(cfg: dict[str, Any]) -> LVEvalConfig:
             raise ValueError(f"benchmark.evidence_datasets: unknown {bad}; available: {', '.join(DATASETS)}")
     elif "evidence_datasets" in opts:
         opts["evidence_datasets"] = ()
+    if "evidence_max_chars" in opts:
+        opts["evidence_max_chars"] = int(opts["evidence_max_chars"])
     out = LVEvalConfig(**opts)
     if out.variant not in ("official", "strict"):
         raise ValueError(f"benchmark.variant must be 'official' or 'strict', not {out.variant!r}")
@@ -508,4 +510,14 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
             # first `limit`, and checks that every requested dataset and level exists.
             if full or (limit is not None and len(result.samples) >= limit):
                 break
+    _log_summary(result.samples)
     return result
+
+
+def _log_summary(samples: list[Sample]) -> None:
+    facts = sum(len(s.metadata["confusing_facts"]) for s in samples)
+    located = sum(s.metadata["confusing_facts_located"] for s in samples)
+    log.info(
+        "LV-Eval: %d samples, %d with evidence, %d/%d confusing facts located in their contexts",
+        len(samples), sum(bool(s.evidence) for s in samples), located, facts,
+    )
