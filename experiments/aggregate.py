@@ -19,15 +19,31 @@ def _level_key(level: str) -> float:
         return float("inf")
 
 
+def _quantile(values: list[float], q: float) -> float | None:
+    """Linear-interpolation quantile (numpy's default), without numpy."""
+    if not values:
+        return None
+    xs = sorted(values)
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
 def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Primary score x100 (samples an arm skipped count as 0: the arm could not serve them;
-    failed samples are excluded and counted, they are retried on the next resume)."""
+    failed samples are excluded and counted, they are retried on the next resume).
+
+    Retrieval-only runs (`generator=none`, status `retrieved`) have no score (None) but their
+    evidence recall is aggregated like that of answered samples."""
     records = list(records)
-    scored = [r for r in records if r["status"] in ("ok", "skipped")]
-    ok = [r for r in records if r["status"] == "ok"]
+    scored = [r for r in records if r["status"] in ("ok", "skipped") and r.get("score") is not None]
+    ok = [r for r in records if r["status"] in ("ok", "retrieved")]
+    answered = [r for r in records if r["status"] == "ok"]
     out: dict[str, Any] = {
         "n": len(records),
-        "n_ok": len(ok),
+        "n_ok": sum(r["status"] == "ok" for r in records),
+        "n_retrieved": sum(r["status"] == "retrieved" for r in records),
         "n_skipped": sum(r["status"] == "skipped" for r in records),
         "n_failed": sum(r["status"] == "failed" for r in records),
         "score": _pct([r["score"] for r in scored]),
@@ -56,17 +72,24 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         for n, v in (r.get("evidence_recall") or {}).items():
             if v is not None:
                 by_level[lvl][f"recall@{n}"].append(v)
-        by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
+        if r.get("prompt_tokens") is not None:
+            by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
     out["by_length_level"] = {
         lvl: {k: round(mean(v), 4) for k, v in d.items()} for lvl, d in sorted(by_level.items(), key=lambda kv: _level_key(kv[0]))
     }
-    for key in ("prompt_tokens", "completion_tokens", "latency_s"):
+    for key in ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "context_tokens"):
         vals = [r[key] for r in ok if r.get(key) is not None]
-        out[f"{key}_mean"] = round(mean(vals), 4) if vals else None
+        out[f"{key}_mean"] = round(mean(vals), 4 if key != "cost_usd" else 8) if vals else None
+    latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
+    out["latency_s_p50"] = round(_quantile(latencies, 0.5), 4) if latencies else None
+    out["latency_s_p95"] = round(_quantile(latencies, 0.95), 4) if latencies else None
+    routes = [r["route"] for r in answered if r.get("route")]
+    if routes:  # selfroute: which path answered
+        out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}
     out["cached"] = sum(bool(r.get("cached")) for r in ok)
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
-        if r["status"] != "ok":
+        if r["status"] not in ("ok", "retrieved"):
             reasons[f"{r['status']}: {r.get('reason', '')[:120]}"] += 1
     out["not_ok_reasons"] = dict(reasons)
     return out

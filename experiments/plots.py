@@ -1,67 +1,239 @@
-"""Report plots (PNG, labelled, readable in print)."""
+"""Report plots (PNG, labelled axes, legends, readable in print). Each takes the runs of one
+benchmark and returns the file it wrote, or None when the runs hold nothing to draw."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
+from statistics import mean
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from experiments.aggregate import _level_key  # noqa: E402
 from experiments.runs import Run  # noqa: E402
 
-ARM_COLOURS = {"longctx": "tab:red", "rag": "tab:blue", "closedbook": "tab:gray"}
+ARM_COLOURS = {"longctx": "tab:red", "rag": "tab:blue", "closedbook": "tab:gray", "selfroute": "tab:purple",
+               "budget": "tab:orange", "oracle": "black"}
+ARM_NAMES = {"longctx": "long context", "rag": "RAG", "closedbook": "closed book", "selfroute": "Self-Route",
+             "budget": "budget-matched long context", "oracle": "oracle router"}
+MAX_POINT_LABELS = 24
+DPI = 120
 
 
-def score_vs_tokens(runs: list[Run], path: Path) -> Path:
-    """One point per config: mean prompt tokens (x, log) against score; Pareto front drawn."""
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    pts = [(r.metrics.get("prompt_tokens_mean"), r.metrics.get("score"), r) for r in runs]
-    pts = [(x, y, r) for x, y, r in pts if x is not None and y is not None]
-    for arm in sorted({r.knobs.get("arm") for _, _, r in pts}):
-        xs = [x for x, _, r in pts if r.knobs.get("arm") == arm]
-        ys = [y for _, y, r in pts if r.knobs.get("arm") == arm]
-        ax.scatter(xs, ys, s=50, label=arm, color=ARM_COLOURS.get(arm), zorder=3)
-    for x, y, r in pts:
-        ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
+def _kind(run: Run) -> str:
+    return "budget" if run.budget_matched else run.arm
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points no other point beats on both fewer tokens and a higher score, by increasing tokens."""
     front, best = [], float("-inf")
-    for x, y, _ in sorted(pts, key=lambda p: (p[0], -p[1])):
+    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
         if y > best:
             front.append((x, y))
             best = y
+    return front
+
+
+def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | None = None, title: str = "") -> Path | None:
+    """One point per config: mean prompt tokens (x, log) against score; Pareto front drawn."""
+    pts = [(r.mean_of("prompt_tokens"), r.score_at(), r) for r in runs]
+    pts = [(x, y, r) for x, y, r in pts if x is not None and y is not None and x > 0]
+    if not pts:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for kind in sorted({_kind(r) for _, _, r in pts}):
+        xs = [x for x, _, r in pts if _kind(r) == kind]
+        ys = [y for _, y, r in pts if _kind(r) == kind]
+        ax.scatter(xs, ys, s=46, label=ARM_NAMES.get(kind, kind), color=ARM_COLOURS.get(kind), zorder=3,
+                   edgecolors="white", linewidths=0.6)
+    if len(pts) <= MAX_POINT_LABELS:
+        for x, y, r in pts:
+            ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    front = pareto_front([(x, y) for x, y, _ in pts])
     if len(front) > 1:
-        ax.step([x for x, _ in front], [y for _, y in front], where="post", color="black", lw=1, ls="--",
+        ax.step([x for x, _ in front], [y for _, y in front], where="post", color="black", lw=1.2, ls="--",
                 label="Pareto front", zorder=2)
+    ax.scatter([x for x, _ in front], [y for _, y in front], s=120, facecolors="none", edgecolors="black", zorder=4)
+    if oracle and oracle[0] and oracle[0] > 0:
+        ax.scatter([oracle[0]], [oracle[1]], marker="*", s=180, color=ARM_COLOURS["oracle"], label="oracle router", zorder=5)
     ax.set_xscale("log")
     ax.set_xlabel("mean prompt tokens per question (log scale)")
     ax.set_ylabel("score (x100)")
-    ax.set_title("Score against prompt size, one point per config")
+    ax.set_title(f"Score against prompt size, one point per config{title}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
 
 
-def score_by_level(runs: list[Run], path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    levels = sorted({lvl for r in runs for lvl in r.metrics.get("score_by_length_level", {})}, key=_level_key)
-    for r in runs:
-        by = r.metrics.get("score_by_length_level", {})
-        xs = [i for i, lvl in enumerate(levels) if by.get(lvl) is not None]
-        ax.plot(xs, [by[levels[i]] for i in xs], marker="o", label=r.label,
-                color=ARM_COLOURS.get(r.knobs.get("arm")) if r.knobs.get("arm") == "longctx" else None,
-                ls="-" if r.knobs.get("arm") == "longctx" else "--")
+def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
+    """Score by length level: every config thin, the best config of each arm bold and labelled."""
+    levels = sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=_level_key)
+    scored = [r for r in runs if r.score_at() is not None]
+    if not levels or not scored:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    best: dict[str, Run] = {}
+    for r in scored:
+        k = _kind(r)
+        if k not in best or r.score_at() > best[k].score_at():
+            best[k] = r
+    handles = []
+    for r in scored:
+        xs = [i for i, lvl in enumerate(levels) if r.score_at(lvl) is not None]
+        ys = [r.score_at(levels[i]) for i in xs]
+        k = _kind(r)
+        bold = best[k] is r
+        (line,) = ax.plot(xs, ys, marker="o" if bold else ".", color=ARM_COLOURS.get(k), lw=2.2 if bold else 0.8,
+                          alpha=1.0 if bold else 0.35, ls="-" if k in ("longctx", "budget") else "--", zorder=3 if bold else 2,
+                          label=f"{ARM_NAMES.get(k, k)}: {r.label}" if bold else None)
+        if bold:
+            handles.append(line)
     ax.set_xticks(range(len(levels)), levels)
-    ax.set_xlabel("length level")
+    ax.set_xlabel("length level (context length of the benchmark)")
     ax.set_ylabel("score (x100)")
-    ax.set_title("Score by length level")
+    ax.set_title(f"Score by length level (bold: best config of each arm){title}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    ax.legend(handles=handles, fontsize=7, loc="best")
+    return _save(fig, path)
+
+
+def _series_key(r: Run) -> str:
+    return f"{r.knobs.get('retriever')} c{r.knobs.get('chunk_size')}"
+
+
+def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
+    """Evidence recall@n per retriever and chunk size (pooled over the configs that share them)."""
+    pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        if run.arm not in ("rag", "selfroute"):
+            continue
+        for rec in run.records:
+            if rec.get("status") not in ("ok", "retrieved"):
+                continue
+            for n, v in (rec.get("evidence_recall") or {}).items():
+                if v is not None:
+                    pooled[_series_key(run)][int(n)].append(v)
+    pooled = {k: v for k, v in pooled.items() if v}
+    if not pooled:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for key in sorted(pooled):
+        ns = sorted(pooled[key])
+        ax.plot(ns, [mean(pooled[key][n]) for n in ns], marker="o", label=key)
+    ax.set_xscale("log")
+    all_ns = sorted({n for d in pooled.values() for n in d})
+    ax.set_xticks(all_ns, [str(n) for n in all_ns])
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("n (top-n retrieved chunks)")
+    ax.set_ylabel("evidence recall@n (share of gold evidence)")
+    ax.set_title(f"Evidence recall@n per retriever and chunk size{title}")
+    ax.grid(alpha=0.3)
+    ax.legend(title="retriever, chunk size (tokens)", fontsize=8)
+    return _save(fig, path)
+
+
+def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = None, title: str = "") -> Path | None:
+    """Score vs top-k beside evidence-in-prompt vs top-k, one line per retriever, chunk size and order."""
+    series: dict[str, dict[int, Run]] = defaultdict(dict)
+    for r in runs:
+        if r.arm == "rag" and r.knobs.get("top_k") is not None:
+            series[f"{_series_key(r)} {r.knobs.get('order', 'document')}"][int(r.knobs["top_k"])] = r
+    if not series:
+        return None
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6))
+    for key in sorted(series):
+        ks = sorted(series[key])
+        score_ks = [k for k in ks if series[key][k].score_at() is not None]
+        if score_ks:
+            left.plot(score_ks, [series[key][k].score_at() for k in score_ks], marker="o", label=key)
+        rec_ks = [k for k in ks if series[key][k].mean_of("evidence_in_prompt") is not None
+                  or _retrieved_mean(series[key][k]) is not None]
+        right.plot(rec_ks, [_retrieved_mean(series[key][k]) for k in rec_ks], marker="s", label=key)
+    if longctx_score is not None:
+        left.axhline(longctx_score, color=ARM_COLOURS["longctx"], ls=":", lw=1.5, label="best long context")
+    all_ks = sorted({k for d in series.values() for k in d})
+    for ax in (left, right):
+        ax.set_xticks(all_ks, [str(k) for k in all_ks])
+        ax.set_xlabel("top-k (chunks in the prompt)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, title="retriever, chunk size, order", title_fontsize=7)
+    left.set_ylabel("score (x100)")
+    left.set_title("Score vs top-k")
+    right.set_ylabel("evidence in the prompt (share of gold evidence)")
+    right.set_ylim(-0.02, 1.02)
+    right.set_title("Evidence recall of the prompt vs top-k")
+    fig.suptitle(f"More chunks: recall keeps rising, score need not{title}", fontsize=10)
+    return _save(fig, path)
+
+
+def _retrieved_mean(run: Run) -> float | None:
+    vals = [r["evidence_in_prompt"] for r in run.records
+            if r.get("status") in ("ok", "retrieved") and r.get("evidence_in_prompt") is not None]
+    return mean(vals) if vals else None
+
+
+DEPTH_BINS = 5
+
+
+def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
+    """Score by evidence depth (0 = start of the context, 1 = end) for the best config of each arm."""
+    best: dict[str, Run] = {}
+    for r in runs:
+        if r.score_at() is None or not any(x.get("depth") is not None for x in r.records):
+            continue
+        k = _kind(r)
+        if k not in best or r.score_at() > best[k].score_at():
+            best[k] = r
+    if not best:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    centres = [(i + 0.5) / DEPTH_BINS for i in range(DEPTH_BINS)]
+    for k in sorted(best):
+        bins: dict[int, list[float]] = defaultdict(list)
+        for rec in best[k].records:
+            if rec.get("depth") is None or rec.get("status") not in ("ok", "skipped") or rec.get("score") is None:
+                continue
+            bins[min(int(float(rec["depth"]) * DEPTH_BINS), DEPTH_BINS - 1)].append(rec["score"])
+        xs = [i for i in range(DEPTH_BINS) if bins[i]]
+        ax.plot([centres[i] for i in xs], [100 * mean(bins[i]) for i in xs], marker="o", color=ARM_COLOURS.get(k),
+                label=f"{ARM_NAMES.get(k, k)}: {best[k].label}")
+    ax.set_xlim(0, 1)
+    ax.set_xticks([i / DEPTH_BINS for i in range(DEPTH_BINS + 1)])
+    ax.set_xlabel("evidence depth in the context (0 = start, 1 = end), binned")
+    ax.set_ylabel("score (x100)")
+    ax.set_title(f"Score by evidence depth (best config of each arm){title}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def agreement_matrix(both_right: int, only_lc: int, only_rag: int, both_wrong: int, path: Path, title: str = "") -> Path:
+    """2x2 matrix: long context right/wrong x best RAG right/wrong, counts and shares."""
+    n = max(both_right + only_lc + only_rag + both_wrong, 1)
+    cells = [[both_right, only_rag], [only_lc, both_wrong]]  # rows: RAG right/wrong; columns: long context
+    fig, ax = plt.subplots(figsize=(4.8, 4.0))
+    ax.imshow([[c / n for c in row] for row in cells], cmap="Blues", vmin=0, vmax=1)
+    for i in range(2):
+        for j in range(2):
+            share = cells[i][j] / n
+            ax.text(j, i, f"{cells[i][j]}\n({100 * share:.0f}%)", ha="center", va="center", fontsize=11,
+                    color="white" if share > 0.6 else "black")
+    ax.set_xticks([0, 1], ["right", "wrong"])
+    ax.set_yticks([0, 1], ["right", "wrong"])
+    ax.set_xlabel("long context")
+    ax.set_ylabel("best RAG")
+    ax.set_title(f"Per-question agreement{title}", fontsize=10)
+    ax.legend(handles=[Line2D([], [], ls="", label=f"n = {n} shared questions")], loc="upper center",
+              bbox_to_anchor=(0.5, -0.18), fontsize=8, frameon=False)
+    return _save(fig, path)

@@ -1,7 +1,17 @@
-"""Many run directories -> report.md, summary.csv and plots, written beside the runs.
+"""Many run directories -> the decision report: report.md, report.html (same content, plots
+embedded), summary.csv (one row per config), verdict.csv, whatif.csv and the plots as PNG files.
 
     python -m experiments.report outputs/demo
     python -m experiments.report outputs/multirun/2026-01-01_10-00-00 outputs/runs/other_run --out my_report
+    python -m experiments.report outputs/demo --tolerance 1 --queries-per-doc 50 --price-in 3 --price-out 15
+    python -m experiments.report outputs/demo --gpu-hour-price 2.5 --latency-target 2
+
+Defaults come from conf/report.yaml (or --settings FILE); flags override them.
+
+Sections: 1 verdict per benchmark and length level (best long context vs the cheapest RAG config
+within the tolerance, paired bootstrap, ratios, one sentence of advice, the oracle router);
+2 deployment what-if (cost per 1,000 answers with indexing, break-even queries per document,
+latency target); 3 plots; 4 diagnostics; 5 reproducibility.
 """
 
 from __future__ import annotations
@@ -10,41 +20,101 @@ import argparse
 import csv
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from experiments import plots
 from experiments.aggregate import _level_key
-from experiments.plots import score_by_level, score_vs_tokens
+from experiments.diagnostics import Diagnostics, diagnose
+from experiments.pricing import Pricing
+from experiments.report_document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
+from experiments.report_settings import ReportSettings, load_settings
+from experiments.reproducibility import package_versions, provenance, shared_config
 from experiments.runs import Run, dedupe, find_runs
+from experiments.verdict import ALL, VerdictRow, verdicts
+from experiments.whatif import WhatIfRow, what_if
 
-KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation"]
+KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
+                "chunker", "reranker"]
+SECTIONS = {"verdict": "1. Verdict", "whatif": "2. Deployment what-if", "plots": "3. Plots",
+            "diagnostics": "4. Diagnostics", "reproducibility": "5. Reproducibility"}
 
 
 def _fmt(v: Any, digits: int = 2) -> str:
     if v is None or v == "":
         return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.{digits}f}"
     return str(v)
 
 
-def summary_rows(runs: list[Run]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-    levels = sorted({lvl for r in runs for lvl in r.metrics.get("score_by_length_level", {})}, key=_level_key)
-    ns = sorted({n for r in runs for n in (r.metrics.get("evidence_recall") or {})}, key=int)
+def _usd(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v == 0:
+        return "$0"
+    return f"${v:.4f}" if v >= 0.01 else f"${v:.2e}"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _levels(runs: list[Run]) -> list[str]:
+    return sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=_level_key)
+
+
+def _recall_ns(runs: list[Run]) -> list[str]:
+    return sorted({n for run in runs for r in run.records for n in (r.get("evidence_recall") or {})}, key=int)
+
+
+def _mean(vals: list[float]) -> float | None:
+    return sum(vals) / len(vals) if vals else None
+
+
+def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """One row per config point, computed from its records (metrics.json as a fallback for old runs)."""
+    levels, ns = _levels(runs), _recall_ns(runs)
     rows = []
     for r in runs:
-        m = r.metrics
+        answered = [x for x in r.records if x.get("status") in ("ok", "retrieved")]
         row: dict[str, Any] = {"config": r.label}
         row.update({k: r.knobs.get(k, "") for k in KNOB_COLUMNS})
-        row["benchmark"] = r.knobs.get("benchmark", "")
+        row["benchmark"] = r.benchmark
         row["generator"] = r.knobs.get("generator", "")
-        row["score"] = m.get("score")
-        row.update({f"score_{lvl}": m.get("score_by_length_level", {}).get(lvl) for lvl in levels})
-        row.update({f"recall@{n}": (m.get("evidence_recall") or {}).get(n) for n in ns})
-        row["evidence_retained"] = m.get("evidence_retained")
-        row["prompt_tokens_mean"] = m.get("prompt_tokens_mean")
-        row["latency_s_mean"] = m.get("latency_s_mean")
-        row.update(n=m.get("n"), skipped=m.get("n_skipped"), failed=m.get("n_failed"), run_dir=str(r.path))
+        score = r.score_at()
+        row["score"] = round(score, 2) if score is not None else (None if r.records else r.metrics.get("score"))
+        for lvl in levels:
+            s = r.score_at(lvl)
+            row[f"score_{lvl}"] = round(s, 2) if s is not None else None
+        for n in ns:
+            vals = [x["evidence_recall"][n] for x in answered
+                    if (x.get("evidence_recall") or {}).get(n) is not None]
+            row[f"recall@{n}"] = round(_mean(vals), 4) if vals else None
+        for key in ("evidence_in_prompt", "evidence_retained"):
+            vals = [x[key] for x in answered if x.get(key) is not None]
+            row[key] = round(_mean(vals), 4) if vals else None
+        for key in ("prompt_tokens", "completion_tokens", "latency_s"):
+            v = r.mean_of(key)
+            row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
+        lats = sorted(x["latency_s"] for x in r.answered() if x.get("latency_s") is not None)
+        row["latency_s_p95"] = round(lats[min(len(lats) - 1, int(0.95 * len(lats)))], 4) if lats else None
+        c = pricing.mean_answer_cost(r)
+        row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
+        row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
+        routes = [x["route"] for x in r.answered() if x.get("route")]
+        row["route_longctx_share"] = round(routes.count("longctx") / len(routes), 4) if routes else None
+        status = Counter(x.get("status") for x in r.records)
+        row.update(n=len(r.records) or r.metrics.get("n"), ok=status["ok"], skipped=status["skipped"],
+                   failed=status["failed"], retrieved=status["retrieved"],
+                   config_hash=r.metrics.get("config_hash", ""), run_dir=str(r.path))
         rows.append(row)
     return rows, levels, ns
 
@@ -56,60 +126,304 @@ def default_out_dir(paths: list[str]) -> Path:
     return Path(os.path.commonpath([p.parent if (p / "metrics.json").exists() else p for p in resolved]))
 
 
-def write_report(paths: list[str], out_dir: Path | None = None) -> Path:
-    runs, dupes = dedupe(find_runs(paths))
-    runs.sort(key=lambda r: (r.knobs.get("arm", ""), r.metrics.get("prompt_tokens_mean") or 0))
-    out = Path(out_dir) if out_dir else default_out_dir(paths)
-    out.mkdir(parents=True, exist_ok=True)
-    rows, levels, ns = summary_rows(runs)
+def _disambiguate(runs: list[Run]) -> None:
+    """Scope verdicts by generator when a report mixes them; make labels unique within a scope."""
+    # retrieval-only runs (no generator) do not split a report into scopes
+    if len({r.knobs.get("generator") for r in runs if not r.retrieval_only}) > 1:
+        for r in runs:
+            r.scope_override = f"{r.benchmark} / {r.knobs.get('generator')}"
+    seen = Counter((r.scope, r.config_label) for r in runs)
+    for r in runs:
+        if seen[(r.scope, r.config_label)] > 1:
+            r.label_suffix = f" #{str(r.metrics.get('config_hash', ''))[:6] or r.path.name}"
 
-    with open(out / "summary.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    fields: list[str] = []
+    for row in rows:
+        fields += [k for k in row if k not in fields]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
 
-    plots = [score_vs_tokens(runs, out / "score_vs_prompt_tokens.png"), score_by_level(runs, out / "score_by_length_level.png")]
 
-    benchmarks = sorted({r["benchmark"] for r in rows})
-    lines = [
-        "# RAG vs long context",
-        "",
-        f"{len(runs)} config points on {', '.join(benchmarks)} with {', '.join(sorted({r['generator'] for r in rows}))}."
-        + (f" {sum(len(v) for v in dupes.values())} duplicate run(s) of the same config point were merged." if dupes else ""),
-        "Scores are the benchmark's primary metric x100; a sample an arm could not serve counts 0.",
-        "",
-        "## Score by length level",
-        "",
-    ]
-    head = ["config", "score", *[f"score {lvl}" for lvl in levels], *[f"recall@{n}" for n in ns], "retained",
-            "prompt tokens", "latency s", "n", "skipped", "failed"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in rows:
-        cells = [row["config"], _fmt(row["score"]), *[_fmt(row[f"score_{lvl}"]) for lvl in levels],
-                 *[_fmt(row[f"recall@{n}"]) for n in ns], _fmt(row["evidence_retained"]),
-                 _fmt(row["prompt_tokens_mean"], 0), _fmt(row["latency_s_mean"]), _fmt(row["n"]),
-                 _fmt(row["skipped"]), _fmt(row["failed"])]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "recall@n: share of gold evidence in the top-n retrieved chunks (RAG). retained: share of gold evidence "
-        "that survived truncation (long context).",
-        "",
-        "## Evidence by length level",
-        "",
-    ]
-    head2 = ["config", "level", "prompt tokens", "retained", *[f"recall@{n}" for n in ns]]
-    lines += ["| " + " | ".join(head2) + " |", "|" + "---|" * len(head2)]
-    for r in runs:
-        for lvl, d in r.metrics.get("by_length_level", {}).items():
-            lines.append("| " + " | ".join([r.label, lvl, _fmt(d.get("prompt_tokens"), 0), _fmt(d.get("retained")),
-                                            *[_fmt(d.get(f"recall@{n}")) for n in ns]]) + " |")
-    lines += ["", "## Plots", ""]
-    lines += [f"![{p.stem}]({p.name})" for p in plots]
-    lines += ["", "## Runs", ""] + [f"- `{r['config']}`: `{r['run_dir']}`" for r in rows]
-    report = out / "report.md"
-    report.write_text("\n".join(lines) + "\n")
-    return report
+# ---------------------------------------------------------------- sections
+
+
+def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], settings: ReportSettings,
+                    summary: list[dict[str, Any]], levels: list[str], ns: list[str]) -> None:
+    doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Paragraph(
+        f"Per benchmark and length level: the best long-context config against the **cheapest RAG config whose score is "
+        f"within {settings.tolerance:g} points** of it (cost per answer including indexing over "
+        f"{settings.queries_per_doc:g} queries per document; when no RAG config is that close, the best RAG config). "
+        "Δ is RAG minus long context in points with its paired-bootstrap 95% interval over the samples both scored "
+        f"({settings.resamples} resamples). Ratios are RAG / long context. The oracle router takes, per sample, the "
+        "better of the best long-context and the best RAG config: no router can do better."))
+    head = ["benchmark", "level", "long context", "score", "RAG", "score", f"within {settings.tolerance:g}",
+            "Δ RAG−LC [95% CI]", "n", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
+            "recommendation"]
+    rows = []
+    for v in vrows:
+        delta = "-" if v.diff is None else f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
+        oracle = "-" if v.oracle is None else f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG)"
+        rows.append([v.benchmark, v.level, v.lc.label if v.lc else "-", _fmt(v.lc_score, 1), v.rag.label if v.rag else "-",
+                     _fmt(v.rag_score, 1), _fmt(v.within_tolerance) if v.rag and v.lc else "-", delta, str(v.n_shared),
+                     _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio), oracle, v.recommendation])
+    doc.add(Table(head, rows))
+
+    # Other arms: floors, routers and controls, per level.
+    other = []
+    for v in vrows:
+        lvl = None if v.level == ALL else v.level
+        mine = [r for r in runs if r.scope == v.benchmark]
+        cells = []
+        for pick in (lambda r: r.arm == "closedbook", lambda r: r.arm == "selfroute", lambda r: r.budget_matched):
+            cands = [(r.score_at(lvl), r) for r in mine if pick(r) and r.score_at(lvl) is not None]
+            if cands:
+                s, r = max(cands, key=lambda sr: sr[0])
+                extra = ""
+                if r.arm == "selfroute":
+                    routes = [x["route"] for x in r.answered(lvl) if x.get("route")]
+                    extra = f", {_pct(routes.count('longctx') / len(routes))} to long context" if routes else ""
+                cells.append(f"{s:.1f} ({r.label}{extra})")
+            else:
+                cells.append("-")
+        if any(c != "-" for c in cells):
+            other.append([v.benchmark, v.level, _fmt(v.lc_score, 1), *cells,
+                          "-" if v.oracle is None else f"{v.oracle.score:.1f}"])
+    if other:
+        doc.add(Heading(3, "Other arms"), Paragraph(
+            "Closed book (no context) is the memorisation floor; Self-Route tries RAG and falls back to long context "
+            "when the model declines; budget-matched long context gets the same token budget as a RAG config, "
+            "separating \"less text\" from \"better text\"."),
+            Table(["benchmark", "level", "long context", "closed book", "Self-Route", "budget-matched long context",
+                   "oracle router"], other))
+
+    doc.add(Heading(3, "All configs"), Paragraph(
+        "Scores are the benchmark's primary metric x100; a sample an arm could not serve (skipped) counts 0, failed "
+        "samples are left out. recall@n: share of gold evidence in the top-n retrieved chunks; in prompt: share of "
+        "gold evidence in the RAG prompt; retained: share that survived long-context truncation. Retrieval-only runs "
+        "(no generator) show recall without a score."))
+    head = ["config", "benchmark", "score", *[f"score {lvl}" for lvl in levels], *[f"recall@{n}" for n in ns], "in prompt",
+            "retained", "prompt tokens", "latency s", "cost/answer", "n", "skipped", "failed"]
+    table = []
+    for row in summary:
+        table.append([row["config"], row["benchmark"], _fmt(row["score"], 1), *[_fmt(row[f"score_{lvl}"], 1) for lvl in levels],
+                      *[_fmt(row[f"recall@{n}"]) for n in ns], _fmt(row["evidence_in_prompt"]),
+                      _fmt(row["evidence_retained"]), _fmt(row["prompt_tokens_mean"], 0), _fmt(row["latency_s_mean"]),
+                      _usd(row["cost_per_answer_usd"]), _fmt(row["n"]), _fmt(row["skipped"]), _fmt(row["failed"])])
+    for v in vrows:
+        if v.level == ALL or (v.oracle and len([x for x in vrows if x.benchmark == v.benchmark]) == 1):
+            if v.oracle:
+                table.append([f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark,
+                              _fmt(v.oracle.score, 1), *["" for _ in levels], *["" for _ in ns], "", "", "", "", "",
+                              str(v.oracle.n), "", ""])
+    doc.add(Table(head, table))
+
+
+def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings) -> None:
+    target = "no latency target" if settings.latency_target_s is None else f"a mean latency target of {settings.latency_target_s:g} s"
+    doc.add(Heading(2, SECTIONS["whatif"], "whatif"), Paragraph(
+        f"At **{settings.queries_per_doc:g} queries per document** and {target}, over all samples of each benchmark. "
+        "Cost per 1,000 answers = 1000 x (generation cost per answer + indexing cost per document / queries per document). "
+        "Break-even: the number of queries per document from which the config is cheaper than the best long-context "
+        "config (indexing I once per document, then c per answer: q* = I / (c_long context - c))."),
+        Paragraph(pricing.describe() + " Measured latency comes from the machine that ran the sweep."))
+    head = ["benchmark", "role", "config", "score", "cost/answer", "indexing/document", "cost per 1,000 answers",
+            "latency mean s", "latency p95 s", "meets target", "break-even queries/doc"]
+    table = [[r.benchmark, r.role, r.label, _fmt(r.score, 1), _usd(r.answer_cost), _usd(r.index_cost_per_doc),
+              _usd(r.cost_per_1000), _fmt(r.latency_mean), _fmt(r.latency_p95), _fmt(r.meets_target),
+              r.break_even_note or "-"] for r in rows]
+    doc.add(Table(head, table))
+
+
+def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag: Diagnostics, out: Path) -> list[Path]:
+    doc.add(Heading(2, SECTIONS["plots"], "plots"))
+    scopes = sorted({r.scope for r in runs})
+    written: list[Path] = []
+    for scope in scopes:
+        mine = [r for r in runs if r.scope == scope]
+        slug = "" if len(scopes) == 1 else "_" + "".join(c if c.isalnum() else "-" for c in scope)
+        title = "" if len(scopes) == 1 else f" ({scope})"
+        if len(scopes) > 1:
+            doc.add(Heading(3, scope))
+        overall = next((v for v in vrows if v.benchmark == scope and v.level == ALL),
+                       next((v for v in vrows if v.benchmark == scope), None))
+        oracle_pt = None
+        if overall and overall.oracle and overall.lc and overall.best_rag:
+            # the oracle answers each sample with one of two configs (first: the best RAG): its tokens are theirs
+            by_first = {str(r["id"]): r for r in overall.best_rag.records}
+            by_second = {str(r["id"]): r for r in overall.lc.records}
+            toks = [(by_first if c == "first" else by_second)[i].get("prompt_tokens") for i, c in overall.oracle.choice.items()]
+            toks = [t for t in toks if t is not None]
+            if toks:
+                oracle_pt = (sum(toks) / len(toks), overall.oracle.score)
+        lc_best = overall.lc_score if overall else None
+        made = [
+            (plots.score_vs_tokens(mine, out / f"score_vs_prompt_tokens{slug}.png", oracle_pt, title),
+             "Score against mean prompt tokens; the dashed line and circled points are the Pareto front."),
+            (plots.score_by_level(mine, out / f"score_by_length_level{slug}.png", title),
+             "Score by length level; bold lines are the best config of each arm."),
+            (plots.recall_curves(mine, out / f"recall_at_n{slug}.png", title),
+             "Evidence recall@n per retriever and chunk size."),
+            (plots.topk_tradeoff(mine, out / f"score_and_recall_vs_top_k{slug}.png", lc_best, title),
+             "Score vs top-k beside evidence-in-prompt vs top-k (the rise-then-fall of OP-RAG)."),
+            (plots.score_by_depth(mine, out / f"score_by_evidence_depth{slug}.png", title),
+             "Score by the depth of the evidence in the context, best config of each arm."),
+        ]
+        missing = []
+        for path, caption in made:
+            if path is None:
+                missing.append(caption.split(";")[0].split(" per ")[0].rstrip("."))
+                continue
+            written.append(path)
+            doc.add(Paragraph(caption), Image(path, path.stem.replace("_", " ")))
+        for a in diag.agreements:
+            if a.benchmark == scope:
+                p = plots.agreement_matrix(a.both_right, a.only_lc, a.only_rag, a.both_wrong,
+                                           out / f"agreement_matrix{slug}.png", title)
+                written.append(p)
+                doc.add(Paragraph(f"Per-question agreement of long context ({a.lc.label}) and the best RAG config "
+                                  f"({a.rag.label})."), Image(p, p.stem.replace("_", " ")))
+        if missing:
+            doc.add(Paragraph("Not drawn (no data in these runs): " + "; ".join(missing) + "."))
+    return written
+
+
+def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettings) -> None:
+    doc.add(Heading(2, SECTIONS["diagnostics"], "diagnostics"), Paragraph(
+        f"A sample is **correct** when its score is at least {settings.correct_threshold:g} (0..1; `correct_threshold` "
+        f"in conf/report.yaml). Its **evidence is in the prompt** when at least {100 * settings.evidence_threshold:g}% "
+        "of the gold evidence reached the model: for RAG the retrieved chunks in the prompt, for long context what "
+        "survived truncation, for Self-Route the path that answered."))
+    doc.add(Heading(3, "Agreement: long context vs best RAG"))
+    if diag.agreements:
+        rows = []
+        for a in diag.agreements:
+            n = max(a.n, 1)
+            rows.append([a.benchmark, a.lc.label, a.rag.label, str(a.n), f"{a.both_right} ({a.both_right / n:.0%})",
+                         f"{a.only_lc} ({a.only_lc / n:.0%})", f"{a.only_rag} ({a.only_rag / n:.0%})",
+                         f"{a.both_wrong} ({a.both_wrong / n:.0%})"])
+        doc.add(Table(["benchmark", "long context", "best RAG", "shared", "both right", "only long context right",
+                       "only RAG right", "both wrong"], rows), Paragraph(
+            "\"Only RAG right\" is what a router could add on top of long context; \"only long context right\" is what "
+            "retrieval misses."))
+    else:
+        doc.add(Paragraph("No benchmark has both a scored long-context and a scored RAG run."))
+    doc.add(Heading(3, "Correctness given the evidence, distractors, truncation"))
+    if diag.evidence:
+        rows = []
+        for e in diag.evidence:
+            rows.append([e.benchmark, e.run.label, str(e.n), _pct(e.evidence_share),
+                         f"{_pct(e.p_correct_with)} (n={e.n_with})", f"{_pct(e.p_correct_missed)} (n={e.n_missed})",
+                         _pct(e.distractor_rate), _pct(e.truncated_share), _pct(e.evidence_lost_share),
+                         _pct(e.evidence_gone_share)])
+        doc.add(Table(["benchmark", "config", "n", "evidence in prompt", "P(correct | evidence in prompt)",
+                       "P(correct | evidence missed)", "distractor hit rate", "long context truncated",
+                       "evidence partly truncated away", "evidence fully truncated away"], rows),
+                Paragraph("Distractor hit rate: mean share of the benchmark's known distractors (confusing facts) that "
+                          "reached the prompt; \"-\" where the benchmark has none. The truncation columns apply to long "
+                          "context only."))
+    else:
+        doc.add(Paragraph("No answered samples with evidence annotations."))
+    if diag.routes:
+        doc.add(Heading(3, "Self-Route: which path answered"),
+                Table(["benchmark", "config", "n", "answered by long context", "score on RAG path", "score on long-context path"],
+                      [[r.benchmark, r.run.label, str(r.n), _pct(r.share_longctx), _fmt(r.score_rag_route, 1),
+                        _fmt(r.score_longctx_route, 1)] for r in diag.routes]))
+
+
+def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: dict[str, list[Path]]) -> None:
+    doc.add(Heading(2, SECTIONS["reproducibility"], "reproducibility"), Paragraph(
+        "Data fingerprint: sha256 of the run's benchmark config and the sorted ids of the samples it recorded "
+        "(same fingerprint, same questions). Config hash: the runner's hash of everything that changes the records. "
+        "Rerun a config with `python -m experiments.run` and the overrides shown."))
+    recorded = [r for r in runs if isinstance(r.metrics.get("versions"), dict)]
+    versions = package_versions()
+    doc.add(Heading(3, "Package versions"), Paragraph(
+        "Recorded by the runs." if recorded and len(recorded) == len(runs) else
+        "Of the environment that wrote this report (the runs did not record theirs)."))
+    if recorded and len(recorded) == len(runs):
+        versions = {k: ", ".join(sorted({str(r.metrics['versions'].get(k)) for r in recorded if r.metrics['versions'].get(k)}))
+                    for k in sorted({k for r in recorded for k in r.metrics["versions"]})}
+    doc.add(Table(["package", "version"], [[k, v] for k, v in versions.items()]))
+    doc.add(Heading(3, "Runs"))
+    rows = []
+    for p in provenance(runs):
+        try:
+            where = os.path.relpath(p.run.path, out)
+        except ValueError:
+            where = str(p.run.path)
+        rows.append([p.run.label, p.run.benchmark, p.config_hash, p.models, p.data_fingerprint, p.dataset_revision,
+                     f"`{p.overrides}`" if p.overrides != "-" else "-", str(p.n_records), _fmt(p.wall_s), f"`{where}`"])
+    doc.add(Table(["config", "benchmark", "config hash", "models", "data fingerprint", "dataset revision", "overrides",
+                   "records", "wall s", "run dir"], rows))
+    if dupes:
+        doc.add(Paragraph(f"{sum(len(v) for v in dupes.values())} duplicate run(s) of an identical config point were "
+                          "merged (the one with the most records is shown): " +
+                          ", ".join(f"`{os.path.relpath(p, out)}`" for v in dupes.values() for p in v) + "."))
+    common, varying = shared_config(runs)
+    if common:
+        doc.add(Heading(3, "Config shared by all runs"), Code(common, "yaml"))
+        if varying:
+            doc.add(Paragraph("Keys that differ between runs: " + ", ".join(f"`{k}`" for k in varying) + "."))
+    else:
+        doc.add(Paragraph("The run directories have no .hydra/config.yaml."))
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def build_report(paths: list[str], out_dir: Path | None = None, settings: ReportSettings | None = None) -> dict[str, Path]:
+    """Write every report file; return them by name."""
+    settings = settings or load_settings()
+    runs, dupes = dedupe(find_runs(paths, with_records=True))
+    missing = [r.path for r in runs if not r.records]
+    if len(missing) == len(runs):
+        raise ValueError("no records.jsonl in any run directory: nothing to report on")
+    runs = [r for r in runs if r.records]
+    runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
+    _disambiguate(runs)
+    out = Path(out_dir) if out_dir else default_out_dir(paths)
+    out.mkdir(parents=True, exist_ok=True)
+
+    pricing = Pricing(settings, runs)
+    summary, levels, ns = summary_rows(runs, pricing)
+    vrows = verdicts(runs, pricing, settings)
+    wrows = what_if(runs, vrows, pricing, settings)
+    diag = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
+
+    scopes = sorted({r.scope for r in runs})
+    generators = sorted({str(r.knobs.get("generator", "?")) for r in runs if not r.retrieval_only}) or ["no generator"]
+    doc = Document("RAG vs long context: decision report")
+    arms = Counter(r.arm for r in runs)
+    doc.add(Paragraph(
+        f"{len(runs)} config points ({', '.join(f'{n} {a}' for a, n in sorted(arms.items()))}) on {', '.join(scopes)} "
+        f"with {', '.join(generators)}; {sum(len(r.records) for r in runs)} records."
+        + (f" {sum(len(v) for v in dupes.values())} duplicate run(s) merged." if dupes else "")
+        + (f" {len(missing)} run dir(s) without records.jsonl left out." if missing else "")))
+    doc.add(Bullets(list(SECTIONS.values())))
+    verdict_section(doc, vrows, runs, settings, summary, levels, ns)
+    whatif_section(doc, wrows, pricing, settings)
+    images = plots_section(doc, runs, vrows, diag, out)
+    diagnostics_section(doc, diag, settings)
+    reproducibility_section(doc, runs, out, dupes)
+
+    files = {"report.md": out / "report.md", "report.html": out / "report.html", "summary.csv": out / "summary.csv",
+             "verdict.csv": out / "verdict.csv", "whatif.csv": out / "whatif.csv"}
+    files["report.md"].write_text(to_markdown(doc), encoding="utf-8")
+    files["report.html"].write_text(to_html(doc), encoding="utf-8")
+    _write_csv(files["summary.csv"], summary)
+    _write_csv(files["verdict.csv"], [v.as_csv() for v in vrows])
+    _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in wrows])
+    files.update({p.name: p for p in images})
+    return files
+
+
+def write_report(paths: list[str], out_dir: Path | None = None, settings: ReportSettings | None = None) -> Path:
+    """The report's Markdown file (the other files beside it)."""
+    return build_report(paths, out_dir, settings)["report.md"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,13 +431,28 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+", help="multirun folders and/or run folders (each with metrics.json)")
     ap.add_argument("--out", type=Path, default=None, help="where to write (default: beside the runs)")
+    ap.add_argument("--settings", type=Path, default=None, help="report settings YAML (default: conf/report.yaml)")
+    ap.add_argument("--tolerance", type=float, help="points (x100) RAG may trail long context and still match it")
+    ap.add_argument("--queries-per-doc", type=float, help="queries per indexed document in the what-if")
+    ap.add_argument("--price-in", type=float, help="USD per million prompt tokens")
+    ap.add_argument("--price-out", type=float, help="USD per million completion tokens")
+    ap.add_argument("--gpu-hour-price", type=float, help="USD per GPU hour (prices generation by measured latency)")
+    ap.add_argument("--latency-target", type=float, help="mean latency target in seconds")
+    ap.add_argument("--correct-threshold", type=float, help="score (0..1) from which a sample counts as correct")
+    ap.add_argument("--evidence-threshold", type=float, help="share of gold evidence that counts as retrieved")
     args = ap.parse_args(argv)
     try:
-        report = write_report(args.dirs, args.out)
+        settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
+                                 price_in=args.price_in, price_out=args.price_out, gpu_hour_price=args.gpu_hour_price,
+                                 latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
+                                 evidence_threshold=args.evidence_threshold)
+        files = build_report(args.dirs, args.out, settings)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"report: {report}")
+    print(f"report: {files['report.md']}")
+    print(f"html:   {files['report.html']}")
+    print(f"table:  {files['summary.csv']}")
     return 0
 
 

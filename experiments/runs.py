@@ -7,24 +7,133 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+SCORED = ("ok", "skipped")  # a skipped sample scores 0: the arm could not serve it
+ANSWERED = ("ok", "retrieved")  # the arm built a context for it (retrieval-only runs stop there)
+
 
 @dataclass
 class Run:
     path: Path
     metrics: dict[str, Any]
     records: list[dict[str, Any]] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)  # .hydra/config.yaml, when the run dir has it
+    overrides: list[str] = field(default_factory=list)  # .hydra/overrides.yaml
+    label_suffix: str = ""  # set by the report when two config points would read the same
+    scope_override: str | None = None  # set by the report when one report mixes generators
+    _by_level: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
+    _scores: dict[Any, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def scope(self) -> str:
+        """What a verdict compares within: the benchmark (and the generator, when a report mixes them)."""
+        return self.scope_override or self.benchmark
+
+    def records_at(self, level: str | None = None) -> list[dict[str, Any]]:
+        """Records of one length level (None: all of them)."""
+        if level is None:
+            return self.records
+        if self._by_level is None:
+            self._by_level = {}
+            for r in self.records:
+                self._by_level.setdefault(str(r.get("length_level")), []).append(r)
+        return self._by_level.get(str(level), [])
+
+    def scores(self, level: str | None = None) -> dict[str, float]:
+        """{sample id: score 0..1} of the scored samples (ok, and skipped as 0); failed ones are left out."""
+        if level not in self._scores:
+            self._scores[level] = {str(r["id"]): float(r["score"]) for r in self.records_at(level)
+                                   if r.get("status") in SCORED and r.get("score") is not None}
+        return self._scores[level]
+
+    def answered(self, level: str | None = None) -> list[dict[str, Any]]:
+        """Records the model answered (status ok): the ones with tokens, latency and cost."""
+        return [r for r in self.records_at(level) if r.get("status") == "ok"]
+
+    def score_at(self, level: str | None = None) -> float | None:
+        s = self.scores(level)
+        return 100 * sum(s.values()) / len(s) if s else None
+
+    def mean_of(self, key: str, level: str | None = None) -> float | None:
+        vals = [r[key] for r in self.answered(level) if r.get(key) is not None]
+        return sum(vals) / len(vals) if vals else None
 
     @property
     def knobs(self) -> dict[str, Any]:
         return self.metrics.get("knobs", {})
 
     @property
+    def arm(self) -> str:
+        return str(self.knobs.get("arm", "?"))
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.knobs.get("benchmark", "?"))
+
+    @property
+    def budget_matched(self) -> bool:
+        """Long context cut to a fixed token budget (a control arm, not a full long-context config)."""
+        return self.arm == "longctx" and self.knobs.get("budget_tokens") is not None
+
+    @property
+    def retrieval_only(self) -> bool:
+        return bool(self.records) and all(r.get("status") == "retrieved" for r in self.records)
+
+    @property
     def label(self) -> str:
+        return self.config_label + self.label_suffix
+
+    @property
+    def config_label(self) -> str:
         k = self.knobs
-        if k.get("arm") == "rag":
-            return f"rag {k.get('retriever')} c{k.get('chunk_size')} k{k.get('top_k')}" + ("" if k.get("order") == "document" else f" {k.get('order')}")
-        extra = "" if k.get("truncation") in (None, "benchmark") else f" {k.get('truncation')}"
-        return f"{k.get('arm', '?')}{extra}"
+        arm = k.get("arm", "?")
+        if arm in ("rag", "selfroute"):
+            text = f"{arm} {k.get('retriever')} c{k.get('chunk_size')} k{k.get('top_k')}"
+            text += "" if k.get("order") in (None, "document") else f" {k.get('order')}"
+            for key in ("chunker", "reranker"):
+                if k.get(key) not in (None, "", "none", "fixed"):
+                    text += f" {k[key]}"
+            if k.get("rag_budget_tokens") is not None:
+                text += f" b{k['rag_budget_tokens']}"
+            if arm == "selfroute" and k.get("truncation") not in (None, "benchmark"):
+                text += f" lc-{k['truncation']}"
+            return text + (" retrieval-only" if self.retrieval_only else "")
+        text = str(arm)
+        if k.get("truncation") not in (None, "benchmark"):
+            text += f" {k.get('truncation')}"
+        if k.get("budget_tokens") is not None:
+            text += f" budget{k['budget_tokens']}"
+        return text
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """records.jsonl, last record of an id winning (a failed sample retried later counts once).
+    A torn last line (a run killed mid-write) is ignored."""
+    by_id: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as err:
+            if lineno == len(lines):  # unfinished last line, no newline after it
+                break
+            raise ValueError(f"{path}:{lineno}: not a valid record ({err})") from None
+        by_id[str(rec["id"])] = rec
+    return list(by_id.values())
+
+
+def _read_yaml(path: Path) -> Any:
+    if not path.exists():
+        return None
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: unreadable YAML ({err})") from None
 
 
 def find_runs(paths: list[str | Path], with_records: bool = False) -> list[Run]:
@@ -39,9 +148,14 @@ def find_runs(paths: list[str | Path], with_records: bool = False) -> list[Run]:
                 metrics = json.loads(m.read_text())
             except ValueError as err:
                 raise ValueError(f"{m}: unreadable metrics.json ({err})") from None
+            if not isinstance(metrics, dict):
+                raise ValueError(f"{m}: metrics.json is not a JSON object")
             run = Run(m.parent.resolve(), metrics)
-            if with_records and (m.parent / "records.jsonl").exists():
-                run.records = [json.loads(line) for line in (m.parent / "records.jsonl").read_text().splitlines() if line.strip()]
+            hydra = m.parent / ".hydra"
+            run.config = _read_yaml(hydra / "config.yaml") or {}
+            run.overrides = [str(o) for o in (_read_yaml(hydra / "overrides.yaml") or [])]
+            if with_records:
+                run.records = read_records(m.parent / "records.jsonl")
             found[run.path] = run
     if not found:
         raise FileNotFoundError(f"no run directories (with metrics.json) under {', '.join(map(str, paths))}")
@@ -52,14 +166,17 @@ def dedupe(runs: list[Run]) -> tuple[list[Run], dict[str, list[Path]]]:
     """One run per config point (same config hash); the others are listed as duplicates.
 
     A sweep that crosses arm=longctx with RAG-only knobs repeats the same long-context point;
-    the response cache makes the repeats free and the report shows the point once.
+    the response cache makes the repeats free and the report shows the point once. Of the
+    repeats, the one with the most records is kept (an interrupted copy loses to a finished one).
     """
     seen: dict[str, Run] = {}
     dupes: dict[str, list[Path]] = {}
     for run in runs:
         key = run.metrics.get("config_hash") or str(run.path)
         if key in seen:
-            dupes.setdefault(key, []).append(run.path)
+            keep, drop = (run, seen[key]) if len(run.records) > len(seen[key].records) else (seen[key], run)
+            seen[key] = keep
+            dupes.setdefault(key, []).append(drop.path)
         else:
             seen[key] = run
     return list(seen.values()), dupes

@@ -1,0 +1,138 @@
+"""Why an arm wins: per-sample agreement, correctness given evidence, distractors, truncation.
+
+"Correct" means score >= `correct_threshold` (0..1, conf/report.yaml, default 0.5): for exact-match
+style metrics that is right/wrong, for graded metrics (F1, ROUGE) a majority of the answer.
+"Evidence in the prompt" means at least `evidence_threshold` (default 1.0: all) of the gold evidence
+reached the model: RAG's `evidence_in_prompt`, long context's `evidence_retained` (after truncation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from experiments.runs import Run
+from experiments.verdict import longctx_candidates, rag_candidates
+
+
+@dataclass
+class Agreement:
+    benchmark: str
+    lc: Run
+    rag: Run
+    n: int
+    both_right: int
+    only_lc: int
+    only_rag: int
+    both_wrong: int
+
+
+@dataclass
+class EvidenceRow:
+    benchmark: str
+    run: Run
+    n: int  # answered samples with an evidence value
+    evidence_share: float | None  # share with the evidence in the prompt
+    p_correct_with: float | None
+    n_with: int
+    p_correct_missed: float | None
+    n_missed: int
+    distractor_rate: float | None  # mean share of known distractors in the prompt
+    truncated_share: float | None  # long context: share of samples whose context was cut
+    evidence_lost_share: float | None  # long context: share that lost some gold evidence to truncation
+    evidence_gone_share: float | None  # long context: share that lost all of it
+
+
+@dataclass
+class RouteRow:
+    benchmark: str
+    run: Run
+    n: int
+    share_longctx: float
+    score_rag_route: float | None
+    score_longctx_route: float | None
+
+
+def agreement(benchmark: str, lc: Run, rag: Run, threshold: float) -> Agreement | None:
+    a, b = lc.scores(), rag.scores()
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        return None
+    lc_ok = {i: a[i] >= threshold for i in shared}
+    rag_ok = {i: b[i] >= threshold for i in shared}
+    return Agreement(benchmark, lc, rag, len(shared),
+                     both_right=sum(lc_ok[i] and rag_ok[i] for i in shared),
+                     only_lc=sum(lc_ok[i] and not rag_ok[i] for i in shared),
+                     only_rag=sum(rag_ok[i] and not lc_ok[i] for i in shared),
+                     both_wrong=sum(not lc_ok[i] and not rag_ok[i] for i in shared))
+
+
+def _evidence_of(rec: dict[str, Any]) -> float | None:
+    """Share of gold evidence in the prompt that produced the answer (Self-Route: of the path that answered)."""
+    if rec.get("route") == "longctx" and rec.get("evidence_retained") is not None:
+        return rec["evidence_retained"]
+    if rec.get("evidence_in_prompt") is not None:
+        return rec["evidence_in_prompt"]
+    return rec.get("evidence_retained")
+
+
+def evidence_row(benchmark: str, run: Run, correct_threshold: float, evidence_threshold: float) -> EvidenceRow:
+    answered = run.answered()
+    with_ev = [(r, _evidence_of(r)) for r in answered]
+    with_ev = [(r, e) for r, e in with_ev if e is not None]
+    hit = [r for r, e in with_ev if e >= evidence_threshold - 1e-9]
+    miss = [r for r, e in with_ev if e < evidence_threshold - 1e-9]
+
+    def p_correct(recs: list[dict[str, Any]]) -> float | None:
+        return sum(r["score"] >= correct_threshold for r in recs) / len(recs) if recs else None
+
+    dkey = "distractors_retained" if run.arm == "longctx" else "distractors_retrieved"
+    dvals = [r[dkey] for r in answered if r.get(dkey) is not None]
+    truncated = lost = gone = None
+    if run.arm == "longctx" and answered:
+        truncated = sum(bool(r.get("truncated")) for r in answered) / len(answered)
+        kept = [r["evidence_retained"] for r in answered if r.get("evidence_retained") is not None]
+        if kept:
+            lost = sum(k < evidence_threshold - 1e-9 for k in kept) / len(kept)
+            gone = sum(k == 0 for k in kept) / len(kept)
+    return EvidenceRow(benchmark, run, len(with_ev), len(hit) / len(with_ev) if with_ev else None,
+                       p_correct(hit), len(hit), p_correct(miss), len(miss), mean(dvals) if dvals else None,
+                       truncated, lost, gone)
+
+
+def route_row(benchmark: str, run: Run) -> RouteRow | None:
+    routed = [r for r in run.answered() if r.get("route")]
+    if not routed:
+        return None
+    by = {k: [r["score"] for r in routed if r["route"] == k] for k in ("rag", "longctx")}
+    return RouteRow(benchmark, run, len(routed), len(by["longctx"]) / len(routed),
+                    100 * mean(by["rag"]) if by["rag"] else None, 100 * mean(by["longctx"]) if by["longctx"] else None)
+
+
+@dataclass
+class Diagnostics:
+    agreements: list[Agreement]
+    evidence: list[EvidenceRow]
+    routes: list[RouteRow]
+
+
+def diagnose(runs: list[Run], correct_threshold: float, evidence_threshold: float) -> Diagnostics:
+    agreements, evidence, routes = [], [], []
+    for bench in sorted({r.scope for r in runs}):
+        mine = [r for r in runs if r.scope == bench]
+        lcs, rags = longctx_candidates(mine), rag_candidates(mine)
+        if lcs and rags:
+            lc = max(lcs, key=lambda r: r.score_at())
+            rag = max(rags, key=lambda r: r.score_at())
+            a = agreement(bench, lc, rag, correct_threshold)
+            if a:
+                agreements.append(a)
+        for run in sorted(mine, key=lambda r: (r.arm, -(r.score_at() or 0))):
+            if run.arm in ("longctx", "rag", "selfroute") and run.answered():
+                evidence.append(evidence_row(bench, run, correct_threshold, evidence_threshold))
+            if run.arm == "selfroute":
+                rr = route_row(bench, run)
+                if rr:
+                    routes.append(rr)
+    return Diagnostics(agreements, evidence, routes)

@@ -1,0 +1,182 @@
+"""Synthetic run directories with known numbers, laid out as the runner writes them
+(records.jsonl, metrics.json, .hydra/config.yaml and overrides.yaml): for the report's tests,
+its speed check, and for trying the report without running a model.
+
+    python -m experiments.example_runs /tmp/example_sweep   # then: python -m experiments.report /tmp/example_sweep
+
+Per sample the outcome is drawn from a seeded generator: long context answers right with
+probability 0.75 unless truncation cut the evidence (long levels); a RAG config retrieves the
+evidence more often with more chunks and answers right with probability 0.85 when it did, 0.1
+when it did not, a little less with many chunks (distraction). Numbers are plausible, not real.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from experiments.aggregate import aggregate
+
+LEVELS = ("1k", "2k", "4k")
+LEVEL_TOKENS = {"1k": 1000, "2k": 2000, "4k": 4000, "8k": 8000, "16k": 16000}
+
+
+def write_run(run_dir: Path, knobs: dict[str, Any], records: list[dict[str, Any]], config: dict[str, Any] | None = None,
+              overrides: list[str] | None = None, extra_metrics: dict[str, Any] | None = None) -> Path:
+    run_dir = Path(run_dir)
+    (run_dir / ".hydra").mkdir(parents=True, exist_ok=True)
+    chash = hashlib.sha256(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:12]
+    for r in records:
+        r.setdefault("config_hash", chash)
+    with open(run_dir / "records.jsonl", "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    metrics = {"knobs": knobs, "config_hash": chash, **aggregate(records), "wall_s": 1.0, **(extra_metrics or {})}
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    cfg = config or {"benchmark": {"name": knobs.get("benchmark"), "seed": 0, "levels": list(LEVELS)},
+                     "generator": {"model": knobs.get("generator"), "backend": "transformers"},
+                     "arm": {"name": knobs["arm"]}}
+    (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    (run_dir / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides or [f"arm={knobs['arm']}"]))
+    return run_dir
+
+
+def _sample_ids(benchmark: str, levels: tuple[str, ...], per_level: int) -> list[tuple[str, str, float]]:
+    out = []
+    for lvl in levels:
+        for i in range(per_level):
+            out.append((f"{benchmark}-{lvl}-{i:03d}", lvl, (i * 0.37) % 1.0))
+    return out
+
+
+def _base(benchmark: str, sid: str, lvl: str, depth: float, knobs: dict[str, Any]) -> dict[str, Any]:
+    return {"id": sid, "benchmark": benchmark, "task": "kv", "language": "en", "length_level": lvl,
+            "group": sid.rsplit("-", 1)[0] + f"-{int(sid[-3:]) // 3}", "arm": knobs["arm"], "depth": round(depth, 3),
+            "answers": ["x"]}
+
+
+def _answered(rng: random.Random, p: float, prompt_tokens: int) -> dict[str, Any]:
+    right = rng.random() < p
+    return {"status": "ok", "prediction": "x" if right else "y", "score": 1.0 if right else 0.0,
+            "scores": {"score": 1.0 if right else 0.0}, "prompt_tokens": prompt_tokens, "completion_tokens": 8,
+            "latency_s": round(0.5 + prompt_tokens / 800, 4), "ttft_s": None, "cached": False}
+
+
+def longctx_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, budget: int | None = None,
+                    window: int = 3000) -> list[dict[str, Any]]:
+    rng = random.Random(f"{seed}-{benchmark}-lc-{budget}")
+    out = []
+    for sid, lvl, depth in samples:
+        full = LEVEL_TOKENS[lvl]
+        kept = min(full, window, budget or full)
+        truncated = kept < full
+        cut = (1 - kept / full) / 2  # middle truncation: the middle `cut*2` share is gone
+        retained = 0.0 if truncated and 0.5 - cut < depth < 0.5 + cut else 1.0
+        rec = {**_base(benchmark, sid, lvl, depth, knobs), **_answered(rng, 0.75 if retained else 0.08, kept + 60),
+               "context_tokens": kept, "context_tokens_full": full, "truncated": truncated,
+               "kept_spans": [[0, kept]], "evidence_retained": retained, "distractors_retained": 1.0 if not truncated else 0.5}
+        out.append(rec)
+    return out
+
+
+def rag_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, retrieval_only: bool = False) -> list[dict[str, Any]]:
+    k, chunk = int(knobs["top_k"]), int(knobs["chunk_size"])
+    quality = 0.55 if knobs["retriever"] == "bm25" else 0.65
+    rng = random.Random(f"{seed}-{benchmark}-{knobs['retriever']}-{chunk}-{k}-{knobs.get('order')}")
+    out = []
+    for sid, lvl, depth in samples:
+        n_chunks = max(1, LEVEL_TOKENS[lvl] // chunk)
+        p_hit = {n: min(1.0, 1 - (1 - quality) ** n) for n in (1, 3, 5, 10)}
+        u = rng.random()
+        recall = {str(n): 1.0 if u < p else 0.0 for n, p in p_hit.items()}
+        in_prompt = 1.0 if u < min(1.0, 1 - (1 - quality) ** k) else 0.0
+        base = {**_base(benchmark, sid, lvl, depth, knobs), "n_chunks": n_chunks,
+                "retrieved": [{"chunk": i, "start": 0, "end": 1, "score": 1.0, "doc_id": None} for i in range(min(k, n_chunks))],
+                "context_tokens": min(k, n_chunks) * chunk, "evidence_recall": recall, "evidence_in_prompt": in_prompt,
+                "distractors_retrieved": 1.0 if rng.random() < min(0.9, 0.1 * k) else 0.0}
+        if retrieval_only:
+            out.append({**base, "status": "retrieved"})
+            continue
+        p = (0.85 - 0.02 * max(0, k - 4)) if in_prompt else 0.1
+        out.append({**base, **_answered(rng, p, base["context_tokens"] + 60)})
+    return out
+
+
+def closedbook_records(benchmark: str, samples, knobs: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(f"{seed}-{benchmark}-cb")
+    return [{**_base(benchmark, sid, lvl, depth, knobs), **_answered(rng, 0.05, 60)} for sid, lvl, depth in samples]
+
+
+def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[str, Any]], knobs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Declines where RAG missed the evidence; then the long-context answer, with both prompts' tokens."""
+    lc_by = {r["id"]: r for r in lc}
+    out = []
+    for r in rag:
+        rec = {**r, "arm": "selfroute"}
+        if r.get("evidence_in_prompt") == 0.0:
+            l = lc_by[r["id"]]
+            rec.update(route="longctx", selfroute_declined=True, score=l["score"], prediction=l["prediction"],
+                       scores=l["scores"], prompt_tokens=r["prompt_tokens"] + l["prompt_tokens"],
+                       latency_s=round(r["latency_s"] + l["latency_s"], 4), evidence_retained=l["evidence_retained"],
+                       rag_context_tokens=r["context_tokens"], context_tokens=l["context_tokens"], truncated=l["truncated"])
+        else:
+            rec.update(route="rag", selfroute_declined=False)
+        out.append(rec)
+    return out
+
+
+def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels: tuple[str, ...] = LEVELS,
+               per_level: int = 12, retrievers: tuple[str, ...] = ("bm25", "minilm"), chunk_sizes: tuple[int, ...] = (128,),
+               top_ks: tuple[int, ...] = (1, 2, 4, 8), orders: tuple[str, ...] = ("document",), seed: int = 0,
+               extra_arms: bool = True, generator: str = "bundled:smollm2") -> list[Path]:
+    """A multirun folder of numbered run dirs, one per config point; returns them."""
+    root = Path(root)
+    dirs: list[Path] = []
+
+    def add(knobs: dict[str, Any], records: list[dict[str, Any]], overrides: list[str]) -> None:
+        dirs.append(write_run(root / f"{len(dirs)}_{','.join(overrides)}".replace("/", "-"), knobs, records,
+                              overrides=overrides))
+
+    for bench in benchmarks:
+        samples = _sample_ids(bench, levels, per_level)
+        lc_knobs = {"arm": "longctx", "benchmark": bench, "generator": generator, "truncation": "benchmark"}
+        lc = longctx_records(bench, samples, lc_knobs, seed)
+        add(lc_knobs, lc, ["arm=longctx", f"benchmark={bench}"])
+        first_rag = None
+        for ret in retrievers:
+            for chunk in chunk_sizes:
+                for order in orders:
+                    for k in top_ks:
+                        knobs = {"arm": "rag", "benchmark": bench, "generator": generator, "retriever": ret,
+                                 "chunk_size": chunk, "chunk_overlap": 16, "top_k": k, "order": order}
+                        recs = rag_records(bench, samples, knobs, seed)
+                        first_rag = first_rag or (knobs, recs)
+                        add(knobs, recs, ["arm=rag", f"benchmark={bench}", f"retriever={ret}", f"rag.chunk_size={chunk}",
+                                          f"rag.top_k={k}", f"rag.order={order}"])
+        if extra_arms and first_rag:
+            knobs = {**first_rag[0], "generator": "none"}
+            add(knobs, rag_records(bench, samples, knobs, seed, retrieval_only=True),
+                ["arm=rag", f"benchmark={bench}", "generator=none", f"retriever={knobs['retriever']}"])
+            cb = {"arm": "closedbook", "benchmark": bench, "generator": generator}
+            add(cb, closedbook_records(bench, samples, cb, seed), ["arm=closedbook", f"benchmark={bench}"])
+            sr = {**first_rag[0], "arm": "selfroute", "truncation": "benchmark"}
+            add(sr, selfroute_records(bench, first_rag[1], lc, sr), ["arm=selfroute", f"benchmark={bench}"])
+            budget = int(first_rag[0]["top_k"]) * int(first_rag[0]["chunk_size"])
+            bk = {**lc_knobs, "budget_tokens": budget}
+            add(bk, longctx_records(bench, samples, bk, seed, budget=budget),
+                ["arm=longctx", f"benchmark={bench}", f"longctx.budget_tokens={budget}"])
+    return dirs
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m experiments.example_runs OUT_DIR", file=sys.stderr)
+        sys.exit(2)
+    made = make_sweep(Path(sys.argv[1]))
+    print(f"{len(made)} run directories under {sys.argv[1]}")

