@@ -44,14 +44,34 @@ def _as_list(value: Any) -> list[str] | None:
     return [str(v) for v in value]
 
 
-def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None, limit: Any = None) -> LoadResult:
-    """Keep the samples of the given tasks and length levels, then the first `limit` of them."""
+def _names(table: Any) -> set[str]:
+    if not table:
+        return set()
+    values = table.values() if isinstance(table, dict) else table
+    return {str(v) for v in values}
+
+
+def known_names(module: Any) -> tuple[set[str], set[str]]:
+    """The task and length-level names a loader module declares (`TASKS`/`DATASETS`, `LEVELS`/`SIZES`)."""
+    tasks = _names(getattr(module, "TASKS", None) or getattr(module, "DATASETS", None))
+    levels = _names(getattr(module, "LEVELS", None) or getattr(module, "SIZES", None))
+    return tasks, levels
+
+
+def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None, limit: Any = None,
+           known_tasks: set[str] | None = None, known_levels: set[str] | None = None) -> LoadResult:
+    """Keep the samples of the given tasks and length levels, then the first `limit` of them.
+
+    Names are checked against what the benchmark declares (`known_*`) plus what was loaded, so a
+    loader that stopped early for `limit` does not make a valid name look unknown.
+    """
+    declared = {"tasks": known_tasks or set(), "levels": known_levels or set()}
     for key, values, attr in (("tasks", _as_list(tasks), "task"), ("levels", _as_list(levels), "length_level")):
         if not values:
             continue
-        known = {getattr(s, attr) for s in result.samples}
+        known = {getattr(s, attr) for s in result.samples} | declared[key]
         unknown = set(values) - known
-        if unknown and result.samples:
+        if unknown and (result.samples or declared[key]):
             raise ValueError(f"benchmark.{key}: unknown {sorted(unknown)} for {name}; available: {sorted(known)}")
         result.samples = [s for s in result.samples if getattr(s, attr) in set(values)]
     if limit is not None:
@@ -70,7 +90,8 @@ def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
     result = module.load(dict(cfg))
     # a generator (synthetic) makes exactly the levels asked for: nothing to select there
     levels = None if getattr(module, "LEVELS_ARE_GENERATED", False) else cfg.get("levels")
-    result = select(result, name, cfg.get("tasks"), levels, cfg.get("limit"))
+    known_tasks, known_levels = known_names(module)
+    result = select(result, name, cfg.get("tasks"), levels, cfg.get("limit"), known_tasks, known_levels)
     if cfg.get("metric"):  # score with another registered metric (a judge-free run on CPU, say)
         from eval.metrics import get_metric
 

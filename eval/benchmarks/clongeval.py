@@ -364,9 +364,8 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
     result = LoadResult([])
     contexts: dict[str, str] = {}
     for task, size, path in files:
-        full = limit is not None and len(result.samples) >= limit
-        if full and not (some_tasks or some_sizes):
-            break
+        if limit is not None and len(result.samples) >= limit:
+            break  # only the selected files are read, so the first `limit` samples are final
         seen: dict[str, int] = {}
         for row in read_records(path):
             sample = build_sample(task, size, row, conf)
@@ -375,9 +374,7 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
             seen[sample.id] = row.line
             sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
             result.samples.append(sample)
-            # Past the limit, one sample per remaining file is enough: `load_benchmark` keeps the
-            # first `limit`, and checks that every requested task and size exists.
-            if full or (limit is not None and len(result.samples) >= limit):
+            if limit is not None and len(result.samples) >= limit:
                 break
     log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
     return result

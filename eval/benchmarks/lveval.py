@@ -499,16 +499,13 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
     result = LoadResult([])
     contexts: dict[str, str] = {}
     for data in files:
-        full = limit is not None and len(result.samples) >= limit
-        if full and not (some_datasets or some_levels):
-            break
+        if limit is not None and len(result.samples) >= limit:
+            break  # only the selected files are read, so the first `limit` samples are final
         for index, row in enumerate(read_jsonl(data)):
             sample = build_sample(data, row, index, conf)
             sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
             result.samples.append(sample)
-            # Past the limit, one sample per remaining file is enough: `load_benchmark` keeps the
-            # first `limit`, and checks that every requested dataset and level exists.
-            if full or (limit is not None and len(result.samples) >= limit):
+            if limit is not None and len(result.samples) >= limit:
                 break
     _log_summary(result.samples)
     return result
