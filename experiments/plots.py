@@ -30,7 +30,7 @@ def _kind(run: Run) -> str:
 
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, pil_kwargs={"compress_level": 3})  # zlib's default 6 costs more time than bytes saved
     plt.close(fig)
     return path
 
@@ -57,10 +57,11 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
         ys = [y for _, y, r in pts if _kind(r) == kind]
         ax.scatter(xs, ys, s=46, label=ARM_NAMES.get(kind, kind), color=ARM_COLOURS.get(kind), zorder=3,
                    edgecolors="white", linewidths=0.6)
-    if len(pts) <= MAX_POINT_LABELS:
-        for x, y, r in pts:
-            ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
     front = pareto_front([(x, y) for x, y, _ in pts])
+    on_front = set(front)
+    for x, y, r in pts:  # every point when few, else the front's points and the best long context
+        if len(pts) <= MAX_POINT_LABELS or (x, y) in on_front or r.arm == "longctx" and not r.budget_matched:
+            ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
     if len(front) > 1:
         ax.step([x for x, _ in front], [y for _, y in front], where="post", color="black", lw=1.2, ls="--",
                 label="Pareto front", zorder=2)
@@ -143,38 +144,56 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
     return _save(fig, path)
 
 
+ORDER_STYLES = {"document": "-", "score": "--"}
+
+
 def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = None, title: str = "") -> Path | None:
-    """Score vs top-k beside evidence-in-prompt vs top-k, one line per retriever, chunk size and order."""
-    series: dict[str, dict[int, Run]] = defaultdict(dict)
+    """Score vs top-k beside evidence-in-prompt vs top-k: colour per retriever and chunk size,
+    line style per chunk order (solid: document order, dashed: score order)."""
+    series: dict[tuple[str, str], dict[int, Run]] = defaultdict(dict)
     for r in runs:
         if r.arm == "rag" and r.knobs.get("top_k") is not None:
-            series[f"{_series_key(r)} {r.knobs.get('order', 'document')}"][int(r.knobs["top_k"])] = r
+            series[(_series_key(r), str(r.knobs.get("order", "document")))][int(r.knobs["top_k"])] = r
     if not series:
         return None
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6))
-    for key in sorted(series):
-        ks = sorted(series[key])
-        score_ks = [k for k in ks if series[key][k].score_at() is not None]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    colour_keys = sorted({k for k, _ in series}, key=lambda k: (k.split(" c")[0], int(k.split(" c")[1]) if k.split(" c")[1].isdigit() else 0))
+    cmap = plt.get_cmap("tab10" if len(colour_keys) <= 10 else "tab20")
+    colours = {k: cmap(i % cmap.N) for i, k in enumerate(colour_keys)}
+    for (key, order) in sorted(series):
+        runs_by_k = series[(key, order)]
+        ks = sorted(runs_by_k)
+        style = dict(color=colours[key], ls=ORDER_STYLES.get(order, ":"), lw=1.6, markersize=4)
+        score_ks = [k for k in ks if runs_by_k[k].score_at() is not None]
         if score_ks:
-            left.plot(score_ks, [series[key][k].score_at() for k in score_ks], marker="o", label=key)
-        rec_ks = [k for k in ks if series[key][k].mean_of("evidence_in_prompt") is not None
-                  or _retrieved_mean(series[key][k]) is not None]
-        right.plot(rec_ks, [_retrieved_mean(series[key][k]) for k in rec_ks], marker="s", label=key)
+            left.plot(score_ks, [runs_by_k[k].score_at() for k in score_ks], marker="o", **style)
+        rec_ks = [k for k in ks if _retrieved_mean(runs_by_k[k]) is not None]
+        right.plot(rec_ks, [_retrieved_mean(runs_by_k[k]) for k in rec_ks], marker="s", **style)
     if longctx_score is not None:
-        left.axhline(longctx_score, color=ARM_COLOURS["longctx"], ls=":", lw=1.5, label="best long context")
+        left.axhline(longctx_score, color=ARM_COLOURS["longctx"], ls=":", lw=2)
     all_ks = sorted({k for d in series.values() for k in d})
     for ax in (left, right):
         ax.set_xticks(all_ks, [str(k) for k in all_ks])
         ax.set_xlabel("top-k (chunks in the prompt)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, title="retriever, chunk size, order", title_fontsize=7)
     left.set_ylabel("score (x100)")
     left.set_title("Score vs top-k")
     right.set_ylabel("evidence in the prompt (share of gold evidence)")
     right.set_ylim(-0.02, 1.02)
     right.set_title("Evidence recall of the prompt vs top-k")
+    handles = [Line2D([], [], color=colours[k], lw=2, label=k) for k in colour_keys]
+    orders = sorted({o for _, o in series})
+    if len(orders) > 1 or orders != ["document"]:
+        handles += [Line2D([], [], color="black", ls=ORDER_STYLES.get(o, ":"), label=f"order: {o}") for o in orders]
+    if longctx_score is not None:
+        handles.append(Line2D([], [], color=ARM_COLOURS["longctx"], ls=":", lw=2, label="best long context"))
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
+               title="retriever, chunk size", title_fontsize=8)
     fig.suptitle(f"More chunks: recall keeps rising, score need not{title}", fontsize=10)
-    return _save(fig, path)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, bbox_inches="tight", pil_kwargs={"compress_level": 3})
+    plt.close(fig)
+    return path
 
 
 def _retrieved_mean(run: Run) -> float | None:

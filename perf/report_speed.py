@@ -1,0 +1,41 @@
+"""How long the decision report takes on 100 run directories (target: under 30 s).
+
+    python perf/report_speed.py
+
+Writes 100 synthetic run directories (experiments.example_runs: two benchmarks, each with long
+context, a 2 retrievers x 4 chunk sizes x 6 top-k RAG grid, closed book, Self-Route, a
+budget-matched long context and a retrieval-only run, 106 in all, the first 100 kept; 3 length
+levels x 20 questions), then
+times `build_report` on them: loading records, verdicts with paired bootstraps, what-if,
+diagnostics, every plot, Markdown, HTML and CSV files.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import common  # noqa: F401  (sets up the path)
+
+from experiments.example_runs import make_sweep
+from experiments.report import build_report
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "sweep"
+        dirs = make_sweep(root, benchmarks=("synthetic", "synthetic_b"), per_level=20, chunk_sizes=(64, 128, 256, 512),
+                          top_ks=(1, 2, 4, 6, 8, 10))[:100]
+        records = sum(1 for d in dirs for _ in open(d / "records.jsonl"))
+        t0, c0 = time.perf_counter(), time.process_time()
+        files = build_report([str(d) for d in dirs], Path(tmp) / "report")
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        assert files["report.html"].stat().st_size > 0
+        common.emit({"run_dirs": len(dirs), "records": records, "plots": sum(p.suffix == ".png" for p in files.values()),
+                     "html_bytes": files["report.html"].stat().st_size, "cpu_seconds": round(cpu, 2),
+                     "seconds": round(seconds, 2)})
+
+
+if __name__ == "__main__":
+    main()
