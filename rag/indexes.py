@@ -20,7 +20,6 @@ from typing import Any, Sequence
 import numpy as np
 
 log = logging.getLogger(__name__)
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s logs DEBUG lines per index/retrieve
 
 FAISS_KINDS = ("flat", "hnsw", "ivf")
 
@@ -90,6 +89,15 @@ def faiss_search(index, queries: np.ndarray, k: int) -> list[list[tuple[int, flo
 
 # ---------------------------------------------------------------- BM25
 @lru_cache(maxsize=1)
+def _bm25s():
+    import bm25s
+
+    # bm25s sets its logger to DEBUG when imported and logs a line per index build: quiet it afterwards
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
+@lru_cache(maxsize=1)
 def _jieba():
     import jieba
 
@@ -108,8 +116,7 @@ def lexical_tokens(text: str, language: str) -> list[str]:
 
 class BM25Index:
     def __init__(self, texts: Sequence[str], language: str, k1: float = 1.5, b: float = 0.75):
-        import bm25s
-
+        bm25s = _bm25s()
         self.language = language
         corpus = [lexical_tokens(t, language) for t in texts]
         self.n = len(corpus)

@@ -78,3 +78,8 @@ def test_rag_arm_builds_prompt_in_document_order(generator):
     assert arm.index_builds == 1, "questions sharing a haystack share its index"
     with pytest.raises(ValueError, match="allowed: document, score"):
         RagConfig(order="random")
+    with pytest.raises(ValueError, match="rag.top_k"):
+        RagConfig(top_k=0)
+    with pytest.raises(ValueError, match="rag.budget_tokens"):
+        RagConfig(budget_tokens=0)
+    assert RagConfig(top_k=None, budget_tokens=500).budget_tokens == 500
