@@ -13,6 +13,7 @@ configured embedding throughput, or the measured index time when metrics.json ha
 
 from __future__ import annotations
 
+import json
 from statistics import mean
 from typing import Any
 
@@ -29,10 +30,13 @@ class Pricing:
         use_records = (not self.price.from_command_line and answered
                        and all(r.get("cost_usd") is not None for r in answered))
         self.source = "records" if use_records else "gpu_hour" if self.price.gpu_hour is not None else "tokens"
+        self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
+                                  if run.metrics.get("price")})
 
     def describe(self) -> str:
         if self.source == "records":
-            text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made)."
+            text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made"
+            text += f": `{self.run_prices[0]}`)." if len(self.run_prices) == 1 else ")."
         elif self.source == "gpu_hour":
             text = (f"Generation cost: measured latency x ${self.price.gpu_hour:g} per GPU hour "
                     "(one request at a time on the GPU; batching would lower it for every arm alike).")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import plots
-from experiments.aggregate import _level_key
+from experiments.aggregate import _level_key, _quantile
 from experiments.diagnostics import Diagnostics, diagnose
 from experiments.pricing import Pricing
 from experiments.report_document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
@@ -104,8 +104,8 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         for key in ("prompt_tokens", "completion_tokens", "latency_s"):
             v = r.mean_of(key)
             row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
-        lats = sorted(x["latency_s"] for x in r.answered() if x.get("latency_s") is not None)
-        row["latency_s_p95"] = round(lats[min(len(lats) - 1, int(0.95 * len(lats)))], 4) if lats else None
+        lats = [x["latency_s"] for x in r.answered() if x.get("latency_s") is not None]
+        row["latency_s_p95"] = round(_quantile(lats, 0.95), 4) if lats else None
         c = pricing.mean_answer_cost(r)
         row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)

@@ -112,6 +112,8 @@ img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.2em; }
 pre { background: #f4f4f4; padding: 0.8em; overflow-x: auto; font-size: 0.82em; }
 code { background: #f1f1f1; padding: 0 0.2em; }
 section { margin-bottom: 2em; }
+.table-wrap { overflow-x: auto; }
+td:first-child { min-width: 7em; }
 @media print { img { max-width: 100%; page-break-inside: avoid; } table { page-break-inside: auto; } }
 """
 
@@ -140,7 +142,7 @@ def to_html(doc: Document) -> str:
             cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
             head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
             rows = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row) + "</tr>" for row in b.rows)
-            body.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            body.append(f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
         elif isinstance(b, Image):
             body.append(f'<figure><img src="{_data_uri(b.path)}" alt="{html.escape(b.alt)}" '
                         f'data-file="{html.escape(b.path.name)}"><figcaption>{html.escape(b.alt)}</figcaption></figure>')

@@ -14,7 +14,7 @@ from statistics import mean
 
 from experiments.aggregate import _quantile
 from experiments.oracle import oracle_router
-from experiments.pricing import Pricing
+from experiments.pricing import INDEXED_ARMS, Pricing
 from experiments.report_settings import ReportSettings
 from experiments.runs import Run
 from experiments.verdict import VerdictRow, longctx_candidates, rag_candidates
@@ -117,7 +117,7 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, s
                 continue
             seen.add(id(run))
             row = _row(bench, role, run, pricing, settings)
-            if run is not lc:
+            if run is not lc and run.arm in INDEXED_ARMS:  # what indexing once buys against long context
                 row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_cost)
             rows.append(row)
         if lc and best_rag:
