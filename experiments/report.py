@@ -32,7 +32,7 @@ from experiments.report_document import Bullets, Code, Document, Heading, Image,
 from experiments.report_settings import ReportSettings, load_settings
 from experiments.reproducibility import package_versions, provenance, shared_config
 from experiments.runs import Run, dedupe, find_runs
-from experiments.verdict import ALL, VerdictRow, verdicts
+from experiments.verdict import ALL, VerdictRow, budget_pairs, verdicts
 from experiments.whatif import WhatIfRow, what_if
 
 KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
@@ -199,6 +199,19 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
             "separating \"less text\" from \"better text\"."),
             Table(["benchmark", "level", "long context", "closed book", "Self-Route", "budget-matched long context",
                    "oracle router"], other))
+
+    pairs = budget_pairs(runs, settings)
+    if pairs:
+        doc.add(Heading(3, "Same token budget: better text or less text?"), Paragraph(
+            "Long context cut to a RAG config's budget (top_k x chunk_size tokens) against that RAG config. Full long "
+            "context minus the budget-matched run is what the extra text is worth; RAG minus the budget-matched run is "
+            "what choosing the text (retrieval) is worth at equal length."),
+            Table(["benchmark", "budget tokens", "RAG", "score", "budget-matched long context", "score",
+                   "Δ RAG−budget LC [95% CI]", "n", "full long context"],
+                  [[p.benchmark, str(p.budget), p.rag.label, _fmt(p.rag_score, 1), p.budget_lc.label,
+                    _fmt(p.budget_lc_score, 1),
+                    "-" if p.diff is None else f"{p.diff:+.1f} [{p.ci[0]:+.1f}, {p.ci[1]:+.1f}]", str(p.n_shared),
+                    _fmt(p.full_lc_score, 1)] for p in pairs]))
 
     doc.add(Heading(3, "All configs"), Paragraph(
         "Scores are the benchmark's primary metric x100; a sample an arm could not serve (skipped) counts 0, failed "

@@ -199,3 +199,51 @@ def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings) -> lis
         for level in levels + ([ALL] if len(levels) > 1 else []):
             rows.append(verdict_row(bench, level, mine, pricing, settings))
     return rows
+
+
+@dataclass
+class BudgetPair:
+    """A RAG config and long context cut to the same token budget: "better text" vs "less text"."""
+    benchmark: str
+    budget: int
+    rag: Run
+    rag_score: float
+    budget_lc: Run
+    budget_lc_score: float
+    full_lc_score: float | None
+    n_shared: int
+    diff: float | None  # RAG - budget-matched long context, points
+    ci: tuple[float, float] | None
+
+
+def _rag_budget(run: Run) -> int | None:
+    k = run.knobs
+    if k.get("rag_budget_tokens") is not None:
+        return int(k["rag_budget_tokens"])
+    if k.get("top_k") is not None and k.get("chunk_size") is not None:
+        return int(k["top_k"]) * int(k["chunk_size"])
+    return None
+
+
+def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
+    """Each budget-matched long-context run against the best RAG config with that budget
+    (top_k x chunk_size, or the RAG arm's own token budget)."""
+    pairs = []
+    for bench in sorted({r.scope for r in runs}):
+        mine = [r for r in runs if r.scope == bench]
+        full, full_score = _best(longctx_candidates(mine), None)
+        for blc in sorted((r for r in mine if r.budget_matched and r.scores()), key=lambda r: int(r.knobs["budget_tokens"])):
+            budget = int(blc.knobs["budget_tokens"])
+            same = [r for r in rag_candidates(mine) if _rag_budget(r) == budget]
+            rag, rag_score = _best(same, None)
+            if rag is None:
+                continue
+            a, b = rag.scores(), blc.scores()
+            shared = sorted(set(a) & set(b))
+            diff = ci = None
+            if shared:
+                res = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
+                                       seed=settings.seed)
+                diff, ci = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1])
+            pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared), diff, ci))
+    return pairs

@@ -49,7 +49,7 @@ def test_report_renders_every_section_and_plot(report, sweep):
     out, files = report
     md = (out / "report.md").read_text()
     for title in ("## 1. Verdict", "## 2. Deployment what-if", "## 3. Plots", "## 4. Diagnostics", "## 5. Reproducibility",
-                  "### Other arms", "### All configs", "### Agreement: long context vs best RAG", "### Package versions"):
+                  "### Other arms", "### Same token budget", "### All configs", "### Agreement: long context vs best RAG", "### Package versions"):
         assert title in md, title
     pngs = ["score_vs_prompt_tokens.png", "score_by_length_level.png", "recall_at_n.png",
             "score_and_recall_vs_top_k.png", "score_by_evidence_depth.png", "agreement_matrix.png"]
@@ -65,6 +65,8 @@ def test_report_renders_every_section_and_plot(report, sweep):
         assert row["recommendation"] and row["recommendation"] in md
         assert row["recommendation"].replace('"', "&quot;").replace("'", "&#x27;") in html
     assert "Data fingerprint" in md and "torch" in md and "Not drawn" not in md
+    # budget-matched long context (budget 128) is paired with the RAG config of the same budget (k1 x c128)
+    assert re.search(r"\| synthetic \| 128 \| rag (bm25|minilm) c128 k1 \|", md)
     # One summary row per config point: the retrieval-only run shows recall without a score.
     rows = _csv(out / "summary.csv")
     assert len(rows) == len(list(sweep.glob("*/metrics.json")))
