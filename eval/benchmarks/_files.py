@@ -1,0 +1,195 @@
+"""Small helpers shared by the benchmark loaders: records from local files or the Hub, checked fields.
+
+- `read_records(path)`: the rows of a JSON Lines file (or a `.json` file holding one JSON array),
+  each as a `Row` that knows its file and line, so every error names both.
+- `Row.field(name, types)`: a field of the row, type-checked; a missing field or a wrong type
+  raises `DataError` naming file, line and field.
+- `hub_records(dataset_id, config, split)`: the rows of a Hugging Face dataset through `datasets`,
+  never with the dataset's remote loading code; a clear `DataError` when `datasets` is missing,
+  the machine is offline or the dataset does not serve that config.
+- `inside(base, name)`: `base / name`, refused when the result leaves `base` (file names taken
+  from data must never point outside their folder).
+- `first_existing(folder, names)`: the first of several candidate file names that exists.
+
+Loaders call these only for local paths or only for the Hub, never both: a configured local path
+is read as it is and nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+_MISSING = object()
+
+
+class DataError(ValueError):
+    """Bad input data: says where (file and line, or Hub dataset and row) and which field."""
+
+    def __init__(self, source: str, line: int | None, message: str, field: str | None = None):
+        self.source, self.line, self.field = source, line, field
+        where = source if line is None else f"{source}:{line}"
+        what = f" field {field!r}:" if field else ""
+        super().__init__(f"{where}:{what} {message}")
+
+
+_TYPE_NAMES = {str: "text", int: "an integer", float: "a number", bool: "true/false", list: "a list", dict: "an object"}
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+
+
+@dataclass
+class Row:
+    """One record of a data file with where it came from (`line` is 1-based; a row index for the Hub)."""
+
+    data: dict[str, Any]
+    source: str
+    line: int
+
+    def error(self, message: str, field: str | None = None) -> DataError:
+        return DataError(self.source, self.line, message, field)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def field(self, name: str, types: type | tuple[type, ...] = (), default: Any = _MISSING) -> Any:
+        """The value of `name`, checked against `types` (bools are not integers here)."""
+        if name not in self.data:
+            if default is not _MISSING:
+                return default
+            raise self.error(f"missing (fields present: {', '.join(sorted(self.data)) or 'none'})", name)
+        value = self.data[name]
+        types = types if isinstance(types, tuple) else (types,)
+        if types and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
+            raise self.error(f"must be {_type_names(types)}, got {type(value).__name__} {_preview(value)}", name)
+        return value
+
+    def str_list(self, name: str, default: Any = _MISSING) -> list[str]:
+        value = self.field(name, list, default)
+        if value is default:
+            return value
+        bad = [v for v in value if not isinstance(v, str)]
+        if bad:
+            raise self.error(f"must be a list of text, got an item {type(bad[0]).__name__} {_preview(bad[0])}", name)
+        return value
+
+
+def _preview(value: Any, n: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def read_records(path: str | os.PathLike) -> Iterator[Row]:
+    """Rows of a JSON Lines file (blank lines skipped), or of a `.json` file holding a JSON array.
+
+    Every row must be a JSON object; a malformed line raises `DataError` naming file and line.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(source, None, f"cannot be read: {exc.strerror or exc}") from exc
+    with handle:
+        first = ""
+        while True:  # peek past leading whitespace: a JSON array or JSON Lines?
+            ch = handle.read(1)
+            if not ch or not ch.isspace():
+                first = ch
+                break
+        handle.seek(0)
+        if first == "[":
+            try:
+                rows = json.load(handle)
+            except json.JSONDecodeError as exc:
+                raise DataError(source, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
+            for i, item in enumerate(rows):
+                if not isinstance(item, dict):
+                    raise DataError(source, None, f"item {i} of the JSON array is {type(item).__name__}, not an object")
+                yield Row(item, source, i + 1)
+            return
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
+            if not isinstance(item, dict):
+                raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
+            yield Row(item, source, lineno)
+
+
+def hub_records(dataset_id: str, config: str | None = None, split: str = "test",
+                revision: str | None = None) -> Iterator[Row]:
+    """Rows of a Hugging Face dataset via `datasets.load_dataset`, without remote code.
+
+    Datasets that need their own loading script are refused by `datasets` itself (remote code is
+    never trusted here). Any failure (no `datasets`, offline, unknown config) raises `DataError`
+    saying how to point the loader at a local copy instead.
+    """
+    source = f"hub:{dataset_id}" + (f"[{config}]" if config else "") + f"/{split}"
+    try:
+        from datasets import load_dataset
+    except ImportError as exc:
+        raise DataError(source, None, "the `datasets` package is not installed: install it, or set "
+                        "benchmark.path to a local copy of the data") from exc
+    kwargs: dict[str, Any] = {"split": split}
+    if revision:
+        kwargs["revision"] = revision
+    if "trust_remote_code" in inspect.signature(load_dataset).parameters:
+        kwargs["trust_remote_code"] = False
+    try:
+        ds = load_dataset(dataset_id, config, **kwargs)
+    except Exception as exc:  # noqa: BLE001  (offline, missing config, script-only datasets, ...)
+        offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
+        hint = " (this process is offline: HF_DATASETS_OFFLINE/HF_HUB_OFFLINE=1)" if offline else ""
+        raise DataError(source, None, f"could not be loaded from the Hugging Face Hub{hint}: "
+                        f"{type(exc).__name__}: {exc}. Set benchmark.path to a local copy instead") from exc
+    for i, item in enumerate(ds):
+        yield Row(dict(item), source, i)
+
+
+def inside(base: str | os.PathLike, name: str, row: Row | None = None, field: str | None = None) -> Path:
+    """`base / name`, refused (DataError) when `name` is absolute or the resolved path leaves `base`."""
+    base_resolved = Path(base).resolve()
+    candidate = (base_resolved / name).resolve()
+    if os.path.isabs(name) or not candidate.is_relative_to(base_resolved):
+        message = f"file name {name!r} points outside the folder {str(base)!r}: refused"
+        if row is not None:
+            raise row.error(message, field)
+        raise DataError(str(base), None, message, field)
+    return candidate
+
+
+def first_existing(folder: str | os.PathLike, names: Sequence[str]) -> Path | None:
+    for name in names:
+        p = Path(folder) / name
+        if p.is_file():
+            return p
+    return None
+
+
+def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> None:
+    """Reject unknown keys of a `benchmark` config group, naming the known ones."""
+    from eval.benchmarks import SELECTION_KEYS
+
+    known = set(known)
+    unknown = set(cfg) - known - set(SELECTION_KEYS)
+    if unknown:
+        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; known: {sorted(known | set(SELECTION_KEYS))}")
+
+
+def as_list(value: Any) -> list[str] | None:
+    """A config value that may be one name or a list of names, as a list of strings (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, int)):
+        return [str(value)]
+    return [str(v) for v in value]

@@ -1,0 +1,390 @@
+"""LooGLE (bigai-nlco/LooGLE, MIT): long English documents with many questions each.
+
+Tasks: `shortdep_qa`, `longdep_qa`, `shortdep_cloze`, `longdep_summarization`.
+
+Two schemas are read, from a local file or folder (`path`) or from the Hugging Face Hub
+(`path: null`, `hub_id`):
+
+- original, one row per document: `input` (the document), `title`, `qa_pairs` (a Python-literal
+  string, parsed with `ast.literal_eval`, never `eval`; `"none"` for summarization) holding
+  `{"Q", "A", "S"[, "type"]}` items, and `output` (the gold summary for summarization);
+- newer, one row per question: `context`, `question`, `answer`, optional `evidence` (text or list),
+  `title`, `doc_id`, `id`, `type`.
+
+A folder holds one file per task, named by the task (`shortdep_qa.jsonl`; `.json` also read;
+`summarization.jsonl` for `longdep_summarization`), directly or under `data/`. A single file is
+one task, named the same way.
+
+Prompts are the released `config/task2prompt.json` after `str.format` (so the cloze example's
+`{{...}}` is single-braced), `{input}` -> `{context}`, `{Q}` -> `{question}`; max new tokens from
+`config/task2maxlen.json`. The released prediction scripts send the prompt as one user turn to
+open models (as the `system` message to GPT models) and cut an over-long prompt to its first and
+last max_length/2 tokens: `middle` truncation here (applied to the context, so the question at
+the end always survives).
+
+Gold evidence (`S`, QA tasks only; a cloze item's `S` is the unmasked question, not evidence):
+each string is split at the annotators' joins (runs of 4+ dots), and each piece aligned to a
+char span of the document (`eval.align`): verbatim, token-exact, or fuzzy with quality = share of
+its tokens matched; a piece below `evidence_threshold` is retried sentence by sentence; what is
+still below is dropped. Counts per sample are in `metadata['evidence_alignment']`
+({exact, tokens, fuzzy, dropped}); `evidence_stats(samples)` sums them.
+
+Length levels: LooGLE has none. Contexts are bucketed by approximate tokens (1 per English
+word or punctuation mark, `eval.benchmarks.synthetic.approx_tokens`) at `level_edges`:
+`0-16k`, `16k-32k`, `32k-64k`, `64k-128k`, `128k+` by default.
+
+Samples of one document share a group (and are consecutive), across tasks too: the same
+document can appear in several task files.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from eval.align import Alignment, TokenIndex, align
+from eval.benchmarks._files import DataError, Row, as_list, check_keys, first_existing, hub_records, read_records
+from eval.benchmarks.loong import consecutive_groups
+from eval.benchmarks.synthetic import approx_tokens
+from eval.metrics.loogle import loogle_metric, loogle_reference
+from eval.sample import Document, PromptTemplate, Sample, Span
+
+log = logging.getLogger(__name__)
+
+TASKS = ("shortdep_qa", "longdep_qa", "shortdep_cloze", "longdep_summarization")
+# file / Hub config names a task is found under (the current Hub repo calls one `summarization`)
+TASK_FILES = {
+    "shortdep_qa": ("shortdep_qa",),
+    "longdep_qa": ("longdep_qa",),
+    "shortdep_cloze": ("shortdep_cloze",),
+    "longdep_summarization": ("longdep_summarization", "summarization"),
+}
+HUB_ID = "bigai-nlco/LooGLE"
+SOURCE = "bigai-nlco/LooGLE config/task2prompt.json, config/task2maxlen.json, Prediction/pred_*.py"
+
+_QA = "Please answer the question based on the long texts below. \n{context}\nQuestion: {question}\nAnswer: "
+TEMPLATES = {
+    "shortdep_qa": PromptTemplate(_QA, max_new_tokens=300, truncation="middle", source=SOURCE),
+    "longdep_qa": PromptTemplate(_QA, max_new_tokens=500, truncation="middle", source=SOURCE),
+    "longdep_summarization": PromptTemplate(
+        "Please generate a summary of the below paper. \n{context}\n Summarization: ",
+        max_new_tokens=500, truncation="middle", source=SOURCE),
+    "shortdep_cloze": PromptTemplate(
+        "Please fill in the clozes based on the given long texts below. Each of the placeholder '<mask-n>' in the "
+        "question could be an entity of Person, Location or Organiocation. The same masks represent the same entity. "
+        "Output a json format answer, for example: {'<mask-0>': 'Bob', '<mask-1>': 'Gorrosion Magazine',"
+        "'<mask-2>': 'Bethel Horizon'}\n{context}\n Question: {question} What are the masked entities? \nAnswer:",
+        max_new_tokens=50, truncation="middle", source=SOURCE),
+}
+
+_JOINS = re.compile(r"\s*(?:\.{4,}|…{2,})\s*")  # annotators join non-adjacent extracts with dots
+_SENTENCE = re.compile(r"(?<=[.!?])(?:\[\d+\])*\s+(?=[A-Z0-9\"'(\[])")
+DEFAULT_EDGES = (16_000, 32_000, 64_000, 128_000)
+
+
+@dataclass
+class LoogleConfig:
+    path: str | None = "../shared/data/loogle"
+    hub_id: str = HUB_ID
+    hub_revision: str | None = None
+    split: str = "test"
+    evidence_threshold: float = 0.8
+    level_edges: tuple[int, ...] = DEFAULT_EDGES
+
+
+def _k(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def level_names(edges: Iterable[int]) -> list[str]:
+    edges = list(edges)
+    names, low = [], 0
+    for e in edges:
+        names.append(f"{_k(low) if low else 0}-{_k(e)}")
+        low = e
+    names.append(f"{_k(low)}+")
+    return names
+
+
+def length_level(tokens: int, edges: Iterable[int]) -> str:
+    """The bucket of a context of `tokens` approximate tokens: `16k-32k` holds 16,001..32,000."""
+    edges = list(edges)
+    names = level_names(edges)
+    for name, e in zip(names, edges):
+        if tokens <= e:
+            return name
+    return names[-1]
+
+
+# ---------------------------------------------------------------- evidence
+def evidence_pieces(s: Any) -> list[str]:
+    """LooGLE's `S` (text or list of text) as pieces to align: split at runs of dots, stripped."""
+    items = s if isinstance(s, list) else [s]
+    out = []
+    for item in items:
+        for piece in _JOINS.split(str(item)):
+            if piece.strip():
+                out.append(piece.strip())
+    return out
+
+
+def align_evidence(pieces: list[str], index: TokenIndex, threshold: float) -> tuple[list[Alignment], dict[str, int]]:
+    """Spans for the pieces and counts {exact, tokens, fuzzy, dropped} (a sentence retried counts alone)."""
+    counts = {"exact": 0, "tokens": 0, "fuzzy": 0, "dropped": 0}
+    kept: list[Alignment] = []
+    for piece in pieces:
+        a = align(piece, index)
+        if a is not None and a.quality >= threshold:
+            kept.append(a)
+            counts[a.method] += 1
+            continue
+        sentences = [x.strip() for x in _SENTENCE.split(piece) if x.strip()]
+        if len(sentences) < 2:
+            counts["dropped"] += 1
+            continue
+        for sentence in sentences:
+            b = align(sentence, index)
+            if b is not None and b.quality >= threshold:
+                kept.append(b)
+                counts[b.method] += 1
+            else:
+                counts["dropped"] += 1
+    # one span per place: the same text cited twice is one piece of evidence
+    unique = {(a.start, a.end): a for a in sorted(kept, key=lambda a: (a.start, a.end))}
+    return list(unique.values()), counts
+
+
+def evidence_stats(samples: Iterable[Sample]) -> dict[str, int]:
+    """Alignment counts summed over samples: exact, tokens, fuzzy, dropped."""
+    total = {"exact": 0, "tokens": 0, "fuzzy": 0, "dropped": 0}
+    for s in samples:
+        for k, v in (s.metadata.get("evidence_alignment") or {}).items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+# ---------------------------------------------------------------- reading
+@dataclass
+class _Item:
+    """One question (or one summary) over one document, schema-independent."""
+
+    task: str
+    row: Row
+    context: str
+    title: str
+    question: str
+    answer: Any
+    evidence: Any  # S: text, list of text, or None
+    qa_type: str | None
+    local_id: str
+    doc_key: str
+
+
+def _literal_pairs(row: Row) -> list[dict] | None:
+    raw = row.field("qa_pairs", (str, list))
+    if isinstance(raw, str):
+        if raw.strip().lower() == "none":
+            return None
+        try:
+            raw = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+            raise row.error(f"is not a Python literal list of question dicts ({type(exc).__name__}: {exc})",
+                            "qa_pairs") from exc
+    if not isinstance(raw, list):
+        raise row.error(f"must hold a list of question dicts, got {type(raw).__name__}", "qa_pairs")
+    for j, qa in enumerate(raw):
+        if not isinstance(qa, dict):
+            raise row.error(f"item {j} must be a dict with Q, A, S, got {type(qa).__name__}", "qa_pairs")
+    return raw
+
+
+def _pair_field(row: Row, j: int, qa: dict, key: str, types: tuple[type, ...], required: bool = True) -> Any:
+    if key not in qa:
+        if required:
+            raise row.error(f"item {j} has no {key!r} (keys: {', '.join(map(str, qa))})", "qa_pairs")
+        return None
+    value = qa[key]
+    if not isinstance(value, types) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+        raise row.error(f"item {j}: {key!r} must be {' or '.join(t.__name__ for t in types)}"
+                        f"{' of text' if list in types else ''}, got {type(value).__name__}", "qa_pairs")
+    return value
+
+
+def _items_of_row(task: str, row: Row, index: int) -> Iterator[_Item]:
+    if row.has("input") or row.has("qa_pairs"):  # original: one row per document
+        context = row.field("input", str)
+        title = row.field("title", str, "")
+        doc_key = f"{index:04d}"
+        if task == "longdep_summarization":
+            summary = row.field("output", str)
+            if summary.strip().lower() in ("", "none"):
+                raise row.error("holds no gold summary", "output")
+            yield _Item(task, row, context, title, "", summary, None, None, doc_key, doc_key)
+            return
+        pairs = _literal_pairs(row)
+        if not pairs:
+            raise row.error(f"a {task} row needs questions, got none", "qa_pairs")
+        answer_types = (str, dict) if task == "shortdep_cloze" else (str,)
+        for j, qa in enumerate(pairs):
+            q = _pair_field(row, j, qa, "Q", (str,))
+            a = _pair_field(row, j, qa, "A", answer_types)
+            s = _pair_field(row, j, qa, "S", (str, list), required=False)
+            t = _pair_field(row, j, qa, "type", (str,), required=False)
+            yield _Item(task, row, context, title, q, a, s, t, f"{doc_key}-{j:02d}", doc_key)
+        return
+    if row.has("context"):  # newer: one row per question
+        context = row.field("context", str)
+        question = row.field("question", str, "")
+        if task != "longdep_summarization" and not question.strip():
+            raise row.error(f"a {task} row needs a question", "question")
+        answer = row.field("answer", (str, dict) if task == "shortdep_cloze" else (str,))
+        evidence = row.field("evidence", (str, list, type(None)), None)
+        if isinstance(evidence, list):
+            evidence = row.str_list("evidence")
+        title = row.field("title", str, "")
+        qa_type = row.field("type", (str, type(None)), None)
+        rid = row.data.get("id")
+        local_id = str(rid) if rid not in (None, "") else f"{index:05d}"
+        doc_key = str(row.data.get("doc_id") or title or hashlib.sha1(context.encode("utf-8")).hexdigest()[:12])
+        yield _Item(task, row, context, title, question, answer, evidence, qa_type, local_id, doc_key)
+        return
+    raise row.error("has neither 'input' (one row per document) nor 'context' (one row per question); "
+                    f"fields present: {', '.join(sorted(row.data))}")
+
+
+def _task_of_file(path: Path) -> str | None:
+    stem = path.name.split(".")[0]
+    for task, names in TASK_FILES.items():
+        if stem in names:
+            return task
+    return None
+
+
+def _local_rows(path: Path, tasks: list[str]) -> Iterator[tuple[str, Iterator[Row]]]:
+    if path.is_file():
+        task = _task_of_file(path)
+        if task is None:
+            raise DataError(str(path), None, "cannot tell the LooGLE task from the file name: name it "
+                            + ", ".join(f"{t}.jsonl" for t in TASKS))
+        if task in tasks:
+            yield task, read_records(path)
+        return
+    if not path.is_dir():
+        raise DataError(str(path), None, "no such file or folder (set benchmark.path to a local copy of LooGLE, "
+                        "or benchmark.path=null to read the Hugging Face Hub)")
+    found_any = False
+    for task in tasks:
+        names = [f"{n}{ext}" for n in TASK_FILES[task] for ext in (".jsonl", ".json")]
+        f = first_existing(path, names) or first_existing(path / "data", names)
+        if f is None:
+            continue
+        found_any = True
+        yield task, read_records(f)
+    if not found_any:
+        raise DataError(str(path), None, "holds none of the task files " + ", ".join(f"{t}.jsonl" for t in tasks))
+
+
+def _hub_rows(cfg: LoogleConfig, tasks: list[str]) -> Iterator[tuple[str, Iterator[Row]]]:
+    for task in tasks:
+        error: DataError | None = None
+        for name in TASK_FILES[task]:
+            try:
+                rows = list(hub_records(cfg.hub_id, name, cfg.split, cfg.hub_revision))
+            except DataError as exc:
+                error = exc
+                continue
+            yield task, iter(rows)
+            break
+        else:
+            assert error is not None
+            raise error
+
+
+# ---------------------------------------------------------------- samples
+def build(cfg: LoogleConfig, tasks: list[str] | None = None) -> list[Sample]:
+    if tasks:
+        unknown = sorted(set(tasks) - set(TASKS))
+        if unknown:
+            raise ValueError(f"benchmark.tasks: unknown {unknown} for loogle; available: {list(TASKS)}")
+    wanted = [t for t in TASKS if not tasks or t in tasks]
+    if not 0.0 <= float(cfg.evidence_threshold) <= 1.0:
+        raise ValueError(f"benchmark.evidence_threshold must be within [0, 1], got {cfg.evidence_threshold}")
+    edges = [int(e) for e in cfg.level_edges]
+    if edges != sorted(set(edges)) or not edges or edges[0] <= 0:
+        raise ValueError(f"benchmark.level_edges must be increasing positive numbers, got {cfg.level_edges}")
+    source = _local_rows(Path(cfg.path), wanted) if cfg.path else _hub_rows(cfg, wanted)
+    indexes: dict[str, TokenIndex] = {}
+    lengths: dict[str, int] = {}
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for task, rows in source:
+        for i, row in enumerate(rows):
+            for item in _items_of_row(task, row, i):
+                samples.append(_sample(item, cfg, edges, indexes, lengths, seen))
+    return consecutive_groups(samples)
+
+
+def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str, TokenIndex],
+            lengths: dict[str, int], seen: set[str]) -> Sample:
+    task, row = item.task, item.row
+    digest = hashlib.sha1(item.context.encode("utf-8")).hexdigest()[:16]
+    if digest not in lengths:
+        lengths[digest] = approx_tokens(item.context)
+    try:
+        ref = loogle_reference(task, {"answer": item.answer, "question": item.question})
+    except ValueError as exc:
+        raise row.error(str(exc), "A" if row.has("qa_pairs") else "answer") from exc
+    evidence: list[Span] = []
+    meta: dict[str, Any] = {"title": item.title, "doc": item.doc_key, "approx_tokens": lengths[digest],
+                            "source": f"{row.source}:{row.line}"}
+    if item.qa_type:
+        meta["qa_type"] = item.qa_type
+    if task in ("shortdep_qa", "longdep_qa") and item.evidence:
+        if digest not in indexes:
+            indexes.clear()  # questions of one document come together: keep one index
+            indexes[digest] = TokenIndex(item.context)
+        spans, counts = align_evidence(evidence_pieces(item.evidence), indexes[digest], cfg.evidence_threshold)
+        evidence = [Span(a.start, a.end, None, a.quality) for a in spans]
+        meta["evidence_alignment"] = counts
+    sid = f"loogle-{task}-{item.local_id}"
+    if sid in seen:
+        raise row.error(f"duplicate sample id {sid!r}", "id")
+    seen.add(sid)
+    doc_id = item.title or item.doc_key
+    return Sample(
+        id=sid, benchmark="loogle", task=task, language="en",
+        length_level=length_level(lengths[digest], edges), context=item.context, question=item.question,
+        answers=ref.answers, template=TEMPLATES[task], metric=loogle_metric(task), evidence=evidence,
+        documents=[Document(doc_id=doc_id, start=0, end=len(item.context), title=item.title)],
+        group="loogle/" + digest, metadata=meta, reference_extra=ref.extra,
+    )
+
+
+def load(cfg: dict) -> "LoadResult":
+    """The `benchmark=loogle` config group -> samples."""
+    from eval.benchmarks import LoadResult
+
+    fields = LoogleConfig.__dataclass_fields__
+    check_keys("loogle", cfg, fields)
+    opts = {k: v for k, v in cfg.items() if k in fields}
+    if opts.get("level_edges") is not None:
+        opts["level_edges"] = tuple(opts["level_edges"])
+    elif "level_edges" in opts:
+        del opts["level_edges"]
+    config = LoogleConfig(**opts)
+    levels = as_list(cfg.get("levels"))
+    known = level_names(config.level_edges)
+    if levels and set(levels) - set(known):
+        raise ValueError(f"benchmark.levels: unknown {sorted(set(levels) - set(known))} for loogle; available: {known}")
+    samples = build(config, as_list(cfg.get("tasks")))
+    stats = evidence_stats(samples)
+    if any(stats.values()):
+        log.info("LooGLE evidence: %d exact, %d token-exact, %d fuzzy (>= %.2f), %d dropped below",
+                 stats["exact"], stats["tokens"], stats["fuzzy"], float(opts.get("evidence_threshold", 0.8)),
+                 stats["dropped"])
+    return LoadResult(samples)
