@@ -33,6 +33,7 @@ from eval.benchmarks import load_benchmark  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import ARMS, Answer, answer_group, build_arm  # noqa: E402
+from experiments import redact  # noqa: E402
 from experiments.records import FINAL, RecordStore  # noqa: E402
 
 log = logging.getLogger("experiments.run")
@@ -197,13 +198,27 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
 def main(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
 
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    redact.install_log_filter(redact.collect_secrets(OmegaConf.to_container(cfg, resolve=False)))
+    redact.scrub_run_dir(run_dir)  # before anything reads or copies Hydra's saved config
     try:
-        result = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        result = run(cfg, run_dir)
     except (ValueError, FileNotFoundError, KeyError) as err:  # bad config or input: one clear line, no traceback
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     return result["score"]
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """`python -m experiments.run`: refuses keys on the command line before Hydra saves them anywhere."""
+    redact.protect_stderr()
+    refused = redact.secret_overrides(sys.argv[1:])
+    if refused:
+        print(f"error: {', '.join(refused)}: credentials are read from environment variables only "
+              "(set e.g. OPENAI_API_KEY and name it with generator.api_key_env); nothing was run", file=sys.stderr)
+        sys.exit(2)
     main()
+
+
+if __name__ == "__main__":
+    cli()

@@ -297,9 +297,6 @@ def test_env_secrets_never_reach_run_files(tmp_path):
     assert ENV_SECRET not in res.stderr + res.stdout and HF_SECRET not in res.stderr + res.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="experiments/run.py does not yet refuse or redact credential overrides: Hydra "
-                   "writes them to .hydra/{config,overrides,hydra}.yaml and the default run dir name "
-                   "(wire experiments.redact as described in its docstring)")
 def test_cli_secret_never_reaches_run_files_dir_names_or_stderr(tmp_path):
     """A key passed as an override, default run folder (its name is built from the overrides):
     the run refuses it (exit 2, one `error:` line) or runs with it masked; either way no file,
@@ -316,8 +313,6 @@ def test_cli_secret_never_reaches_run_files_dir_names_or_stderr(tmp_path):
     assert CLI_SECRET not in res.stderr + res.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="experiments/run.py does not install experiments.redact.protect_stderr "
-                   "before Hydra runs: Hydra's own error echoes the override with the key")
 def test_hydra_error_about_a_secret_override_does_not_echo_it(tmp_path):
     res = subprocess.run([sys.executable, "-m", "experiments.run", f"generator.api_key={CLI_SECRET}",
                           f"hydra.run.dir={tmp_path / 'run'}"], cwd=ROOT, env=_env(tmp_path), capture_output=True,
@@ -327,27 +322,34 @@ def test_hydra_error_about_a_secret_override_does_not_echo_it(tmp_path):
     assert not _leaks(tmp_path, [CLI_SECRET])
 
 
-def test_scrub_run_dir_masks_what_hydra_saved(tmp_path):
-    """On the files a real Hydra job saved (the run stops at once: no sample selected)."""
+def test_job_scrubs_what_hydra_saved(tmp_path):
+    """`python -m experiments.run` refuses credential-named overrides, but an environment secret can
+    still reach Hydra's files under an innocent key (pasted as a note, say). The job scrubs the
+    files Hydra saved before doing anything else (here it stops at once: no sample selected)."""
     run_dir = tmp_path / "run"
-    res = subprocess.run([sys.executable, "-m", "experiments.run", f"+generator.api_key={CLI_SECRET}",
-                          f"+judge_settings.hf_token={HF_SECRET}", "benchmark.limit=0", f"hydra.run.dir={run_dir}"],
+    res = subprocess.run([sys.executable, "-m", "experiments.run", f"+notes.pasted={ENV_SECRET}",
+                          "benchmark.limit=0", f"hydra.run.dir={run_dir}"],
                          cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "no samples selected" in res.stderr
-    hydra_files = sorted((run_dir / ".hydra").glob("*.yaml"))
-    before = {p.name: p.read_text() for p in hydra_files}
-    if any(CLI_SECRET in t for t in before.values()):  # not yet scrubbed by the run itself
-        changed = redact.scrub_run_dir(run_dir)
-        assert changed
-    assert not _leaks(run_dir, [CLI_SECRET, HF_SECRET])
+    assert not _leaks(run_dir, [ENV_SECRET])
+    assert ENV_SECRET not in res.stderr + res.stdout
     import yaml
 
     cfg = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text())
-    assert cfg["generator"]["api_key"] == redact.MASK and cfg["generator"]["model"] == "bundled:smollm2"
-    assert yaml.safe_load((run_dir / ".hydra" / "overrides.yaml").read_text())[0] == f"+generator.api_key={redact.MASK}"
+    assert cfg["notes"]["pasted"] == redact.MASK and cfg["generator"]["model"] == "bundled:smollm2"
+    assert f"+notes.pasted={redact.MASK}" in yaml.safe_load((run_dir / ".hydra" / "overrides.yaml").read_text())
     hydra_cfg = yaml.safe_load((run_dir / ".hydra" / "hydra.yaml").read_text())
     assert hydra_cfg["hydra"]["job"]["name"] == "run", "the rewritten files are still valid YAML"
     assert redact.scrub_run_dir(run_dir) == [], "scrubbing twice changes nothing"
+
+
+def test_scrub_run_dir_masks_credential_keys(tmp_path):
+    hydra_dir = tmp_path / ".hydra"
+    hydra_dir.mkdir()
+    (hydra_dir / "config.yaml").write_text(f"generator:\n  api_key: {CLI_SECRET}\n  model: m\n")
+    (hydra_dir / "overrides.yaml").write_text(f"- +generator.api_key={CLI_SECRET}\n")
+    assert len(redact.scrub_run_dir(tmp_path)) == 2
+    assert not _leaks(tmp_path, [CLI_SECRET])
 
 
 # ---------------------------------------------------------------- paths from data
