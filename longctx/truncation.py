@@ -7,9 +7,10 @@ regions, so the arm knows exactly which evidence survived.
   instruction before the context and the question after it always survive.
 - `head`: keep the first `budget` tokens.
 - `tail`: keep the last `budget` tokens.
-- `drop_documents` (Loong): for multi-document contexts, keep whole documents from the start and
-  drop every document from the first one that no longer fits; a context without documents (or
-  whose first document alone is over budget) is cut like `head`.
+- `drop_documents` (Loong): for multi-document contexts, keep whole documents in order and drop
+  each one that would overflow what is left of the budget (Loong's released code; a later, shorter
+  document may still fit); a context without documents, or where no document fits, is cut like
+  `head`.
 """
 
 from __future__ import annotations
@@ -56,13 +57,36 @@ def apply(text: str, regions: list[tuple[int, int]]) -> str:
 
 
 def _whole_documents(offsets: Offsets, budget: int, documents: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The context up to the end of the last document that still fits entirely."""
+    """Whole documents, in order, skipping each one that would overflow what is left of the budget
+    (as Loong's released code does: a later, shorter document may still fit)."""
     ends = [b for _, b in offsets]
-    keep_to = 0
-    for _, doc_end in sorted(documents):
-        if bisect_right(ends, doc_end) > budget:  # tokens ending within the context up to this document
-            break
-        keep_to = doc_end
-    if not keep_to:  # not even the first document fits: cut it like `head` rather than send nothing
+    docs = sorted(documents)
+    text_end = ends[-1] if ends else 0
+
+    def tokens(a: int, b: int) -> int:
+        return bisect_right(ends, b) - bisect_right(ends, a)
+
+    # each document owns the text up to the next one (its separator); text before the first is kept
+    pieces = [(start, docs[i + 1][0] if i + 1 < len(docs) else max(end, text_end)) for i, (start, end) in enumerate(docs)]
+    regions, used = [], 0
+    if docs[0][0] > 0:
+        regions.append((0, docs[0][0]))
+        used = tokens(0, docs[0][0])
+    for a, b in pieces:
+        n = tokens(a, b)
+        if used + n <= budget:
+            regions.append((a, b))
+            used += n
+    if len(regions) == (1 if docs[0][0] > 0 else 0):  # not one document fits: cut like `head`
         return [(0, offsets[budget - 1][1])]
-    return [(0, keep_to)]
+    return _merge(regions)
+
+
+def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in regions:
+        if out and out[-1][1] >= a:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out

@@ -81,16 +81,29 @@ def test_drop_documents_keeps_whole_documents_only(tokenizer):
     spans = [(d.start, d.end) for d in s.documents]
     budget = len(offsets) // 2
     regions = keep_regions(offsets, len(s.context), budget, "drop_documents", spans)
-    assert len(regions) == 1 and regions[0][0] == 0
-    end = regions[0][1]
-    assert end in {d.end for d in s.documents}, "the cut falls on a document border"
-    kept_docs = [d for d in s.documents if d.end <= end]
-    assert 1 <= len(kept_docs) < len(s.documents)
-    assert tokenizer.count(s.context[:end]) <= budget + 1
-    nxt = s.documents[len(kept_docs)]
-    assert tokenizer.count(s.context[: nxt.end]) > budget, "the next document would not have fitted"
+    kept = apply(s.context, regions)
+    whole = [d for d in s.documents if s.context[d.start:d.end] in kept]
+    assert 1 <= len(whole) < len(s.documents)
+    for d in s.documents:  # every document is there entirely or not at all
+        text = s.context[d.start:d.end]
+        assert text in kept or text[:40] not in kept
+    assert tokenizer.count(kept) <= budget + len(regions)
     # one document alone over budget: cut like head rather than send nothing
     assert keep_regions(offsets, len(s.context), 5, "drop_documents", spans) == keep_regions(offsets, len(s.context), 5, "head")
+
+
+def test_drop_documents_skips_a_long_document_and_keeps_later_short_ones(tokenizer):
+    from eval.sample import Document
+
+    texts = ["Short one. " * 10, "Very long. " * 200, "Short two. " * 10]
+    context, docs, pos = "", [], 0
+    for i, t in enumerate(texts):
+        docs.append(Document(f"d{i}", pos, pos + len(t)))
+        context += t + "\n\n"
+        pos = len(context)
+    offsets = tokenizer.offsets(context)
+    kept = apply(context, keep_regions(offsets, len(context), 120, "drop_documents", [(d.start, d.end) for d in docs]))
+    assert texts[0] in kept and texts[2] in kept and "Very long." not in kept
 
 
 def test_arm_drops_documents_and_reports_document_evidence(generator):

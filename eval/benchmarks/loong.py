@@ -32,9 +32,8 @@ reproduces the released order exactly when `--max_length` holds every item (with
 `--max_length 128000` the released code also drops documents of long items, which changes the
 RNG stream from then on). `shuffle: none` keeps the documents in the item's listed order.
 
-Truncation is left to the long-context arm (`drop_documents`: whole trailing documents beyond
-the window are dropped, as the paper does). The released code instead skips, in order, every
-document that would overflow and keeps later ones that fit.
+Truncation is left to the long-context arm (`drop_documents`, longctx/truncation.py): as the
+released code, it skips, in order, every document that would overflow and keeps later ones that fit.
 
 Samples: task from `level` (1 spotlight_locating, 2 comparison, 3 clustering, 4
 chain_of_reasoning), length level from `set` (`10k-50k`, `50k-100k`, `100k-200k`, `200k+`), the
