@@ -380,7 +380,7 @@ def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: di
     if common:
         doc.add(Heading(3, "Config shared by all runs"), Code(common, "yaml"))
         if varying:
-            doc.add(Paragraph("Keys that differ between runs: " + ", ".join(f"`{k}`" for k in varying) + "."))
+            doc.add(Paragraph("Keys that differ between runs (or that some runs lack): " + ", ".join(f"`{k}`" for k in varying) + "."))
     else:
         doc.add(Paragraph("The run directories have no .hydra/config.yaml."))
 

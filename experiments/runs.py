@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from experiments.redact import redact, redact_text
+
 SCORED = ("ok", "skipped")  # a skipped sample scores 0: the arm could not serve it
 ANSWERED = ("ok", "retrieved")  # the arm built a context for it (retrieval-only runs stop there)
 
@@ -152,8 +154,9 @@ def find_runs(paths: list[str | Path], with_records: bool = False) -> list[Run]:
                 raise ValueError(f"{m}: metrics.json is not a JSON object")
             run = Run(m.parent.resolve(), metrics)
             hydra = m.parent / ".hydra"
-            run.config = _read_yaml(hydra / "config.yaml") or {}
-            run.overrides = [str(o) for o in (_read_yaml(hydra / "overrides.yaml") or [])]
+            # the report prints configs and overrides: mask any credential a user put there
+            run.config = redact(_read_yaml(hydra / "config.yaml") or {})
+            run.overrides = [redact_text(str(o)) for o in (_read_yaml(hydra / "overrides.yaml") or [])]
             if with_records:
                 run.records = read_records(m.parent / "records.jsonl")
             found[run.path] = run

@@ -26,6 +26,7 @@ from experiments.report_settings import ReportSettings
 from experiments.runs import Run
 
 ALL = "all"
+SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
 
 
 @dataclass
@@ -181,6 +182,8 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         text = f"Use long context ({row.lc.label}): the best RAG config ({row.rag.label}) is {diff} ({ci})."
         if row.ci and row.ci[1] >= 0:
             text += " The interval includes no difference, so more samples could change this."
+    if 0 < row.n_shared < SMALL_SAMPLE:
+        text += f" Only {row.n_shared} shared samples: indicative, not settled."
     if row.oracle and row.oracle.score - row.lc_score > tol:
         text += f" A perfect router would reach {row.oracle.score:.1f} ({row.oracle.score - row.lc_score:+.1f} over long context)."
     return text + latency

@@ -232,6 +232,20 @@ def test_duplicates_merge_and_two_generators_get_separate_verdicts(tmp_path):
     assert len(_csv(files["summary.csv"])) == 6
 
 
+def test_credentials_in_run_configs_do_not_reach_the_report(tmp_path):
+    knobs = {"arm": "longctx", "benchmark": "b", "generator": "g"}
+    recs = [{"id": "s0", "task": "t", "language": "en", "length_level": "1k", "status": "ok", "score": 1.0,
+             "prompt_tokens": 10, "completion_tokens": 1, "latency_s": 0.1}]
+    secret = "sk-test-0123456789abcdef"
+    write_run(tmp_path / "runs" / "lc", knobs, recs,
+              config={"benchmark": {"name": "b"}, "generator": {"model": "g", "api_key": secret}},
+              overrides=[f"+generator.api_key={secret}", "arm=longctx"])
+    files = build_report([str(tmp_path / "runs")], tmp_path / "out")
+    for name in ("report.md", "report.html", "summary.csv"):
+        assert secret not in files[name].read_text(), name
+    assert "arm=longctx" in files["report.md"].read_text()
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         if shutil.which(name):
