@@ -36,6 +36,7 @@ class Generator(ABC):
     model_id: str
     context_window: int
     tokenizer: Tokenizer
+    generates: bool = True  # False for the tokenizer-only generator of retrieval-only runs
 
     @abstractmethod
     def prompt_tokens(self, prompt: Prompt) -> int:
