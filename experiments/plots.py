@@ -218,15 +218,17 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     centres = [(i + 0.5) / DEPTH_BINS for i in range(DEPTH_BINS)]
-    for k in sorted(best):
+    markers = "osD^vP"
+    for j, k in enumerate(sorted(best)):
         bins: dict[int, list[float]] = defaultdict(list)
         for rec in best[k].records:
             if rec.get("depth") is None or rec.get("status") not in ("ok", "skipped") or rec.get("score") is None:
                 continue
             bins[min(int(float(rec["depth"]) * DEPTH_BINS), DEPTH_BINS - 1)].append(rec["score"])
         xs = [i for i in range(DEPTH_BINS) if bins[i]]
-        ax.plot([centres[i] for i in xs], [100 * mean(bins[i]) for i in xs], marker="o", color=ARM_COLOURS.get(k),
-                label=f"{ARM_NAMES.get(k, k)}: {best[k].label}")
+        shift = (j - (len(best) - 1) / 2) * 0.012  # arms with equal scores stay visible side by side
+        ax.plot([centres[i] + shift for i in xs], [100 * mean(bins[i]) for i in xs], marker=markers[j % len(markers)],
+                color=ARM_COLOURS.get(k), alpha=0.9, label=f"{ARM_NAMES.get(k, k)}: {best[k].label}")
     ax.set_xlim(0, 1)
     ax.set_xticks([i / DEPTH_BINS for i in range(DEPTH_BINS + 1)])
     ax.set_xlabel("evidence depth in the context (0 = start, 1 = end), binned")
