@@ -275,20 +275,23 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
         lc_best = overall.lc_score if overall else None
         made = [
             (plots.score_vs_tokens(mine, out / f"score_vs_prompt_tokens{slug}.png", oracle_pt, title),
-             "Score against mean prompt tokens; the dashed line and circled points are the Pareto front."),
+             "Score against mean prompt tokens; the dashed line and circled points are the Pareto front.",
+             "score vs prompt tokens (no scored run)"),
             (plots.score_by_level(mine, out / f"score_by_length_level{slug}.png", title),
-             "Score by length level; bold lines are the best config of each arm."),
+             "Score by length level; bold lines are the best config of each arm.", "score by length level (no scored run)"),
             (plots.recall_curves(mine, out / f"recall_at_n{slug}.png", title),
-             "Evidence recall@n per retriever and chunk size."),
+             "Evidence recall@n per retriever and chunk size.", "recall@n (no RAG run with evidence annotations)"),
             (plots.topk_tradeoff(mine, out / f"score_and_recall_vs_top_k{slug}.png", lc_best, title),
-             "Score vs top-k beside evidence-in-prompt vs top-k (the rise-then-fall of OP-RAG)."),
+             "Score vs top-k beside evidence-in-prompt vs top-k (the rise-then-fall of OP-RAG).",
+             "score and recall vs top-k (no RAG run)"),
             (plots.score_by_depth(mine, out / f"score_by_evidence_depth{slug}.png", title),
-             "Score by the depth of the evidence in the context, best config of each arm."),
+             "Score by the depth of the evidence in the context, best config of each arm.",
+             "score by evidence depth (no scored record with a depth)"),
         ]
         missing = []
-        for path, caption in made:
+        for path, caption, name in made:
             if path is None:
-                missing.append(caption.split(";")[0].split(" per ")[0].rstrip("."))
+                missing.append(name)
                 continue
             written.append(path)
             doc.add(Paragraph(caption), Image(path, path.stem.replace("_", " ")))
@@ -300,7 +303,7 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
                 doc.add(Paragraph(f"Per-question agreement of long context ({a.lc.label}) and the best RAG config "
                                   f"({a.rag.label})."), Image(p, p.stem.replace("_", " ")))
         if missing:
-            doc.add(Paragraph("Not drawn (no data in these runs): " + "; ".join(missing) + "."))
+            doc.add(Paragraph("Not drawn: " + "; ".join(missing) + "."))
     return written
 
 

@@ -151,7 +151,7 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     """One sentence a team can act on."""
     tol = settings.tolerance
     if row.lc is None and row.rag is None:
-        return "No scored run for this benchmark and level."
+        return "No long-context or RAG run with scores for this benchmark and level."
     if row.lc is None:
         return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
     if row.rag is None:

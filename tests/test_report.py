@@ -300,7 +300,7 @@ def test_older_runs_without_new_fields_still_report(tmp_path):
     assert len(v) == 1 and float(v[0]["diff_rag_minus_longctx"]) == 0.0 and v[0]["rag_within_tolerance"] == "True"
     assert float(v[0]["prompt_token_ratio"]) == pytest.approx(120 / 500)
     md = files["report.md"].read_text()
-    assert "Not drawn (no data in these runs)" in md and "## 5. Reproducibility" in md
+    assert "Not drawn: recall@n (no RAG run with evidence annotations)" in md and "## 5. Reproducibility" in md
 
 
 if __name__ == "__main__":
