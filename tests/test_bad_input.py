@@ -1,0 +1,301 @@
+"""Bad input, everywhere data enters: the loaders, the rescoring CLI, records.jsonl and a run.
+
+Each bad input (malformed JSON, a line that is not an object, wrong field types, missing fields,
+empty contexts or questions, binary garbage, a huge line, unknown task or level names, missing
+files, contexts longer than any window) must end in one clear error naming the file, the line and
+the field where there is one, or be skipped and counted where the user asked for it
+(`eval.score --skip-bad`). Never a traceback, never a silently wrong sample. Messages stay short
+even when the offending line is huge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+GARBAGE = bytes(random.Random(8).randrange(256) for _ in range(400)) + b"\xff\xfe\x00\x80"
+HUGE = 30_000_000  # characters in the huge-line cases
+MAX_MESSAGE = 2000
+
+
+def _lines(path: Path, rows: list) -> Path:
+    """Write rows (dicts as JSON, str and bytes verbatim), one per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = b""
+    for r in rows:
+        out += (r if isinstance(r, bytes) else (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)).encode()) + b"\n"
+    path.write_bytes(out)
+    return path
+
+
+# ---------------------------------------------------------------- loaders
+LVEVAL_GOOD = {"input": "Who founded Quourvylt?", "context": "Quourvylt was founded by Ada Brask. " * 20,
+               "answers": ["Ada Brask"], "length": 200, "dataset": "factrecall_en_16k", "language": "en"}
+CLONG_GOOD = {"id": 7, "context": "第一段。" * 50, "query": "谁建立了岚墨镇？", "answer": "柏琨", "internlm2_length": 300}
+
+LOADERS = {
+    # name: (file inside the data folder, a good record, required fields, the question field, load cfg for a path)
+    "lveval": ("factrecall_en_16k.jsonl", LVEVAL_GOOD, ["input", "context", "answers"], "input"),
+    "clongeval": ("1-1_long_story_qa/small.jsonl", CLONG_GOOD, ["id", "context", "answer"], "query"),
+}
+WRONG_TYPES = [123, 4.5, True, None, ["x"], {"a": 1}]
+
+
+def _load(name: str, path: Path, **extra):
+    pytest.importorskip(f"eval.benchmarks.{name}")
+    from eval.benchmarks import load_benchmark
+
+    return load_benchmark({"name": name, "path": str(path), **extra})
+
+
+def _bad_cases(name: str):
+    fname, good, required, question = LOADERS[name]
+    cases = [
+        ("malformed JSON", [good, '{"input": "q", "context": '], 2, None),
+        ("not an object", [good, "[1, 2, 3]"], 2, None),
+        ("a bare string", [good, '"just text"'], 2, None),
+    ]
+    for field in required:
+        cases.append((f"missing {field}", [good, {k: v for k, v in good.items() if k != field}], 2, field))
+        if isinstance(good[field], list):  # a list of text
+            wrong = [123, "text", None, {"a": 1}, [1], ["ok", None]]
+        elif field == "id":  # text or a number
+            wrong = [True, None, ["x"], {"a": 1}]
+        else:
+            wrong = WRONG_TYPES
+        for value in wrong:
+            cases.append((f"{field} = {value!r}", [good, {**good, field: value}], 2, field))
+    return cases
+
+
+def _case_params():
+    return [pytest.param(name, *case[1:], id=f"{name}: {case[0]}") for name in LOADERS for case in _bad_cases(name)]
+
+
+@pytest.mark.parametrize("name, rows, line, field", _case_params())
+def test_loader_names_file_line_and_field(tmp_path, name, rows, line, field):
+    fname = LOADERS[name][0]
+    path = _lines(tmp_path / fname, rows)
+    with pytest.raises(ValueError) as err:
+        _load(name, path)
+    message = str(err.value)
+    assert path.name in message and f":{line}" in message, message
+    if field:
+        assert repr(field) in message or f"'{field}'" in message or field in message, message
+    assert len(message) < MAX_MESSAGE
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_reads_the_good_record(tmp_path, name):
+    """The base of every bad case loads: the failures above are about the bad line."""
+    fname, good, _, _ = LOADERS[name]
+    result = _load(name, _lines(tmp_path / fname, [good, good if name != "clongeval" else {**good, "id": 8}]))
+    assert len(result.samples) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="binary garbage (not UTF-8) escapes as a bare UnicodeDecodeError with no file "
+                   "or line: eval/benchmarks/_files.py read_records and lveval.py _plain_file/_zip_member decode "
+                   "the whole stream; decode per line and raise DataError(source, line, 'not UTF-8 text')")
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_binary_garbage_names_file_and_line(tmp_path, name):
+    fname, good, _, _ = LOADERS[name]
+    path = _lines(tmp_path / fname, [good, GARBAGE])
+    with pytest.raises(ValueError) as err:
+        _load(name, path)
+    assert path.name in str(err.value) and ":2" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_huge_bad_line_gives_a_short_message(tmp_path, name):
+    fname, good, _, _ = LOADERS[name]
+    path = _lines(tmp_path / fname, [good, '{"context": "' + "x" * HUGE])  # never closed
+    with pytest.raises(ValueError) as err:
+        _load(name, path)
+    assert path.name in str(err.value) and ":2" in str(err.value) and len(str(err.value)) < MAX_MESSAGE
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_huge_valid_context_loads(tmp_path, name):
+    """A context longer than any window is data, not an error: it loads whole."""
+    fname, good, _, _ = LOADERS[name]
+    long = {**good, "context": good["context"] * (HUGE // len(good["context"]) // 4)}
+    result = _load(name, _lines(tmp_path / fname, [long]))
+    assert len(result.samples[0].context) == len(long["context"])
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_empty_context_or_question(tmp_path, name, generator):
+    """An empty context or question: a clear error naming the field, or a sample that keeps it
+    (a question-free task, an empty document) and that both arms can still build a prompt for."""
+    fname, good, _, question = LOADERS[name]
+    for field in ("context", question):
+        path = _lines(tmp_path / field / fname, [{**good, field: ""}])
+        try:
+            result = _load(name, path)
+        except ValueError as err:
+            assert path.name in str(err) and ":1" in str(err) and field in str(err), str(err)
+            continue
+        sample = result.samples[0]
+        assert len(result.samples) == 1 and getattr(sample, "context" if field == "context" else "question") == ""
+        from longctx.arm import LongContextArm, LongContextConfig
+
+        prompt = LongContextArm(generator, LongContextConfig()).build(sample)
+        assert generator.prompt_tokens(prompt) + prompt.max_new_tokens <= generator.context_window
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_unknown_task_and_level_names(tmp_path, name):
+    fname, good, _, _ = LOADERS[name]
+    path = _lines(tmp_path / fname, [good])
+    folder = path.parent if name == "lveval" else path.parent.parent
+    with pytest.raises(ValueError, match=r"bogus_task") as err:
+        _load(name, folder, tasks=["bogus_task"])
+    assert "available" in str(err.value) or "known" in str(err.value) or "one of" in str(err.value), str(err.value)
+    with pytest.raises((ValueError, FileNotFoundError), match=r"999k|huge_level"):
+        _load(name, folder, levels=["999k" if name == "lveval" else "huge_level"])
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_loader_missing_file_or_folder(tmp_path, name):
+    with pytest.raises((FileNotFoundError, ValueError)) as err:
+        _load(name, tmp_path / "no-such-folder")
+    assert "no-such-folder" in str(err.value)
+
+
+def test_synthetic_rejects_unknown_keys_levels_and_languages():
+    from eval.benchmarks import load_benchmark
+
+    base = {"name": "synthetic", "languages": ["en"], "levels": ["1k"], "questions_per_haystack": 1}
+    for bad, pattern in (({"languages": ["fr"]}, r"'fr'"), ({"levels": ["huge"]}, r"'huge'"),
+                         ({"colour": "red"}, r"unknown keys \['colour'\]"), ({"tasks": ["bogus"]}, r"bogus.*available"),
+                         ({"limit": -1}, r"limit must be >= 0"), ({"metric": "no_such_metric"}, r"no_such_metric")):
+        with pytest.raises((ValueError, KeyError), match=pattern):
+            load_benchmark({**base, **bad})
+    with pytest.raises(ValueError, match="available"):
+        load_benchmark({"name": "no_such_benchmark"})
+
+
+# ---------------------------------------------------------------- the rescoring CLI
+GOOD_PRED = {"id": "a", "prediction": "Ada Brask", "answers": ["Ada Brask"]}
+SCORE_CASES = [
+    ("malformed JSON", '{"prediction": "x", "answers": [', "not valid JSON"),
+    ("not an object", "[1, 2]", "expected a JSON object"),
+    ("prediction is a list", {"prediction": ["x"], "answers": ["x"]}, "prediction must be a string"),
+    ("prediction is null", {"prediction": None, "answers": ["x"]}, "prediction must be a string"),
+    ("answers is a number", {"prediction": "x", "answers": 3}, "answers"),
+    ("an answer is a dict", {"prediction": "x", "answers": [{"a": 1}]}, "answer must be text"),
+    ("no reference", {"prediction": "x"}, "no reference"),
+    ("no prediction", {"answers": ["x"]}, "no prediction"),
+    ("keywords are a list", {"prediction": "x", "answers": ["x"], "answer_keywords": ["x"]}, "keywords must be a string"),
+    ("huge malformed line", '{"prediction": "' + "x" * 1_000_000, "not valid JSON"),
+]
+
+
+def _score(argv, capsys):
+    from eval.score import main
+
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("row, expected", [pytest.param(r, e, id=n) for n, r, e in SCORE_CASES])
+def test_score_cli_bad_line_stops_with_file_and_line(tmp_path, capsys, row, expected):
+    path = _lines(tmp_path / "preds.jsonl", [GOOD_PRED, "", row, GOOD_PRED])
+    code, out, err = _score(["--benchmark", "synthetic", "--task", "single_hop", str(path)], capsys)
+    assert code == 2 and out == ""
+    assert re.search(rf"preds\.jsonl:3: .*{re.escape(expected)}", err), err
+    assert "Traceback" not in err and len(err) < MAX_MESSAGE
+
+
+def test_score_cli_skip_bad_skips_and_counts(tmp_path, capsys):
+    rows = [GOOD_PRED] + [r for _, r, _ in SCORE_CASES] + [{**GOOD_PRED, "prediction": ""}, {**GOOD_PRED, "id": "b"}]
+    path = _lines(tmp_path / "preds.jsonl", rows)
+    per_sample = tmp_path / "per.jsonl"
+    code, out, err = _score(["--benchmark", "synthetic", "--task", "single_hop", "--skip-bad", "--per-sample",
+                             str(per_sample), str(path)], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["skipped_bad"] == len(SCORE_CASES) and summary["n"] == 3
+    assert err.count("skipping") == len(SCORE_CASES)
+    rows_out = [json.loads(line) for line in per_sample.read_text().splitlines()]
+    assert [r["line"] for r in rows_out] == list(range(1, len(rows) + 1))
+    assert sum("error" in r for r in rows_out) == len(SCORE_CASES)
+
+
+def test_score_cli_empty_and_missing_files(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    code, out, err = _score(["--benchmark", "synthetic", "--task", "single_hop", str(empty)], capsys)
+    assert code == 0 and json.loads(out)["n"] == 0 and json.loads(out)["score"] is None
+    code, out, err = _score(["--benchmark", "synthetic", "--task", "single_hop", str(tmp_path / "nope.jsonl")], capsys)
+    assert code == 2 and "nope.jsonl" in err and "no such file" in err
+    code, out, err = _score(["--benchmark", "lveval", "--task", "no_such_task", str(empty)], capsys)
+    assert code == 2 and "no_such_task" in err
+
+
+@pytest.mark.xfail(strict=True, reason="eval/score.py score_file reads the file as text: a line that is not UTF-8 "
+                   "raises UnicodeDecodeError with a traceback, even with --skip-bad; read bytes and decode each line "
+                   "inside the per-line try (BadLine('not UTF-8 text'))")
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_score_cli_binary_garbage(tmp_path, capsys, skip_bad):
+    path = _lines(tmp_path / "preds.jsonl", [GOOD_PRED, GARBAGE, GOOD_PRED])
+    code, out, err = _score(["--benchmark", "synthetic", "--task", "single_hop", *(["--skip-bad"] if skip_bad else []),
+                             str(path)], capsys)
+    if skip_bad:
+        assert code == 0 and json.loads(out)["skipped_bad"] >= 1 and json.loads(out)["n"] == 2
+    else:
+        assert code == 2 and "preds.jsonl:2" in err
+
+
+# ---------------------------------------------------------------- records.jsonl
+def test_records_with_bad_lines_name_file_and_line(tmp_path):
+    from experiments.records import RecordStore
+
+    ok = json.dumps({"id": "a", "status": "ok"})
+    for bad in ("not json", "[1]", '{"status": "ok"}', GARBAGE.replace(b"\n", b" "), "x" * 5_000_000):
+        path = _lines(tmp_path / "records.jsonl", [ok, bad, ok])
+        with pytest.raises(ValueError, match=r"records\.jsonl:2: not a valid record") as err:
+            RecordStore(path).load()
+        assert len(str(err.value)) < MAX_MESSAGE
+    # garbage without a newline at the end is a torn tail: cut, and the records before it kept
+    path = tmp_path / "records.jsonl"
+    path.write_bytes((ok + "\n").encode() + GARBAGE.replace(b"\n", b" "))
+    assert list(RecordStore(path).load()) == ["a"] and path.read_bytes() == (ok + "\n").encode()
+
+
+# ---------------------------------------------------------------- a real run
+def _run(args, timeout=300):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "experiments.run", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_run_with_a_bad_data_line_exits_with_one_clear_line(tmp_path):
+    pytest.importorskip("eval.benchmarks.lveval")
+    path = _lines(tmp_path / "data" / "factrecall_en_16k.jsonl", [LVEVAL_GOOD, {**LVEVAL_GOOD, "answers": "Ada"}])
+    res = _run(["benchmark=lveval", f"benchmark.path={path}", f"hydra.run.dir={tmp_path / 'run'}",
+                f"run.cache_dir={tmp_path / 'cache'}"])
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "factrecall_en_16k.jsonl:2" in last and "answers" in last, last
+    assert not (tmp_path / "run" / "records.jsonl").exists()
+
+
+def test_run_over_a_corrupt_records_file_exits_with_one_clear_line(tmp_path):
+    run_dir = tmp_path / "run"
+    _lines(run_dir / "records.jsonl", [{"id": "a", "status": "ok"}, "garbage line", {"id": "b", "status": "ok"}])
+    res = _run(["benchmark.languages=[en]", "benchmark.levels=[100]", "benchmark.questions_per_haystack=1",
+                "generator.context_window=60", f"hydra.run.dir={run_dir}", f"run.cache_dir={tmp_path / 'cache'}"])
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert "records.jsonl:2: not a valid record" in res.stderr.strip().splitlines()[-1]
