@@ -77,22 +77,27 @@ class _QueryVectors:
 
 
 class DenseIndex:
-    def __init__(self, index, n: int, query_vector, sparse: tuple[SparseLexicalIndex, Any, float, float] | None = None):
-        self.index, self.n, self.query_vector, self.sparse = index, n, query_vector, sparse
+    """faiss for the usual top-k; deep rankings (budget filling, BGE-M3 dense + sparse) score every chunk
+    with one matrix product instead (exact, and free of faiss-gpu's k <= 2048 limit)."""
+
+    DEEP = 1024
+
+    def __init__(self, index, vecs: np.ndarray, query_vector,
+                 sparse: tuple[SparseLexicalIndex, Any, float, float] | None = None):
+        self.index, self.vecs, self.query_vector, self.sparse = index, vecs, query_vector, sparse
+        self.n = len(vecs)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         k = min(k, self.n)
         if k <= 0:
             return []
         q = self.query_vector(query)
-        if self.sparse is None:
+        if self.sparse is None and k <= self.DEEP:
             return faiss_search(self.index, q, k)[0]
-        # BGE-M3 dense + sparse: weighted sum over all chunks (exact; the corpus is one context)
-        sparse_index, query_weights, w_dense, w_sparse = self.sparse
-        dense = np.zeros(self.n, dtype=np.float32)
-        for i, s in faiss_search(self.index, q, self.n)[0]:
-            dense[i] = s
-        total = w_dense * dense + w_sparse * sparse_index.scores(query_weights(query))
+        total = self.vecs @ q[0]
+        if self.sparse is not None:  # BGE-M3: weighted sum of dense and lexical matching scores
+            sparse_index, query_weights, w_dense, w_sparse = self.sparse
+            total = w_dense * total + w_sparse * sparse_index.scores(query_weights(query))
         top = np.argsort(-total, kind="stable")[:k]
         return [(int(i), float(total[i])) for i in top]
 
@@ -144,7 +149,7 @@ class DenseRetriever:
             weights = cache.get_or_compute("sparse", sp_key, "json", lambda: self.embedder.lexical_weights(list(texts)),
                                            dump_json, load_json)
             sparse = (SparseLexicalIndex(weights), self._query_lexical, self.dense_weight, self.sparse_weight)
-        return DenseIndex(index, len(texts), self.query_vector, sparse)
+        return DenseIndex(index, vecs, self.query_vector, sparse)
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[int, float]]], k: int = 60,

@@ -178,3 +178,22 @@ def test_hydra_config_groups_build_an_arm(generator, tmp_path):
         assert cfg["retriever"]["kind"] == "dense" and cfg["retriever"]["model"]
     with pytest.raises(ValueError, match="rag: unknown keys"):
         build_rag_arm(generator, {"chunk_size": 64, "topk": 3}, {"kind": "bm25"})
+
+
+def test_deep_dense_ranking_equals_faiss(minilm, monkeypatch):
+    from rag.retrievers import DenseIndex
+
+    texts = [f"record {i}: the {w} tower holds {i % 7} bells" for i, w in enumerate(["old", "tall", "red"] * 15)]
+    index = DenseRetriever(minilm).index(texts, "en")
+    shallow = index.search("the red tower with 3 bells", 20)
+    monkeypatch.setattr(DenseIndex, "DEEP", 5)  # force the matrix-product path
+    deep = index.search("the red tower with 3 bells", 20)
+    assert [i for i, _ in deep] == [i for i, _ in shallow]
+    assert np.allclose([s for _, s in deep], [s for _, s in shallow], atol=1e-5)
+
+
+def test_sparse_lexical_scores():
+    from rag.indexes import SparseLexicalIndex
+
+    index = SparseLexicalIndex([{"mill": 0.5, "river": 0.2}, {"tower": 0.9}, {}])
+    assert np.allclose(index.scores({"mill": 2.0, "tower": 1.0}), [1.0, 0.9, 0.0])

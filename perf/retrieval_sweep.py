@@ -1,0 +1,70 @@
+"""A 12-point retrieval-only sweep (3 chunk sizes x 4 top-k, MiniLM) costs little more than embedding each size once.
+
+    python perf/retrieval_sweep.py
+
+`singles_seconds`: three runs, one per chunk size, each with an empty cache (so each embeds its
+chunking once). `sweep_seconds`: the 12 points in a row over one shared cache directory, each
+point a fresh arm built by `build_rag_arm` as a Hydra job would build it. `ratio` = sweep / singles
+(target <= 1.5). The embedding model is loaded before timing (a process loads it once either way).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import common
+
+from eval.benchmarks.synthetic import load
+from llm.factory import build_generator
+from rag.build import build_rag_arm
+from rag.embedders import shared_embedder
+
+SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192}
+MINILM = {"name": "minilm", "kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2",
+          "index": "flat", "batch_size": 64, "normalize": True, "device": "cpu", "query_instruction": "",
+          "passage_instruction": ""}
+SIZES = (128, 256, 512)
+TOP_KS = (1, 2, 4, 8)
+
+
+def run_point(gen, samples, cache_dir: Path, size: int, top_k: int) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    rag = {"chunk_size": size, "chunk_overlap": 16, "top_k": top_k, "order": "document"}
+    arm = build_rag_arm(gen, rag, MINILM, {"kind": "tokens"}, {"kind": "none"}, cache_dir)
+    for s in samples:
+        arm.retrieve(s)
+    return time.perf_counter() - t0, arm.cache_stats()
+
+
+def main() -> None:
+    gen = build_generator(SMOLLM2)
+    samples = load({"name": "synthetic", "seed": 0, "languages": ["en"], "levels": ["16k"], "haystacks_per_level": 2,
+                    "questions_per_haystack": 4}).samples
+    shared_embedder("bundled:all-MiniLM-L6-v2", 64, True, "cpu", "", "").encode(["warm up"])
+    root = Path(tempfile.mkdtemp(prefix="retrieval_sweep_"))
+    try:
+        singles = 0.0
+        for size in SIZES:
+            seconds, _ = run_point(gen, samples, root / f"single_{size}", size, TOP_KS[-1])
+            singles += seconds
+        sweep, embeds, chunkings = 0.0, 0, 0
+        for size in SIZES:
+            for top_k in TOP_KS:
+                seconds, stats = run_point(gen, samples, root / "sweep", size, top_k)
+                sweep += seconds
+                embeds += stats["embeddings"]["misses"]
+                chunkings += stats["chunks"]["misses"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    n_contexts = len({s.group for s in samples})
+    assert embeds == len(SIZES) * n_contexts, f"{embeds} embeddings computed; expected one per size per context"
+    common.emit({"samples": len(samples), "contexts": n_contexts, "points": len(SIZES) * len(TOP_KS),
+                 "singles_seconds": round(singles, 3), "sweep_seconds": round(sweep, 3),
+                 "embeddings_computed": embeds, "chunkings_computed": chunkings, "ratio": round(sweep / singles, 3)})
+
+
+if __name__ == "__main__":
+    main()
