@@ -365,3 +365,50 @@ def test_inside_refuses_names_that_leave_the_folder(tmp_path):
                  "..", "paper/../../doc/../secret.txt"):
         with pytest.raises(files.DataError, match="outside"):
             files.inside(base, name)
+
+
+LOONG_ITEM = {"level": 1, "set": 1, "length": 100, "type": "paper", "language": "en", "question": "Paper A",
+              "instruction": "Which paper is this?", "prompt_template": "{docs}\n\n{instruction}\n\n{question}",
+              "doc": ["a.md"], "answer": "A", "shuffle_doc": False, "id": "item-0"}
+
+
+@pytest.mark.parametrize("doc_type, name", [
+    ("paper", "../../secret.md"), ("paper", "../secret.md"), ("paper", "/etc/passwd"), ("paper", "link.md"),
+    ("paper", "sub/../../../secret.md"), ("financial", "../../etc/passwd"), ("financial", "../secret"),
+])
+def test_loong_document_names_cannot_leave_the_document_folder(tmp_path, doc_type, name):
+    """A Loong item naming a document outside `doc/` is refused, naming file, line and field;
+    neither read nor silently skipped as missing."""
+    pytest.importorskip("eval.benchmarks.loong")
+    from eval.benchmarks import load_benchmark
+
+    data = tmp_path / "data"
+    (data / "doc" / "paper").mkdir(parents=True)
+    (data / "doc" / "financial").mkdir(parents=True)
+    (data / "doc" / "paper" / "a.md").write_text("# Paper A\nbody\n")
+    (data / "doc" / "financial" / "2024-ACME-a.txt").write_text("ACME report\n")
+    (tmp_path / "secret.md").write_text("# SECRET-OUTSIDE\n")
+    (data / "secret.md").write_text("# SECRET-OUTSIDE\n")
+    (data / "doc" / "paper" / "link.md").symlink_to(tmp_path / "secret.md")
+    bad = {**LOONG_ITEM, "type": doc_type, "doc": [name], "id": "item-1"}
+    (data / "loong.jsonl").write_text(json.dumps(LOONG_ITEM) + "\n" + json.dumps(bad) + "\n")
+    try:
+        result = load_benchmark({"name": "loong", "path": str(data)})
+    except ValueError as err:
+        assert "loong.jsonl:2" in str(err) and "doc" in str(err), str(err)
+        return
+    texts = [s.context for s in result.samples]
+    assert not any("SECRET-OUTSIDE" in t for t in texts), "a document outside the folder was read"
+    pytest.fail(f"{name!r} was not refused (samples {len(result.samples)}, skipped {result.skipped})")
+
+
+def test_loong_good_item_loads(tmp_path):
+    pytest.importorskip("eval.benchmarks.loong")
+    from eval.benchmarks import load_benchmark
+
+    data = tmp_path / "data"
+    (data / "doc" / "paper").mkdir(parents=True)
+    (data / "doc" / "paper" / "a.md").write_text("# Paper A\nbody\n")
+    (data / "loong.jsonl").write_text(json.dumps(LOONG_ITEM) + "\n")
+    result = load_benchmark({"name": "loong", "path": str(data)})
+    assert len(result.samples) == 1 and "body" in result.samples[0].context
