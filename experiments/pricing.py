@@ -8,7 +8,8 @@ Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded,
 document's chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted
 twice, as an embedder sees it). Dense retrievers pay the embedding price per million tokens;
 lexical ones (BM25) are priced as free. With a GPU-hour price the tokens become GPU time at the
-configured embedding throughput, or the measured index time when metrics.json has `index_seconds`.
+configured embedding throughput, or the measured index time when metrics.json has `index_seconds`;
+the same holds when the records' own cost came from an hourly price (metrics.json `price`, kind hourly).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ class Pricing:
         self.source = "records" if use_records else "gpu_hour" if self.price.gpu_hour is not None else "tokens"
         self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
                                   if run.metrics.get("price")})
+        # Records priced by the hour (conf/price/cpu.yaml, h100.yaml): indexing is priced by time at that rate too.
+        self.hourly_rate: float | None = None
+        if self.source == "records" and len(self.run_prices) == 1:
+            run_price = json.loads(self.run_prices[0])
+            if isinstance(run_price, dict) and run_price.get("kind") == "hourly" and run_price.get("usd_per_hour") is not None:
+                self.hourly_rate = float(run_price["usd_per_hour"]) * int(run_price.get("devices") or 1)
+        if self.source == "gpu_hour":
+            self.hourly_rate = float(self.price.gpu_hour)
 
     def describe(self) -> str:
         if self.source == "records":
@@ -43,10 +52,10 @@ class Pricing:
         else:
             text = (f"Generation cost: ${self.price.input_per_m:g} per million prompt tokens and "
                     f"${self.price.output_per_m:g} per million completion tokens.")
-        if self.source == "gpu_hour":
+        if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
-                     "tokens/s of GPU time, or the measured index time when the run recorded one; lexical "
-                     f"retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
+                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index time when the "
+                     f"run recorded one; lexical retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
                      f"${self.ix.embed_per_m:g} per million for dense retrievers, ${self.ix.lexical_per_m:g} for "
@@ -86,10 +95,10 @@ class Pricing:
             return 0.0
         lexical = str(run.knobs.get("retriever", "")).lower() in {x.lower() for x in self.ix.lexical_retrievers}
         tokens = self.index_tokens_per_doc(run) or 0.0
-        if self.source == "gpu_hour" or (self.source == "records" and self.price.gpu_hour is not None):
+        if self.hourly_rate is not None:
             if lexical:
                 return 0.0
             builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
             seconds = secs / builds if secs and builds else tokens / self.ix.embed_tokens_per_s
-            return seconds * float(self.price.gpu_hour or 0) / 3600
+            return seconds * self.hourly_rate / 3600
         return tokens * (self.ix.lexical_per_m if lexical else self.ix.embed_per_m) / 1e6

@@ -94,7 +94,7 @@ class Run:
             text = f"{arm} {k.get('retriever')} c{k.get('chunk_size')} k{k.get('top_k')}"
             text += "" if k.get("order") in (None, "document") else f" {k.get('order')}"
             for key in ("chunker", "reranker"):
-                if k.get(key) not in (None, "", "none", "fixed"):
+                if k.get(key) not in (None, "", "none", "fixed", "tokens"):
                     text += f" {k[key]}"
             if k.get("rag_budget_tokens") is not None:
                 text += f" b{k['rag_budget_tokens']}"

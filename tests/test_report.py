@@ -198,6 +198,25 @@ def test_records_own_cost_is_used_when_every_answer_has_one(tmp_path):
     assert "record's own `cost_usd`" in (tmp_path / "out" / "report.md").read_text()
 
 
+def test_hourly_priced_records_price_dense_indexing_by_time(tmp_path):
+    """Runs priced per hour (conf/price/cpu.yaml): indexing is embedding time at the same hourly rate."""
+    price = {"name": "cpu-2vcpu", "kind": "hourly", "usd_per_hour": 0.36, "devices": 2, "basis": "latency"}
+    base = {"task": "t", "language": "en", "length_level": "1k", "status": "ok", "score": 1.0, "prompt_tokens": 100,
+            "completion_tokens": 5, "latency_s": 10.0, "cost_usd": 0.002}
+    write_run(tmp_path / "runs" / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g"},
+              [{**base, "id": f"s{i}", "group": f"d{i}", "arm": "longctx"} for i in range(4)], extra_metrics={"price": price})
+    knobs = {"arm": "rag", "benchmark": "b", "generator": "g", "retriever": "minilm", "chunk_size": 100, "top_k": 2,
+             "order": "document"}
+    write_run(tmp_path / "runs" / "rag", knobs, [{**base, "id": f"s{i}", "group": f"d{i}", "arm": "rag", "n_chunks": 50,
+                                                  "cost_usd": 0.001} for i in range(4)], extra_metrics={"price": price})
+    files = build_report([str(tmp_path / "runs")], tmp_path / "out", load_settings(queries_per_doc=2))
+    rows = {r["arm"]: r for r in _csv(files["whatif.csv"])}
+    # 50 chunks x 100 tokens at 20000 tokens/s = 0.25 s at 0.72 $/h
+    assert float(rows["rag"]["index_cost_per_doc"]) == pytest.approx(0.25 * 0.72 / 3600)
+    assert float(rows["rag"]["cost_per_1000"]) == pytest.approx(1000 * (0.001 + 0.25 * 0.72 / 3600 / 2))
+    assert "at $0.72 per hour" in files["report.md"].read_text()
+
+
 def test_clear_errors(tmp_path, capsys):
     assert main([str(tmp_path / "missing")]) == 2
     assert "no such run" in capsys.readouterr().err
