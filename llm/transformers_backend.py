@@ -6,10 +6,12 @@ generation, so a rerun served entirely from the response cache never loads the m
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
 import time
+from functools import lru_cache
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
@@ -21,34 +23,36 @@ log = logging.getLogger(__name__)
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
-                 trust_remote_code: bool = False, reuse_prefix: bool = True):
-        from transformers import AutoTokenizer
-
+                 trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8):
         self.spec = model
         self.path, self.gguf_file = resolve_model(model)
         self.model_id = model
         self.dtype, self.device, self.temperature = dtype, device, temperature
         self.trust_remote_code = trust_remote_code
         self.reuse_prefix = reuse_prefix
+        self.prefix_batch_size = max(1, int(prefix_batch_size))  # questions decoded together over one prefix
         if threads:
             import torch
 
             torch.set_num_threads(int(threads))
-        kwargs = {"gguf_file": self.gguf_file} if self.gguf_file else {}
-        try:
-            hf_tok = AutoTokenizer.from_pretrained(self.path, trust_remote_code=trust_remote_code, **kwargs)
-        except OSError as err:
-            raise FileNotFoundError(
-                f"cannot load tokenizer for generator model {model!r}: {err}. Give a local path, a "
-                "bundled model (bundled:smollm2), or a hub id present in the local cache."
-            ) from err
+        hf_tok = load_hf_tokenizer(model, trust_remote_code)
         self.tokenizer = HFTokenizer(hf_tok)
         self._hf_tok = hf_tok
-        self.context_window = int(context_window or getattr(hf_tok, "model_max_length", 0) or 2048)
-        if self.context_window > 10_000_000:  # transformers' "no limit" sentinel
-            raise ValueError(f"set generator.context_window for {model!r}: its tokenizer states no limit")
+        if context_window is None and getattr(hf_tok, "model_max_length", 0) > 10_000_000:
+            context_window = self._configured_window()  # the tokenizer states no limit: ask the model config
+        self.context_window = tokenizer_context_window(hf_tok, model, context_window)
         self._model = None
         self._lock = threading.Lock()
+
+    def _configured_window(self) -> int | None:
+        from transformers import AutoConfig
+
+        kwargs = {"gguf_file": self.gguf_file} if self.gguf_file else {}
+        try:
+            config = AutoConfig.from_pretrained(self.path, trust_remote_code=self.trust_remote_code, **kwargs)
+        except (OSError, ValueError):
+            return None
+        return getattr(config, "max_position_embeddings", None)
 
     # -- model -------------------------------------------------------------------------
     @property
@@ -70,15 +74,17 @@ class TransformersGenerator(Generator):
     # -- interface ---------------------------------------------------------------------
     def _render(self, prompt: Prompt) -> str:
         """The exact text the model sees (chat template applied when the model has one)."""
-        if self._hf_tok.chat_template:
-            return self._hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
-        return (prompt.system + "\n\n" if prompt.system else "") + prompt.user
+        return render_prompt(self._hf_tok, prompt)
 
     def _encode(self, prompt: Prompt, offsets: bool = False):
         # The rendered template already holds the special tokens it needs.
         add_special = not bool(self._hf_tok.chat_template)
         return self._hf_tok(self._render(prompt), add_special_tokens=add_special, return_offsets_mapping=offsets,
                             return_tensors="pt")
+
+    def _encode_text(self, text: str):
+        """Raw text (a completions request) tokenized as a server would: special tokens added."""
+        return self._hf_tok(text, add_special_tokens=True, return_tensors="pt")["input_ids"].to(self.device)
 
     def prompt_tokens(self, prompt: Prompt) -> int:
         return int(self._encode(prompt)["input_ids"].shape[1])
@@ -110,20 +116,44 @@ class TransformersGenerator(Generator):
                 f"window of {self.context_window}: the arm should have truncated it"
             )
 
-    def _decode(self, ids, past=None, max_new_tokens: int = 64):
+    def _decode(self, ids, past=None, max_new_tokens: int = 64, streamer=None):
         import torch
 
         sampling = {"do_sample": False} if self.temperature == 0 else {"do_sample": True, "temperature": self.temperature}
         with torch.inference_mode():
             return self.model.generate(
                 ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, past_key_values=past,
-                pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, **sampling,
+                pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
     def _result(self, out, n_prompt: int, latency: float) -> Generation:
         new = out[0, n_prompt:]
         return Generation(text=self._hf_tok.decode(new, skip_special_tokens=True).strip(), prompt_tokens=n_prompt,
                           completion_tokens=int(new.shape[0]), latency_s=latency)
+
+    def complete(self, text: str, max_new_tokens: int = 64) -> Generation:
+        """Continue raw text, no chat template (what an OpenAI `/v1/completions` request asks)."""
+        ids = self._encode_text(text)
+        self._check_fits(ids.shape[1], Prompt(text, max_new_tokens=max_new_tokens))
+        self.model
+        t0 = time.perf_counter()
+        out = self._decode(ids, max_new_tokens=max_new_tokens)
+        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
+
+    def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> "TokenStream":
+        """Answer one prompt (a chat Prompt, or raw text to continue) piece by piece as it decodes.
+
+        Iterate the returned stream for text pieces; its `generation` holds text and usage once
+        it is exhausted, with `ttft_s` the time to the first piece."""
+        if isinstance(prompt, Prompt):
+            ids = self._encode(prompt)["input_ids"].to(self.device)
+            max_new = prompt.max_new_tokens if max_new_tokens is None else max_new_tokens
+        else:
+            ids = self._encode_text(prompt)
+            max_new = 64 if max_new_tokens is None else max_new_tokens
+        self._check_fits(ids.shape[1], Prompt("", max_new_tokens=max_new))
+        self.model
+        return TokenStream(self, ids, max_new)
 
     def _generate_one(self, prompt: Prompt) -> Generation:
         ids = self._encode(prompt)["input_ids"].to(self.device)
@@ -134,6 +164,9 @@ class TransformersGenerator(Generator):
         return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
 
     def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
+        """Read the shared prefix once into a KV cache, then answer the questions from copies of it:
+        greedy decoding runs them as one batch (questions padded between prefix and question, masked
+        out, positions as if unpadded), so a decode step costs about what one question's would."""
         import torch
         from transformers import DynamicCache
 
@@ -156,17 +189,142 @@ class TransformersGenerator(Generator):
         t0 = time.perf_counter()
         cache = DynamicCache(config=model.config)
         with torch.inference_mode():
-            model(first, past_key_values=cache, use_cache=True)
+            model(first, past_key_values=cache, use_cache=True, logits_to_keep=1)
         shared_s = (time.perf_counter() - t0) / len(prompts)
-        results = []
-        for (ids, _), p in zip(encoded, prompts):
+        results: list[Generation] = []
+        if self.temperature != 0:  # sampling: one question after another from the cropped cache
+            for ids, _ in encoded:
+                t1 = time.perf_counter()
+                out = self._decode(ids, past=cache, max_new_tokens=prompts[len(results)].max_new_tokens)
+                extra = cache.get_seq_length() - n_prefix
+                if extra > 0:
+                    cache.crop(-extra)  # back to the shared prefix for the next question
+                results.append(self._result(out, int(ids.shape[1]), shared_s + time.perf_counter() - t1))
+            return results
+        for start in range(0, len(prompts), self.prefix_batch_size):
+            batch = list(range(start, min(start + self.prefix_batch_size, len(prompts))))
             t1 = time.perf_counter()
-            out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens)
-            extra = cache.get_seq_length() - n_prefix
-            if extra > 0:
-                cache.crop(-extra)  # back to the shared prefix for the next question
-            results.append(self._result(out, int(ids.shape[1]), shared_s + time.perf_counter() - t1))
+            batch_cache = copy.deepcopy(cache)
+            if len(batch) > 1:
+                batch_cache.batch_repeat_interleave(len(batch))
+            new_tokens = self._greedy_batch(batch_cache, [encoded[i][0][0, n_prefix:] for i in batch], n_prefix,
+                                            [prompts[i].max_new_tokens for i in batch])
+            each_s = (time.perf_counter() - t1) / len(batch)
+            for i, tokens in zip(batch, new_tokens):
+                results.append(Generation(
+                    text=self._hf_tok.decode(tokens, skip_special_tokens=True).strip(),
+                    prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
+                    latency_s=shared_s + each_s))
         return results
+
+    def _greedy_batch(self, cache, suffixes: list, n_prefix: int, max_new: list[int]) -> list[list[int]]:
+        """Greedy continuations of `prefix + suffix_b` for each b, the prefix already in `cache`
+        (repeated over the batch). Returns each row's new token ids, its end-of-sequence token
+        included, as `generate` counts them."""
+        import torch
+
+        model = self.model
+        batch, width = len(suffixes), max(int(s.shape[0]) for s in suffixes)
+        pad = self._hf_tok.pad_token_id if self._hf_tok.pad_token_id is not None else self._hf_tok.eos_token_id
+        ids = torch.full((batch, width), pad, dtype=torch.long, device=self.device)
+        keep = torch.zeros((batch, width), dtype=torch.long, device=self.device)
+        for b, s in enumerate(suffixes):
+            ids[b, width - s.shape[0]:] = s
+            keep[b, width - s.shape[0]:] = 1
+        mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.long, device=self.device), keep], dim=1)
+        positions = (n_prefix + keep.cumsum(dim=1) - 1).clamp(min=n_prefix)
+        eos = model.generation_config.eos_token_id
+        stop = set(eos if isinstance(eos, list) else [eos]) - {None}
+        out: list[list[int]] = [[] for _ in range(batch)]
+        done = [False] * batch
+        with torch.inference_mode():
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                           use_cache=True, logits_to_keep=1).logits[:, -1, :]
+            for _ in range(max(max_new)):
+                chosen = logits.argmax(dim=-1)
+                for b in range(batch):
+                    if not done[b]:
+                        out[b].append(int(chosen[b]))
+                        done[b] = out[b][-1] in stop or len(out[b]) >= max_new[b]
+                if all(done):
+                    break
+                mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
+                positions = positions[:, -1:] + 1
+                logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
+                               past_key_values=cache, use_cache=True).logits[:, -1, :]
+        return out
+
+class TokenStream:
+    """Text pieces of one generation as they decode (decoding runs in a background thread)."""
+
+    def __init__(self, gen: TransformersGenerator, ids, max_new_tokens: int):
+        from transformers import TextIteratorStreamer
+
+        self.generation: Generation | None = None
+        self._gen, self._ids = gen, ids
+        self._streamer = TextIteratorStreamer(gen._hf_tok, skip_prompt=True, skip_special_tokens=True)
+        self._out, self._error = None, None
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, args=(max_new_tokens,), daemon=True)
+        self._thread.start()
+
+    def _run(self, max_new_tokens: int) -> None:
+        try:
+            self._out = self._gen._decode(self._ids, max_new_tokens=max_new_tokens, streamer=self._streamer)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the consuming thread
+            self._error = err
+            self._streamer.end()
+
+    def __iter__(self):
+        ttft = None
+        for piece in self._streamer:
+            if piece and ttft is None:
+                ttft = time.perf_counter() - self._t0
+            if piece:
+                yield piece
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        result = self._gen._result(self._out, int(self._ids.shape[1]), time.perf_counter() - self._t0)
+        result.ttft_s = ttft
+        self.generation = result
+
+
+@lru_cache(maxsize=8)
+def load_hf_tokenizer(spec: str, trust_remote_code: bool = False):
+    """A Hugging Face tokenizer by model spec: `bundled:smollm2`, a local path or `.gguf`, a hub id.
+    Loaded once per process and spec (treat it as read-only)."""
+    from transformers import AutoTokenizer
+
+    path, gguf_file = resolve_model(spec)
+    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    try:
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+    except OSError as err:
+        raise FileNotFoundError(
+            f"cannot load tokenizer {spec!r}: {err}. Give a local path, a bundled model "
+            "(bundled:smollm2), or a hub id present in the local cache."
+        ) from err
+
+
+def tokenizer_context_window(hf_tok, spec: str, configured: int | None) -> int:
+    window = int(configured or getattr(hf_tok, "model_max_length", 0) or 2048)
+    if window > 10_000_000:  # transformers' "no limit" sentinel
+        raise ValueError(f"set generator.context_window for {spec!r}: its tokenizer states no limit")
+    return window
+
+
+def render_prompt(hf_tok, prompt: Prompt) -> str:
+    """The text a model with this tokenizer sees for `prompt`: its chat template when it has one."""
+    if hf_tok.chat_template:
+        return hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
+    return (prompt.system + "\n\n" if prompt.system else "") + prompt.user
+
+
+def count_prompt_tokens(hf_tok, prompt: Prompt) -> int:
+    """Tokens of the rendered prompt (the template carries its special tokens; plain text gets the
+    tokenizer's own, e.g. a BOS)."""
+    return len(hf_tok(render_prompt(hf_tok, prompt), add_special_tokens=not bool(hf_tok.chat_template))["input_ids"])
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

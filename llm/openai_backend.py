@@ -1,0 +1,254 @@
+"""OpenAI-compatible HTTP generator: OpenAI itself, a `vllm serve` endpoint, `python -m llm.server`,
+or any server speaking the OpenAI chat-completions or completions API.
+
+- `mode: chat` sends the Prompt's messages; `mode: completions` sends the text the tokenizer's
+  chat template renders (plain `system\\n\\nuser` when it has none), for servers without chat.
+- Up to `max_concurrency` requests in flight (a thread pool); answers come back in input order.
+- Failures worth retrying (HTTP 429, 408, 409, 5xx, timeouts, connection errors, bodies that are
+  not the expected JSON) are retried up to `max_retries` times with exponential backoff and
+  jitter (a server's `Retry-After` is honoured up to `backoff_max_s`); then `GenerationError`.
+  Other HTTP errors (400, 401, 404, ...) fail at once: retrying cannot fix them.
+- `timeout_s` bounds each request (each attempt).
+- `stream: true` streams the answer to measure the time to first token (`ttft_s`).
+- `usage` comes from the response; when a server gives none, tokens are counted locally with
+  `tokenizer` (the same tokenizer the arms budget with).
+- The API key is read from the environment variable named by `api_key_env`, never from config.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from llm.base import Generator, HFTokenizer
+from llm.prompt import Generation, Prompt
+
+log = logging.getLogger(__name__)
+
+MODES = ("chat", "completions")
+RETRY_STATUS = {408, 409, 429}  # and every 5xx
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+class GenerationError(RuntimeError):
+    """A request failed for good (retries exhausted, or an error retrying cannot fix)."""
+
+
+class MalformedResponse(ValueError):
+    """The server answered 200 with a body that is not a usable completion."""
+
+
+def retryable(err: BaseException) -> bool:
+    import openai
+
+    if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse,
+                        openai.APIResponseValidationError, json.JSONDecodeError)):
+        return True
+    if isinstance(err, openai.APIStatusError):
+        return err.status_code in RETRY_STATUS or err.status_code >= 500
+    return False
+
+
+def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None = None,
+                  rng: random.Random | None = None) -> float:
+    """Seconds to wait before retry number `attempt` (0-based): exponential, capped, "equal jitter"
+    (half fixed, half random), and never less than the server's Retry-After (itself capped)."""
+    cap = min(max_s, base_s * (2 ** attempt))
+    delay = cap / 2 + (rng or random).uniform(0, cap / 2)
+    if retry_after_s is not None:
+        delay = max(delay, min(retry_after_s, max_s))
+    return delay
+
+
+def _retry_after(err: BaseException) -> float | None:
+    response = getattr(err, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _describe(err: BaseException) -> str:
+    status = getattr(err, "status_code", None)
+    text = str(err).splitlines()[0][:200] if str(err) else ""
+    return f"{type(err).__name__}" + (f" (HTTP {status})" if status else "") + (f": {text}" if text else "")
+
+
+def resolve_api_key(api_key_env: str | None, base_url: str | None) -> str:
+    """The key from the environment. Local servers need none ("EMPTY" is sent); OpenAI does."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    if key:
+        return key
+    if base_url is None or "api.openai.com" in base_url:
+        raise ValueError(
+            f"the OpenAI API needs a key: set the environment variable {api_key_env or 'OPENAI_API_KEY'} "
+            "(generator.api_key_env names it; keys are never read from config files)"
+        )
+    if api_key_env:
+        log.info("environment variable %s is not set: sending no API key to %s", api_key_env, base_url)
+    return "EMPTY"
+
+
+class OpenAICompatGenerator(Generator):
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
+                 mode: str = "chat", tokenizer: str = "bundled:smollm2", context_window: int | None = None,
+                 temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
+                 stop: list[str] | None = None, max_concurrency: int = 8, timeout_s: float = 120.0,
+                 max_retries: int = 6, backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
+                 stream: bool = True, stream_usage: bool = True, extra_body: dict[str, Any] | None = None,
+                 trust_remote_code: bool = False):
+        from llm.transformers_backend import load_hf_tokenizer, tokenizer_context_window
+
+        if mode not in MODES:
+            raise ValueError(f"generator.mode={mode!r}; allowed: {', '.join(MODES)}")
+        if max_concurrency < 1:
+            raise ValueError(f"generator.max_concurrency must be >= 1, got {max_concurrency}")
+        if max_retries < 0:
+            raise ValueError(f"generator.max_retries must be >= 0, got {max_retries}")
+        self.model_id = model
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.mode, self.temperature, self.top_p, self.seed, self.stop = mode, temperature, top_p, seed, stop
+        self.max_concurrency, self.timeout_s, self.max_retries = int(max_concurrency), float(timeout_s), int(max_retries)
+        self.backoff_base_s, self.backoff_max_s = float(backoff_base_s), float(backoff_max_s)
+        self.stream, self.stream_usage = bool(stream), bool(stream_usage)
+        self.extra_body = dict(extra_body or {})
+        self.tokenizer_spec = tokenizer
+        self._hf_tok = load_hf_tokenizer(tokenizer, trust_remote_code)
+        self.tokenizer = HFTokenizer(self._hf_tok)
+        self.context_window = tokenizer_context_window(self._hf_tok, tokenizer, context_window)
+        self._api_key = resolve_api_key(api_key_env, self.base_url)
+        self.api_key_env = api_key_env
+        self._client = None
+        self._client_lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self.attempts = 0  # HTTP requests sent, retries included
+        self._rng = random.Random()
+
+    # -- interface ---------------------------------------------------------------------
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        from llm.transformers_backend import count_prompt_tokens
+
+        return count_prompt_tokens(self._hf_tok, prompt)
+
+    def sampling_params(self) -> dict:
+        return {"mode": self.mode, "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                "stop": self.stop, "extra_body": self.extra_body}
+
+    def generate(self, prompts: list[Prompt]) -> list[Generation]:
+        if len(prompts) <= 1 or self.max_concurrency == 1:
+            return [self._generate_with_retries(p) for p in prompts]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(prompts))) as pool:
+            return list(pool.map(self._generate_with_retries, prompts))
+
+    # -- requests ----------------------------------------------------------------------
+    @property
+    def client(self):
+        with self._client_lock:
+            if self._client is None:
+                from openai import OpenAI
+
+                # Retries are ours (bounded, with jitter, also on malformed bodies): the client's are off.
+                self._client = OpenAI(api_key=self._api_key, base_url=self.base_url or OPENAI_URL,
+                                      timeout=self.timeout_s, max_retries=0)
+        return self._client
+
+    def request_body(self, prompt: Prompt) -> dict[str, Any]:
+        """The request (besides model and stream flags) this prompt becomes."""
+        from llm.transformers_backend import render_prompt
+
+        body: dict[str, Any] = {"max_tokens": prompt.max_new_tokens, "temperature": self.temperature}
+        if self.mode == "chat":
+            body["messages"] = prompt.messages()
+        else:
+            body["prompt"] = render_prompt(self._hf_tok, prompt)
+        for key in ("top_p", "seed", "stop"):
+            if getattr(self, key) is not None:
+                body[key] = getattr(self, key)
+        return body
+
+    def _generate_with_retries(self, prompt: Prompt) -> Generation:
+        last: BaseException | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                delay = backoff_delay(attempt - 1, self.backoff_base_s, self.backoff_max_s, _retry_after(last), self._rng)
+                log.warning("%s: %s; retry %d/%d in %.2fs", self.model_id, _describe(last), attempt,
+                            self.max_retries, delay)
+                time.sleep(delay)
+            try:
+                return self._request(prompt)
+            except Exception as err:  # noqa: BLE001 - classified below
+                if not retryable(err):
+                    raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: {_describe(err)} "
+                                          "(not retried: retrying cannot fix this error)") from err
+                last = err
+        raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: gave up after "
+                              f"{self.max_retries + 1} attempts; last error: {_describe(last)}") from last
+
+    def _request(self, prompt: Prompt) -> Generation:
+        body = self.request_body(prompt)
+        api = self.client.chat.completions if self.mode == "chat" else self.client.completions
+        extra = {"extra_body": self.extra_body} if self.extra_body else {}
+        with self._client_lock:
+            self.attempts += 1
+        t0 = time.perf_counter()
+        if not self.stream:
+            response = api.create(model=self.model_id, **body, **extra)
+            latency = time.perf_counter() - t0
+            text = self._text(response)
+            return self._generation(prompt, text, getattr(response, "usage", None), latency, None)
+        if self.stream_usage:
+            extra["stream_options"] = {"include_usage": True}
+        pieces, usage, ttft, finished = [], None, None, False
+        stream = api.create(model=self.model_id, stream=True, **body, **extra)
+        try:
+            for chunk in stream:
+                if getattr(chunk, "usage", None) is not None:
+                    usage = chunk.usage
+                choices = getattr(chunk, "choices", None)
+                if choices is None:
+                    raise MalformedResponse("stream chunk without `choices`")
+                for choice in choices:
+                    piece = choice.delta.content if self.mode == "chat" else choice.text
+                    if piece:
+                        if ttft is None:
+                            ttft = time.perf_counter() - t0
+                        pieces.append(piece)
+                    finished = finished or choice.finish_reason is not None
+        finally:
+            stream.close()
+        if not finished:  # every complete answer ends with a finish_reason
+            raise MalformedResponse("the stream ended without a finish_reason (cut off)")
+        return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft)
+
+    def _text(self, response: Any) -> str:
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise MalformedResponse(f"response has no choices: {str(response)[:200]!r}")
+        if self.mode == "chat":
+            message = getattr(choices[0], "message", None)
+            text = getattr(message, "content", None)
+            if text is None and getattr(message, "refusal", None):
+                text = message.refusal
+        else:
+            text = getattr(choices[0], "text", None)
+        if not isinstance(text, str):
+            raise MalformedResponse(f"response choice has no text: {str(choices[0])[:200]!r}")
+        return text
+
+    def _generation(self, prompt: Prompt, text: str, usage: Any, latency: float, ttft: float | None) -> Generation:
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
+            # No usage from the server: count with the configured tokenizer.
+            with self._count_lock:  # one tokenizer shared by the request threads
+                prompt_tokens = self.prompt_tokens(prompt)
+                completion_tokens = self.tokenizer.count(text) if text else 0
+        return Generation(text=text.strip(), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                          latency_s=latency, ttft_s=ttft)

@@ -1,0 +1,504 @@
+"""A small OpenAI-compatible HTTP server over the transformers backend.
+
+Serves the embedded model (or any local causal LM) to anything that speaks the OpenAI API,
+including this project's own `openai` generator backend:
+
+    python -m llm.server --model bundled:smollm2 --port 8000
+    python -m experiments.run generator=smollm2_server        # the client side
+
+Endpoints: `GET /v1/models`, `POST /v1/chat/completions` and `POST /v1/completions`, both with
+`stream: true` (server-sent events; `stream_options.include_usage` adds a usage chunk) and
+`usage` in every non-streamed answer. One generation runs at a time (the model is shared);
+requests wait their turn. The server decodes as its backend is configured (greedy by default):
+a request's `temperature` is ignored. Chat requests are single-turn (system + one user message),
+which is what the project sends.
+
+Fault injection, for testing clients against a real server. A fault applies to one generation
+request (`/v1/chat/completions` or `/v1/completions`); they are taken in order from a queue:
+
+- constructor `faults=["429", "500"]`, CLI `--faults 429,500`, or at run time
+  `POST /_faults {"faults": ["429", "hang:5"]}` (appends; `{"clear": true}` empties the queue),
+- or per request: the header `X-Fault: 429` (takes precedence over the queue).
+
+Fault specs (`kind` or `kind:seconds`):
+
+    429            HTTP 429 rate limit (with `Retry-After: 0`)
+    500, 503       HTTP 500 / 503 with an OpenAI-style error body
+    malformed      HTTP 200 whose body is not valid JSON
+    drop           close the connection without answering
+    hang[:s]       wait s seconds (default 30) before answering normally (clients time out)
+    slow[:s]       wait s seconds (default 0.5) before answering normally
+    slow_stream[:s]  a streamed answer waits s seconds (default 0.2) before every chunk
+    no_usage       a normal answer without the `usage` field
+
+With `--api-key-env NAME` (constructor `api_key=`), generation requests must carry that key
+(`Authorization: Bearer ...`), as `vllm serve --api-key` does.
+
+`GET /_stats` reports requests served, the number in flight and the most ever in flight, and the
+faults still queued. `--request-log FILE` appends one JSON line per request (path, model, stream,
+status, fault, prompt size); headers, and so API keys, are never logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from llm.prompt import Generation, Prompt
+
+log = logging.getLogger(__name__)
+
+FAULTS = {"429": None, "500": None, "503": None, "malformed": None, "drop": None, "no_usage": None,
+          "hang": 30.0, "slow": 0.5, "slow_stream": 0.2}
+GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions")
+DEFAULT_MAX_TOKENS = 128
+
+
+class RequestError(Exception):
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error"):
+        super().__init__(message)
+        self.status, self.message, self.kind = status, message, kind
+
+
+def parse_fault(spec: str) -> tuple[str, float | None]:
+    """`"hang:5"` -> `("hang", 5.0)`; `"429"` -> `("429", None)`. Unknown kinds raise ValueError."""
+    kind, _, arg = str(spec).strip().partition(":")
+    if kind not in FAULTS:
+        raise ValueError(f"unknown fault {spec!r}; known: {', '.join(FAULTS)}")
+    if FAULTS[kind] is None:
+        if arg:
+            raise ValueError(f"fault {kind!r} takes no argument, got {spec!r}")
+        return kind, None
+    try:
+        seconds = float(arg) if arg else float(FAULTS[kind])  # type: ignore[arg-type]
+    except ValueError as err:
+        raise ValueError(f"fault {spec!r}: the argument must be seconds") from err
+    return kind, seconds
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if len(parts) == len(content):
+            return "".join(parts)
+    raise RequestError(400, "message content must be a string or a list of text parts")
+
+
+def chat_prompt(body: dict[str, Any]) -> Prompt:
+    """An OpenAI chat request body -> the project's single-turn Prompt."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError(400, "`messages` must be a non-empty list")
+    system, user = [], []
+    for m in messages:
+        role = m.get("role") if isinstance(m, dict) else None
+        if role in ("system", "developer"):
+            system.append(_message_text(m.get("content")))
+        elif role == "user":
+            user.append(_message_text(m.get("content")))
+        else:
+            raise RequestError(400, f"unsupported message role {role!r}: this server answers single-turn chats")
+    if len(user) != 1:
+        raise RequestError(400, f"expected exactly one user message, got {len(user)}")
+    return Prompt(user=user[0], system="\n\n".join(system) or None, max_new_tokens=max_tokens(body))
+
+
+def max_tokens(body: dict[str, Any]) -> int:
+    value = body.get("max_completion_tokens", body.get("max_tokens"))
+    if value is None:
+        return DEFAULT_MAX_TOKENS
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RequestError(400, f"max_tokens must be a positive integer, got {value!r}")
+    return value
+
+
+def _usage(gen: Generation) -> dict[str, int]:
+    return {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
+            "total_tokens": gen.prompt_tokens + gen.completion_tokens}
+
+
+def _finish_reason(gen: Generation, limit: int) -> str:
+    return "length" if gen.completion_tokens >= limit else "stop"
+
+
+class OpenAICompatServer:
+    """The HTTP server; `start()` serves from a background thread, `serve_forever()` in this one."""
+
+    def __init__(self, backend, model_name: str | None = None, host: str = "127.0.0.1", port: int = 0,
+                 faults: Iterable[str] = (), request_log: str | Path | None = None, api_key: str | None = None):
+        self.backend = backend
+        self.api_key = api_key  # when set, generation requests must send `Authorization: Bearer <key>`
+        self.model_name = model_name or backend.model_id
+        self._faults: deque[tuple[str, float | None]] = deque(parse_fault(f) for f in faults)
+        self._generation_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.stats = {"requests": 0, "in_flight": 0, "max_in_flight": 0}
+        self.request_log = Path(request_log) if request_log else None
+        self.httpd = ThreadingHTTPServer((host, port), _Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.app = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "OpenAICompatServer":
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> "OpenAICompatServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- faults and bookkeeping --------------------------------------------------------
+    def add_faults(self, faults: Iterable[str]) -> None:
+        parsed = [parse_fault(f) for f in faults]
+        with self._state_lock:
+            self._faults.extend(parsed)
+
+    def clear_faults(self) -> None:
+        with self._state_lock:
+            self._faults.clear()
+
+    def next_fault(self, header: str | None) -> tuple[str, float | None] | None:
+        if header:
+            return parse_fault(header)
+        with self._state_lock:
+            return self._faults.popleft() if self._faults else None
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._state_lock:
+            return {**self.stats, "faults_queued": [k if s is None else f"{k}:{s}" for k, s in self._faults]}
+
+    def enter(self) -> None:
+        with self._state_lock:
+            self.stats["requests"] += 1
+            self.stats["in_flight"] += 1
+            self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self.stats["in_flight"])
+
+    def leave(self) -> None:
+        with self._state_lock:
+            self.stats["in_flight"] -= 1
+
+    def log_request(self, entry: dict[str, Any]) -> None:
+        log.info("%s %s -> %s%s", entry.get("path"), entry.get("model"), entry.get("status"),
+                 f" (fault {entry['fault']})" if entry.get("fault") else "")
+        if self.request_log is not None:
+            line = json.dumps({"time": round(time.time(), 3), **entry}, ensure_ascii=False)
+            with self._state_lock, self.request_log.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+
+    def wait(self, seconds: float) -> None:
+        """Sleep, but wake up when the server stops (so hung requests don't outlive it)."""
+        self._stopping.wait(seconds)
+
+    # -- generation --------------------------------------------------------------------
+    def generate(self, prompt: Prompt | str, limit: int) -> Generation:
+        with self._generation_lock:
+            if isinstance(prompt, Prompt):
+                return self.backend.generate([prompt])[0]
+            return self.backend.complete(prompt, max_new_tokens=limit)
+
+    def stream(self, prompt: Prompt | str, limit: int) -> Iterator[str | Generation]:
+        """Text pieces, then the finished Generation last."""
+        with self._generation_lock:
+            if hasattr(self.backend, "stream"):
+                pieces = self.backend.stream(prompt, max_new_tokens=limit)
+                for piece in pieces:
+                    yield piece
+                yield pieces.generation
+            else:  # a backend that cannot stream: one piece
+                gen = self.backend.generate([prompt])[0] if isinstance(prompt, Prompt) else \
+                    self.backend.complete(prompt, max_new_tokens=limit)
+                yield gen.text
+                yield gen
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "raglc-llm-server/1"
+
+    @property
+    def app(self) -> OpenAICompatServer:
+        return self.server.app  # type: ignore[attr-defined]
+
+    def log_message(self, fmt, *args):  # the app logs requests itself, without headers
+        log.debug("%s " + fmt, self.address_string(), *args)
+
+    # -- plumbing ----------------------------------------------------------------------
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload, ensure_ascii=False).encode(), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, status: int, message: str, kind: str = "invalid_request_error",
+                    headers: dict[str, str] | None = None) -> None:
+        self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
+
+    def _read_body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError as err:
+            raise RequestError(400, f"request body is not JSON: {err}") from err
+        if not isinstance(body, dict):
+            raise RequestError(400, "request body must be a JSON object")
+        return body
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _event(self, payload: Any, delay: float | None) -> None:
+        if delay:
+            self.app.wait(delay)
+        self._chunk(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
+
+    def _end_stream(self) -> None:
+        self._chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    # -- routes ------------------------------------------------------------------------
+    def do_GET(self):
+        if self.path.rstrip("/") == "/v1/models":
+            return self._send_json(200, {"object": "list", "data": [
+                {"id": self.app.model_name, "object": "model", "created": 0, "owned_by": "raglc",
+                 "max_model_len": getattr(self.app.backend, "context_window", None)}]})
+        if self.path == "/_stats":
+            return self._send_json(200, self.app.snapshot())
+        if self.path in ("/health", "/v1/health"):
+            return self._send_json(200, {"status": "ok"})
+        self._send_error(404, f"no route GET {self.path}", "not_found_error")
+
+    def do_POST(self):
+        if self.path == "/_faults":
+            try:
+                body = self._read_body()
+                if body.get("clear"):
+                    self.app.clear_faults()
+                self.app.add_faults(body.get("faults", []))
+            except (RequestError, ValueError) as err:
+                return self._send_error(400, getattr(err, "message", str(err)))
+            return self._send_json(200, self.app.snapshot())
+        if self.path not in GENERATION_PATHS:
+            return self._send_error(404, f"no route POST {self.path}", "not_found_error")
+        app = self.app
+        if app.api_key is not None and not hmac.compare_digest(self.headers.get("Authorization", ""),
+                                                               f"Bearer {app.api_key}"):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            app.log_request({"path": self.path, "status": 401})
+            return self._send_error(401, "missing or wrong API key", "authentication_error")
+        app.enter()
+        entry: dict[str, Any] = {"path": self.path}
+        try:
+            self._generation_request(entry)
+        except (BrokenPipeError, ConnectionResetError):
+            entry["status"] = "client gone"
+        finally:
+            app.leave()
+            app.log_request(entry)
+
+    def _generation_request(self, entry: dict[str, Any]) -> None:
+        app = self.app
+        try:
+            fault = app.next_fault(self.headers.get("X-Fault"))
+        except ValueError as err:
+            entry["status"] = 400
+            return self._send_error(400, str(err))
+        kind, seconds = fault if fault else (None, None)
+        entry["fault"] = kind
+        try:
+            body = self._read_body()
+        except RequestError as err:
+            entry["status"] = err.status
+            return self._send_error(err.status, err.message, err.kind)
+        entry.update(model=body.get("model"), stream=bool(body.get("stream")))
+        if kind == "drop":
+            entry["status"] = "dropped"
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)  # no answer at all
+            except OSError:
+                pass
+            return
+        if kind in ("429", "500", "503"):
+            entry["status"] = int(kind)
+            headers = {"Retry-After": "0"} if kind == "429" else None
+            messages = {"429": "rate limit reached (injected)", "500": "internal error (injected)",
+                        "503": "service unavailable (injected)"}
+            return self._send_error(int(kind), messages[kind], "rate_limit_error" if kind == "429" else "server_error",
+                                    headers)
+        if kind == "malformed":
+            entry["status"] = 200
+            if body.get("stream"):  # an event stream whose event is cut off mid-JSON
+                self._start_stream()
+                self._chunk(b'data: {"id": "cmpl-broken", "choices": [{"index": 0, "delta": {"content": "a\n\n')
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            return self._send_raw(200, b'{"id": "cmpl-broken", "choices": [{"index": 0, "message": ')
+        if kind in ("hang", "slow"):
+            app.wait(seconds or 0)
+        try:
+            if body.get("model") != app.model_name:
+                raise RequestError(404, f"model {body.get('model')!r} is not served here; this server serves "
+                                        f"{app.model_name!r}", "not_found_error")
+            limit = max_tokens(body)
+            if self.path == "/v1/chat/completions":
+                prompt: Prompt | str = chat_prompt(body)
+                entry["prompt_chars"] = len(prompt.user) + len(prompt.system or "")
+            else:
+                prompt = body.get("prompt")
+                if isinstance(prompt, list) and len(prompt) == 1:
+                    prompt = prompt[0]
+                if not isinstance(prompt, str):
+                    raise RequestError(400, "`prompt` must be a string (or a list of one string)")
+                entry["prompt_chars"] = len(prompt)
+        except RequestError as err:
+            entry["status"] = err.status
+            return self._send_error(err.status, err.message, err.kind)
+        usage = kind != "no_usage"
+        try:
+            if body.get("stream"):
+                include_usage = usage and bool((body.get("stream_options") or {}).get("include_usage"))
+                self._stream_answer(prompt, limit, include_usage, seconds if kind == "slow_stream" else None)
+            else:
+                self._answer(prompt, limit, usage)
+        except ValueError as err:  # e.g. the prompt does not fit the model's window
+            entry["status"] = 400
+            return self._send_error(400, str(err))
+        entry["status"] = 200
+
+    def _answer(self, prompt: Prompt | str, limit: int, usage: bool) -> None:
+        gen = self.app.generate(prompt, limit)
+        chat = isinstance(prompt, Prompt)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": _finish_reason(gen, limit), "logprobs": None}
+        if chat:
+            choice["message"] = {"role": "assistant", "content": gen.text}
+        else:
+            choice["text"] = gen.text
+        payload = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
+                   "object": "chat.completion" if chat else "text_completion", "created": int(time.time()),
+                   "model": self.app.model_name, "choices": [choice]}
+        if usage:
+            payload["usage"] = _usage(gen)
+        self._send_json(200, payload)
+
+    def _stream_answer(self, prompt: Prompt | str, limit: int, include_usage: bool, delay: float | None) -> None:
+        chat = isinstance(prompt, Prompt)
+        base = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
+                "object": "chat.completion.chunk" if chat else "text_completion",
+                "created": int(time.time()), "model": self.app.model_name}
+
+        def choice(text: str | None, finish: str | None, first: bool = False) -> dict[str, Any]:
+            if chat:
+                delta = {"role": "assistant", "content": ""} if first else ({"content": text} if text else {})
+                return {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return {"index": 0, "text": text or "", "finish_reason": finish, "logprobs": None}
+
+        pieces = self.app.stream(prompt, limit)
+        first = next(pieces)  # generation errors surface before the 200 is sent
+        self._start_stream()
+        if chat:
+            self._event({**base, "choices": [choice(None, None, first=True)]}, delay)
+        gen: Generation | None = None
+        for piece in _chain([first], pieces):
+            if isinstance(piece, Generation):
+                gen = piece
+                break
+            self._event({**base, "choices": [choice(piece, None)]}, delay)
+        assert gen is not None
+        self._event({**base, "choices": [choice(None, _finish_reason(gen, limit))]}, delay)
+        if include_usage:
+            self._event({**base, "choices": [], "usage": _usage(gen)}, delay)
+        self._end_stream()
+
+
+def _chain(head: list, tail: Iterator) -> Iterator:
+    yield from head
+    yield from tail
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m llm.server", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="bundled:smollm2", help="bundled:NAME, a local path or .gguf, or a hub id")
+    parser.add_argument("--served-model-name", default=None, help="the `model` clients send (default: --model)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--context-window", type=int, default=None)
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--request-log", default=None, help="append one JSON line per request (no headers)")
+    parser.add_argument("--faults", default="", help="comma-separated faults for the first requests, e.g. 429,500")
+    parser.add_argument("--api-key-env", default=None,
+                        help="require the key held by this environment variable (a key on the command line would show in ps)")
+    args = parser.parse_args(argv)
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            parser.error(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    from llm.transformers_backend import TransformersGenerator
+
+    backend = TransformersGenerator(model=args.model, context_window=args.context_window, dtype=args.dtype,
+                                    device=args.device, threads=args.threads)
+    faults = [f for f in args.faults.split(",") if f.strip()]
+    server = OpenAICompatServer(backend, args.served_model_name, args.host, args.port, faults, args.request_log,
+                                api_key)
+    backend.model  # load the weights before accepting requests
+    log.info("serving %s at %s", server.model_name, server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()

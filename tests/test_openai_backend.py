@@ -1,0 +1,178 @@
+"""The OpenAI-compatible generator against a real local HTTP server (llm.server over the real
+SmolLM2), including the failures a remote endpoint produces: 429s, 5xx, hangs, malformed bodies."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+
+from llm.openai_backend import GenerationError, OpenAICompatGenerator, backoff_delay, resolve_api_key
+from llm.prompt import Prompt
+from llm.server import OpenAICompatServer
+
+MODEL = "bundled:smollm2"
+SECRET = "sk-client-secret-value-42"
+KEY_ENV = "RAGLC_TEST_LLM_KEY"
+PROMPT = Prompt("What is the capital of France? Answer in one word.", max_new_tokens=5)
+
+
+@pytest.fixture(scope="module")
+def server(generator, tmp_path_factory):
+    generator.model  # load the weights before timing anything
+    log = tmp_path_factory.mktemp("openai") / "requests.jsonl"
+    with OpenAICompatServer(generator, request_log=log, api_key=SECRET) as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def _key_and_clean_queue(server, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    server.clear_faults()
+    yield
+    server.clear_faults()
+
+
+def client(server, **settings) -> OpenAICompatGenerator:
+    base = dict(model=MODEL, base_url=server.url, api_key_env=KEY_ENV, tokenizer=MODEL, context_window=8192,
+                timeout_s=60, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05, stream=False)
+    return OpenAICompatGenerator(**{**base, **settings})
+
+
+def _requests(server) -> int:
+    return server.snapshot()["requests"]
+
+
+@pytest.fixture(scope="module")
+def expected(generator):
+    return generator.generate([PROMPT])[0]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chat_answers_with_the_servers_usage(server, expected, stream):
+    gen = client(server, stream=stream).generate([PROMPT])[0]
+    assert gen.text == expected.text
+    assert (gen.prompt_tokens, gen.completion_tokens) == (expected.prompt_tokens, expected.completion_tokens)
+    assert gen.latency_s > 0 and not gen.cached
+    assert (gen.ttft_s is not None) == stream
+
+
+def test_completions_mode_sends_the_rendered_template(server, expected):
+    c = client(server, mode="completions", stream=True)
+    assert c.request_body(PROMPT)["prompt"].startswith("<|im_start|>system")
+    gen = c.generate([PROMPT])[0]
+    # the same tokens the chat template gives: same answer and usage as the chat route
+    assert gen.text == expected.text and gen.prompt_tokens == expected.prompt_tokens
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_missing_usage_is_counted_with_the_tokenizer(server, expected, stream):
+    server.add_faults(["no_usage"])
+    gen = client(server, stream=stream).generate([PROMPT])[0]
+    assert not server.snapshot()["faults_queued"], "the fault was used"
+    assert gen.prompt_tokens == expected.prompt_tokens
+    assert gen.completion_tokens == len(client(server).tokenizer.hf(gen.text, add_special_tokens=False)["input_ids"])
+
+
+def test_streaming_measures_time_to_first_token(server):
+    server.add_faults(["slow_stream:0.3"])  # 0.3 s before every chunk
+    gen = client(server, stream=True).generate([PROMPT])[0]
+    assert 0.3 <= gen.ttft_s < gen.latency_s
+    assert gen.latency_s >= 0.3 * 3  # role chunk, first piece, ..., finish chunk: each delayed
+
+
+@pytest.mark.parametrize("faults", [["429", "429"], ["500", "503"], ["malformed", "drop"]])
+@pytest.mark.parametrize("stream", [False, True])
+def test_transient_failures_are_retried(server, expected, faults, stream):
+    server.add_faults(faults)
+    before = _requests(server)
+    c = client(server, stream=stream)
+    gen = c.generate([PROMPT])[0]
+    assert gen.text == expected.text
+    assert _requests(server) - before == len(faults) + 1 and c.attempts == len(faults) + 1
+
+
+def test_per_request_timeout_is_honoured_and_retried(server, expected):
+    server.add_faults(["hang:5"])
+    c = client(server, timeout_s=1.0)
+    t0 = time.perf_counter()
+    gen = c.generate([PROMPT])[0]
+    assert time.perf_counter() - t0 < 4.5, "the hung request was abandoned after its timeout"
+    assert gen.text == expected.text and c.attempts == 2
+
+
+def test_retries_are_bounded_then_fail_clearly(server):
+    server.add_faults(["429"] * 10)
+    before = _requests(server)
+    with pytest.raises(GenerationError, match=r"gave up after 3 attempts; last error: RateLimitError \(HTTP 429\)"):
+        client(server, max_retries=2).generate([PROMPT])
+    assert _requests(server) - before == 3
+
+
+def test_errors_retrying_cannot_fix_fail_at_once(server, monkeypatch):
+    before = _requests(server)
+    with pytest.raises(GenerationError, match=r"NotFoundError \(HTTP 404\).*not retried"):
+        client(server, model="gpt-4o").generate([PROMPT])
+    monkeypatch.setenv(KEY_ENV, "sk-wrong")
+    with pytest.raises(GenerationError, match=r"HTTP 401"):
+        client(server).generate([PROMPT])
+    assert _requests(server) - before == 1  # the 404 reached the generation route once; 401s are refused earlier
+
+
+def test_concurrency_limit_is_respected_and_order_kept(server, generator):
+    prompts = [Prompt(f"Repeat the number {n}.", max_new_tokens=3) for n in range(6)]
+    expected = [g.text for g in generator.generate(prompts)]
+    server.stats["max_in_flight"] = 0
+    server.add_faults(["slow:0.4"] * len(prompts))  # each request waits before generating
+    gens = client(server, max_concurrency=2).generate(prompts)
+    assert [g.text for g in gens] == expected
+    assert server.snapshot()["max_in_flight"] == 2
+
+
+def test_backoff_grows_exponentially_with_jitter_and_a_cap():
+    import random
+
+    rng = random.Random(0)
+    delays = [backoff_delay(a, 1.0, 60.0, rng=rng) for a in range(8)]
+    for attempt, d in enumerate(delays):
+        cap = min(60.0, 2 ** attempt)
+        assert cap / 2 <= d <= cap
+    assert len({round(d / min(60.0, 2 ** a), 6) for a, d in enumerate(delays)}) > 1, "jittered"
+    assert backoff_delay(0, 1.0, 60.0, retry_after_s=7.0) >= 7.0
+    assert backoff_delay(0, 1.0, 5.0, retry_after_s=3600) == 5.0
+
+
+def test_api_key_comes_from_the_environment_and_is_never_logged(server, caplog, monkeypatch):
+    caplog.set_level(logging.DEBUG)
+    server.add_faults(["500"])
+    gen = client(server, stream=True).generate([PROMPT])[0]  # the server refuses requests without SECRET
+    assert gen.text
+    assert SECRET not in caplog.text
+    log_text = server.request_log.read_text()
+    assert log_text and SECRET not in log_text and "Authorization" not in log_text
+    assert all(set(json.loads(line)) <= {"time", "path", "model", "stream", "status", "fault", "prompt_chars"}
+               for line in log_text.splitlines())
+    assert SECRET not in json.dumps(client(server).sampling_params())
+
+
+def test_the_openai_api_needs_a_key_in_the_environment(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="set the environment variable OPENAI_API_KEY"):
+        resolve_api_key("OPENAI_API_KEY", None)
+    assert resolve_api_key("UNSET_LOCAL_KEY_VAR", "http://127.0.0.1:8000/v1") == "EMPTY"
+
+
+def test_factory_builds_it_from_the_config(server):
+    from llm.factory import build_generator
+    from tests.conftest import compose
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(compose(["generator=smollm2_server", f"generator.base_url={server.url}",
+                                          f"generator.api_key_env={KEY_ENV}"]).generator, resolve=True)
+    gen = build_generator(cfg)
+    assert isinstance(gen, OpenAICompatGenerator) and gen.generates and gen.context_window == 8192
+    assert gen.generate([PROMPT])[0].text
+    with pytest.raises(ValueError, match="generator.max_concurency is not a setting of the openai backend"):
+        build_generator({**cfg, "max_concurency": 4})
