@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.report import write_report
+from experiments.report import build_report
 
 DEMO_DIR = Path("outputs/demo")
 
@@ -27,10 +27,11 @@ def main() -> int:
     if done.returncode != 0:
         print(f"demo sweep failed (exit {done.returncode}); rerun `make demo` to resume", file=sys.stderr)
         return done.returncode
-    report = write_report([str(DEMO_DIR)])
+    files = build_report([str(DEMO_DIR)])
     print(f"\ndemo finished in {time.perf_counter() - t0:.0f} s")
-    print(f"report: {report.resolve()}")
-    print(f"table:  {report.parent.resolve() / 'summary.csv'}")
+    print(f"report: {files['report.md'].resolve()}")
+    print(f"html:   {files['report.html'].resolve()}")
+    print(f"table:  {files['summary.csv'].resolve()}")
     return 0
 
 

@@ -49,9 +49,11 @@ def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
         for key in ("budget_tokens",):
             if cfg.rag.get(key) is not None:
                 knobs[f"rag_{key}"] = cfg.rag[key]
-        for group in ("chunker", "reranker"):
-            if cfg.get(group) is not None and cfg[group].get("name"):
-                knobs[group] = cfg[group].name
+        for group, default in (("chunker", "tokens"), ("reranker", "none")):
+            node = cfg.get(group)
+            name = node.get("name") or node.get("kind") if node is not None else None
+            if name and name != default:  # defaults stay out, so older runs and new ones line up
+                knobs[group] = name
     if arm in ("longctx", "selfroute"):
         knobs.update(truncation=cfg.longctx.truncation or "benchmark")
         if cfg.longctx.get("budget_tokens") is not None:
@@ -146,6 +148,23 @@ def _quiet_libraries() -> None:
         pass
 
 
+VERSIONED = ("rag-or-longctx", "torch", "transformers", "sentence-transformers", "faiss-cpu", "bm25s", "hydra-core",
+             "llama-index-core", "openai", "vllm", "numpy")
+
+
+def _versions() -> dict[str, str]:
+    """Versions of the packages that shape this run's numbers (for the report's reproducibility section)."""
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
 def _configure_judge(cfg: DictConfig) -> None:
     """Judge-scored metrics use `cfg.judge`, caching judgments beside the response cache."""
     if cfg.get("judge") is None:
@@ -187,6 +206,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
               "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
+              "versions": _versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     (run_dir / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],

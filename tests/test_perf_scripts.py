@@ -26,3 +26,10 @@ def test_loader_speed_prints_json_figures():
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     assert 0 < figures["seconds"] < 60
     print(figures)
+
+
+def test_report_speed_prints_json_figures():
+    res = subprocess.run([sys.executable, "perf/report_speed.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    figures = json.loads(res.stdout.strip().splitlines()[-1])
+    assert figures["seconds"] > 0
