@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT
 
 GARBAGE = bytes(random.Random(8).randrange(256) for _ in range(400)) + b"\xff\xfe\x00\x80"
-HUGE = 30_000_000  # characters in the huge-line cases
+HUGE = 10_000_000  # characters in the huge-line cases
 MAX_MESSAGE = 2000
 
 
@@ -42,10 +42,16 @@ LVEVAL_GOOD = {"input": "Who founded Quourvylt?", "context": "Quourvylt was foun
                "answers": ["Ada Brask"], "length": 200, "dataset": "factrecall_en_16k", "language": "en"}
 CLONG_GOOD = {"id": 7, "context": "第一段。" * 50, "query": "谁建立了岚墨镇？", "answer": "柏琨", "internlm2_length": 300}
 
+LOONG_GOOD = {"level": 1, "set": 1, "length": 100, "type": "paper", "language": "en", "question": "Paper A",
+              "instruction": "Which paper is this?", "prompt_template": "{docs}\n\n{instruction}\n\n{question}",
+              "doc": ["a.md"], "answer": "A", "shuffle_doc": False, "id": "item-0"}
+
 LOADERS = {
-    # name: (file inside the data folder, a good record, required fields, the question field, load cfg for a path)
+    # name: (file inside the data folder, a good record, required fields, the question field)
     "lveval": ("factrecall_en_16k.jsonl", LVEVAL_GOOD, ["input", "context", "answers"], "input"),
     "clongeval": ("1-1_long_story_qa/small.jsonl", CLONG_GOOD, ["id", "context", "answer"], "query"),
+    "loong": ("loong.jsonl", LOONG_GOOD, ["level", "type", "question", "instruction", "prompt_template", "doc", "id"],
+              "question"),
 }
 WRONG_TYPES = [123, 4.5, True, None, ["x"], {"a": 1}]
 
@@ -54,7 +60,17 @@ def _load(name: str, path: Path, **extra):
     pytest.importorskip(f"eval.benchmarks.{name}")
     from eval.benchmarks import load_benchmark
 
+    if name == "loong":  # Loong reads its documents from a folder: give the good record its paper
+        folder = path.parent if path.is_file() else path
+        (folder / "doc" / "paper").mkdir(parents=True, exist_ok=True)
+        (folder / "doc" / "paper" / "a.md").write_text("# Paper A\nbody\n", encoding="utf-8")
+
     return load_benchmark({"name": name, "path": str(path), **extra})
+
+
+def field_id_is_checked(name: str) -> bool:
+    """Loaders that refuse a repeated id: the bad line gets its own id, so the error is about the bad field."""
+    return name in ("loong", "clongeval")
 
 
 def _bad_cases(name: str):
@@ -64,16 +80,22 @@ def _bad_cases(name: str):
         ("not an object", [good, "[1, 2, 3]"], 2, None),
         ("a bare string", [good, '"just text"'], 2, None),
     ]
+    if "id" in good and field_id_is_checked(name):
+        good_second = {**good, "id": "item-bad" if isinstance(good["id"], str) else 99}
+    else:
+        good_second = good
     for field in required:
-        cases.append((f"missing {field}", [good, {k: v for k, v in good.items() if k != field}], 2, field))
+        cases.append((f"missing {field}", [good, {k: v for k, v in good_second.items() if k != field}], 2, field))
         if isinstance(good[field], list):  # a list of text
             wrong = [123, "text", None, {"a": 1}, [1], ["ok", None]]
-        elif field == "id":  # text or a number
+        elif field == "id" and isinstance(good[field], int):  # text or a number
             wrong = [True, None, ["x"], {"a": 1}]
+        elif isinstance(good[field], int):
+            wrong = ["1", 4.5, True, None, ["x"], {"a": 1}, 99]
         else:
             wrong = WRONG_TYPES
         for value in wrong:
-            cases.append((f"{field} = {value!r}", [good, {**good, field: value}], 2, field))
+            cases.append((f"{field} = {value!r}", [good, {**good_second, field: value}], 2, field))
     return cases
 
 
@@ -98,8 +120,16 @@ def test_loader_names_file_line_and_field(tmp_path, name, rows, line, field):
 def test_loader_reads_the_good_record(tmp_path, name):
     """The base of every bad case loads: the failures above are about the bad line."""
     fname, good, _, _ = LOADERS[name]
-    result = _load(name, _lines(tmp_path / fname, [good, good if name != "clongeval" else {**good, "id": 8}]))
+    second = {**good, "id": 8} if name == "clongeval" else {**good, "id": "item-1"} if name == "loong" else good
+    result = _load(name, _lines(tmp_path / fname, [good, second]))
     assert len(result.samples) == 2
+
+
+def test_loong_missing_documents_are_skipped_and_counted(tmp_path):
+    rows = [LOONG_GOOD, {**LOONG_GOOD, "doc": ["a.md", "gone.md"], "id": "item-1"},
+            {**LOONG_GOOD, "type": "financial", "doc": ["NOBODY"], "id": "item-2"}]
+    result = _load("loong", _lines(tmp_path / "loong.jsonl", rows))
+    assert len(result.samples) == 1 and sum(result.skipped.values()) == 2, result.skipped
 
 
 @pytest.mark.xfail(strict=True, reason="binary garbage (not UTF-8) escapes as a bare UnicodeDecodeError with no file "
@@ -127,6 +157,14 @@ def test_loader_huge_bad_line_gives_a_short_message(tmp_path, name):
 def test_loader_huge_valid_context_loads(tmp_path, name):
     """A context longer than any window is data, not an error: it loads whole."""
     fname, good, _, _ = LOADERS[name]
+    if name == "loong":
+        folder = tmp_path
+        _load(name, _lines(folder / fname, [good]))  # writes the paper
+        (folder / "doc" / "paper" / "a.md").write_text("# Paper A\n" + "body text. " * (HUGE // 44), encoding="utf-8")
+        from eval.benchmarks import load_benchmark
+
+        assert len(load_benchmark({"name": "loong", "path": str(folder)}).samples[0].context) > HUGE // 4
+        return
     long = {**good, "context": good["context"] * (HUGE // len(good["context"]) // 4)}
     result = _load(name, _lines(tmp_path / fname, [long]))
     assert len(result.samples[0].context) == len(long["context"])
@@ -137,7 +175,7 @@ def test_loader_empty_context_or_question(tmp_path, name, generator):
     """An empty context or question: a clear error naming the field, or a sample that keeps it
     (a question-free task, an empty document) and that both arms can still build a prompt for."""
     fname, good, _, question = LOADERS[name]
-    for field in ("context", question):
+    for field in (("context",) if "context" in good else ()) + (question,):
         path = _lines(tmp_path / field / fname, [{**good, field: ""}])
         try:
             result = _load(name, path)
@@ -156,12 +194,14 @@ def test_loader_empty_context_or_question(tmp_path, name, generator):
 def test_loader_unknown_task_and_level_names(tmp_path, name):
     fname, good, _, _ = LOADERS[name]
     path = _lines(tmp_path / fname, [good])
-    folder = path.parent if name == "lveval" else path.parent.parent
+    folder = path.parent.parent if name == "clongeval" else path.parent
     with pytest.raises(ValueError, match=r"bogus_task") as err:
         _load(name, folder, tasks=["bogus_task"])
     assert "available" in str(err.value) or "known" in str(err.value) or "one of" in str(err.value), str(err.value)
     with pytest.raises((ValueError, FileNotFoundError), match=r"999k|huge_level"):
         _load(name, folder, levels=["999k" if name == "lveval" else "huge_level"])
+    with pytest.raises(ValueError, match=r"bogus_task"):
+        _load(name, folder, tasks="bogus_task")
 
 
 @pytest.mark.parametrize("name", list(LOADERS))
