@@ -1,0 +1,151 @@
+"""Parallel Hydra jobs (joblib launcher) sharing one response cache.
+
+- `test_parallel_jobs_match_a_serial_run`: a 4-job sweep run 2 at a time by the joblib launcher,
+  one cache folder for all; jobs come in pairs whose prompts are identical (a knob that does not
+  change the prompt), so two processes generate and write the same cache keys at the same moment.
+  Every job's records equal a serial run's (prediction, score) per sample, the SQLite cache passes
+  its integrity check and holds exactly one readable entry per distinct prompt, and a second
+  parallel sweep over the same cache generates nothing.
+- `test_corrupted_cache_entry_is_recomputed`: a cache entry altered on disk (valid JSON, wrong
+  text: bit rot or a bad copy) is detected by its checksum and generated again, not trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, compose
+
+BASE = ["benchmark.languages=[en]", "benchmark.levels=[100]", "benchmark.haystacks_per_level=2",
+        "benchmark.questions_per_haystack=1", "run.progress=false", "rag.chunk_size=32", "rag.top_k=2"]
+N_SAMPLES = 2
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def _launcher() -> list[str]:
+    # the project's preset (joblib/loky, conf/hydra/launcher/local_parallel.yaml) when it exists, else
+    # hydra-joblib-launcher's own config; 2 workers either way
+    preset = "local_parallel" if (ROOT / "conf/hydra/launcher/local_parallel.yaml").exists() else "joblib"
+    return [f"hydra/launcher={preset}", "hydra.launcher.n_jobs=2"]
+
+
+def cache_table(db: Path) -> str:
+    """The cache's table of entries (one table with `key` and `value` columns)."""
+    with sqlite3.connect(db) as con:
+        tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                  if {"key", "value"} <= {c[1] for c in con.execute(f"PRAGMA table_info({t})")}]
+    assert len(tables) == 1, tables
+    return tables[0]
+
+
+def sweep(sweep_dir: Path, cache: Path, timeout: int = 1500) -> list[Path]:
+    """The 4-job sweep, joblib launcher, 2 jobs at a time; returns the job folders in job order."""
+    res = subprocess.run([sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag",
+                          "longctx.margin_tokens=16,17", *BASE, f"hydra.sweep.dir={sweep_dir}",
+                          f"run.cache_dir={cache}"], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=timeout)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert "JoblibLauncher" in (sweep_dir / "multirun.yaml").read_text()
+    jobs = sorted((p.parent for p in sweep_dir.rglob("metrics.json")), key=lambda p: int(p.name.split("_")[0]))
+    assert len(jobs) == 4, res.stderr[-2000:]
+    return jobs
+
+
+def records(run_dir: Path) -> dict[str, dict]:
+    lines = (run_dir / "records.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"", "no torn line"
+    recs = [json.loads(line) for line in lines[:-1]]
+    assert len(recs) == len({r["id"] for r in recs}), "no duplicated record"
+    return {r["id"]: r for r in recs}
+
+
+def outcome(r: dict) -> tuple:
+    return r["status"], r["prediction"], r["score"]
+
+
+@pytest.mark.slow
+def test_parallel_jobs_match_a_serial_run(tmp_path):
+    from experiments.run import run
+
+    # Serial reference: each distinct config point once, in this process, with its own cache.
+    serial = {}
+    for arm in ("longctx", "rag"):
+        out = tmp_path / f"serial-{arm}"
+        out.mkdir()
+        m = run(compose(BASE + [f"arm={arm}", f"run.cache_dir={tmp_path / 'serial-cache'}"]), out)
+        assert m["n_ok"] == N_SAMPLES
+        serial[arm] = records(out)
+
+    cache = tmp_path / "shared-cache"
+    jobs = sweep(tmp_path / "sweep", cache)
+    calls = 0
+    for job in jobs:
+        cfg = json.loads((job / "metrics.json").read_text())
+        arm = cfg["knobs"]["arm"]
+        got = records(job)
+        assert set(got) == set(serial[arm])
+        for sid, ref in serial[arm].items():
+            assert outcome(got[sid]) == outcome(ref), (job.name, sid)
+        calls += cfg["generation_calls"]
+    assert [json.loads((j / "metrics.json").read_text())["knobs"]["arm"] for j in jobs] == ["longctx"] * 2 + ["rag"] * 2
+    # each distinct prompt generated at least once, at most once per job that needed it
+    assert 2 * N_SAMPLES <= calls <= 4 * N_SAMPLES
+
+    db = cache / "responses.sqlite"
+    table = cache_table(db)
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        n_rows = con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        keys = [k for (k,) in con.execute(f"SELECT key FROM {table}")]
+    assert n_rows == 2 * N_SAMPLES, "one entry per distinct prompt (same key written twice stays one row)"
+    from llm.cache import ResponseCache
+
+    cache_obj = ResponseCache(db)
+    texts = {cache_obj.get(k).text for k in keys}
+    cache_obj.close()
+    assert texts == {r["prediction"] for arm in serial for r in serial[arm].values()}
+
+    # The same sweep again, in parallel over the same cache: nothing is generated.
+    for job in sweep(tmp_path / "sweep-again", cache):
+        m = json.loads((job / "metrics.json").read_text())
+        assert m["generation_calls"] == 0 and m["cached"] == N_SAMPLES, job.name
+
+
+@pytest.mark.slow
+def test_corrupted_cache_entry_is_recomputed(tmp_path):
+    from experiments.run import run
+
+    cache = tmp_path / "cache"
+    cfg = compose(BASE + [f"run.cache_dir={cache}", "benchmark.haystacks_per_level=1"])
+    first_dir, again_dir = tmp_path / "first", tmp_path / "again"
+    first_dir.mkdir(), again_dir.mkdir()
+    first = run(cfg, first_dir)
+    assert first["generation_calls"] == 1
+    truth = next(iter(records(first_dir).values()))["prediction"]
+
+    db = cache / "responses.sqlite"
+    table = cache_table(db)
+    with sqlite3.connect(db) as con:
+        ((key, value),) = con.execute(f"SELECT key, value FROM {table}").fetchall()
+        data = json.loads(value)
+        assert data["text"] == truth
+        data["text"] = "TAMPERED " + truth
+        # keep every other stored field (a checksum included) as it was: only the text rots
+        tampered = value.replace(json.dumps(truth, ensure_ascii=False)[1:-1], data["text"], 1)
+        assert tampered != value
+        con.execute(f"UPDATE {table} SET value = ? WHERE key = ?", (tampered, key))
+
+    again = run(cfg, again_dir)
+    rec = next(iter(records(again_dir).values()))
+    assert "TAMPERED" not in rec["prediction"], "a corrupted cache entry was trusted"
+    assert rec["prediction"] == truth and again["generation_calls"] == 1
