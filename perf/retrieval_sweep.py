@@ -3,8 +3,8 @@
     python perf/retrieval_sweep.py
 
 `singles_seconds`: three runs, one per chunk size, each with an empty cache (so each embeds its
-chunking once). `sweep_seconds`: the 12 points in a row over one shared cache directory, each
-point a fresh arm built by `build_rag_arm` as a Hydra job would build it. `ratio` = sweep / singles
+chunking and the questions once). `sweep_seconds`: the 12 points over one shared cache directory,
+each point a fresh arm built by `build_rag_arm` with no in-process memory, as a Hydra job would be. `ratio` = sweep / singles
 (target <= 1.5). The embedding model is loaded before timing (a process loads it once either way).
 """
 
@@ -21,6 +21,7 @@ from eval.benchmarks.synthetic import load
 from llm.factory import build_generator
 from rag.build import build_rag_arm
 from rag.embedders import shared_embedder
+from rag.retrievers import _QUERY_MEMOS
 
 SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192}
 MINILM = {"name": "minilm", "kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2",
@@ -31,6 +32,7 @@ TOP_KS = (1, 2, 4, 8)
 
 
 def run_point(gen, samples, cache_dir: Path, size: int, top_k: int) -> tuple[float, dict]:
+    _QUERY_MEMOS.clear()  # each point as a fresh Hydra job: only the disk cache carries over
     t0 = time.perf_counter()
     rag = {"chunk_size": size, "chunk_overlap": 16, "top_k": top_k, "order": "document"}
     arm = build_rag_arm(gen, rag, MINILM, {"kind": "tokens"}, {"kind": "none"}, cache_dir)
@@ -46,12 +48,13 @@ def main() -> None:
     shared_embedder("bundled:all-MiniLM-L6-v2", 64, True, "cpu", "", "").encode(["warm up"])
     root = Path(tempfile.mkdtemp(prefix="retrieval_sweep_"))
     try:
-        singles = 0.0
+        singles = sweep = 0.0
+        embeds = chunkings = 0
+        # Interleaved by chunk size (the single run, then that size's sweep points), so changing load
+        # from other processes hits both sides alike.
         for size in SIZES:
             seconds, _ = run_point(gen, samples, root / f"single_{size}", size, TOP_KS[-1])
             singles += seconds
-        sweep, embeds, chunkings = 0.0, 0, 0
-        for size in SIZES:
             for top_k in TOP_KS:
                 seconds, stats = run_point(gen, samples, root / "sweep", size, top_k)
                 sweep += seconds

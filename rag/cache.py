@@ -30,7 +30,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-KINDS = ("chunks", "embeddings", "indexes", "sparse")
+KINDS = ("chunks", "embeddings", "indexes", "sparse", "queries")
 
 
 def content_key(*parts: Any) -> str:

@@ -8,6 +8,7 @@ chunk set's key and the embedder's fingerprint, so only a new chunking is ever e
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import Any, Protocol, Sequence
 
@@ -59,21 +60,39 @@ class BM25Retriever:
 
 
 class _QueryVectors:
-    """Query embeddings remembered per process: a sweep asks the same questions many times."""
+    """Query embeddings, remembered per embedder in this process and in the disk cache: a sweep asks
+    the same questions at every point, and one query through a transformer costs as much as a batch."""
 
     def __init__(self, embedder, size: int = 4096):
         self.embedder, self.size = embedder, size
         self.memo: OrderedDict[str, np.ndarray] = OrderedDict()
 
-    def __call__(self, query: str) -> np.ndarray:
+    def get(self, query: str, cache: DiskCache | None = None) -> np.ndarray:
         if query in self.memo:
             self.memo.move_to_end(query)
             return self.memo[query]
-        vec = self.embedder.embed_queries([query])
+        cache = cache or DiskCache(None)
+        key = content_key("query", query, self.embedder.fingerprint())
+        vec = cache.get_or_compute("queries", key, "npy", lambda: self.embedder.embed_queries([query]),
+                                   dump_array, load_array)
         self.memo[query] = vec
         while len(self.memo) > self.size:
             self.memo.popitem(last=False)
         return vec
+
+
+_QUERY_MEMOS: "weakref.WeakKeyDictionary[Any, _QueryVectors]" = weakref.WeakKeyDictionary()
+
+
+def query_vectors(embedder) -> _QueryVectors:
+    """The query memo of `embedder` (shared by every retriever built on it in this process)."""
+    try:
+        memo = _QUERY_MEMOS.get(embedder)
+        if memo is None:
+            memo = _QUERY_MEMOS[embedder] = _QueryVectors(embedder)
+        return memo
+    except TypeError:  # not weak-referenceable: a private memo
+        return _QueryVectors(embedder)
 
 
 class DenseIndex:
@@ -112,7 +131,7 @@ class DenseRetriever:
         self.embedder, self.name, self.kind = embedder, name, index
         self.index_options = dict(index_options or {})
         self.gpu, self.sparse_weight, self.dense_weight = gpu, float(sparse_weight), float(dense_weight)
-        self.query_vector = _QueryVectors(embedder)
+        self.queries = query_vectors(embedder)
         self._query_weights: dict[str, dict[str, float]] = {}
 
     def fingerprint(self) -> dict[str, Any]:
@@ -149,7 +168,7 @@ class DenseRetriever:
             weights = cache.get_or_compute("sparse", sp_key, "json", lambda: self.embedder.lexical_weights(list(texts)),
                                            dump_json, load_json)
             sparse = (SparseLexicalIndex(weights), self._query_lexical, self.dense_weight, self.sparse_weight)
-        return DenseIndex(index, vecs, self.query_vector, sparse)
+        return DenseIndex(index, vecs, lambda q: self.queries.get(q, cache), sparse)
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[int, float]]], k: int = 60,
