@@ -46,12 +46,16 @@ LOONG_GOOD = {"level": 1, "set": 1, "length": 100, "type": "paper", "language": 
               "instruction": "Which paper is this?", "prompt_template": "{docs}\n\n{instruction}\n\n{question}",
               "doc": ["a.md"], "answer": "A", "shuffle_doc": False, "id": "item-0"}
 
+LOOGLE_GOOD = {"context": "Alice founded the town of Quourvylt in 1850. " * 20, "question": "Who founded Quourvylt?",
+               "answer": "Alice", "evidence": ["Alice founded the town of Quourvylt in 1850."], "id": "q-0", "title": "T"}
+
 LOADERS = {
     # name: (file inside the data folder, a good record, required fields, the question field)
     "lveval": ("factrecall_en_16k.jsonl", LVEVAL_GOOD, ["input", "context", "answers"], "input"),
     "clongeval": ("1-1_long_story_qa/small.jsonl", CLONG_GOOD, ["id", "context", "answer"], "query"),
     "loong": ("loong.jsonl", LOONG_GOOD, ["level", "type", "question", "instruction", "prompt_template", "doc", "id"],
               "question"),
+    "loogle": ("shortdep_qa.jsonl", LOOGLE_GOOD, ["context", "question", "answer"], "question"),
 }
 WRONG_TYPES = [123, 4.5, True, None, ["x"], {"a": 1}]
 
@@ -70,7 +74,7 @@ def _load(name: str, path: Path, **extra):
 
 def field_id_is_checked(name: str) -> bool:
     """Loaders that refuse a repeated id: the bad line gets its own id, so the error is about the bad field."""
-    return name in ("loong", "clongeval")
+    return name in ("loong", "clongeval", "loogle")
 
 
 def _bad_cases(name: str):
@@ -120,7 +124,7 @@ def test_loader_names_file_line_and_field(tmp_path, name, rows, line, field):
 def test_loader_reads_the_good_record(tmp_path, name):
     """The base of every bad case loads: the failures above are about the bad line."""
     fname, good, _, _ = LOADERS[name]
-    second = {**good, "id": 8} if name == "clongeval" else {**good, "id": "item-1"} if name == "loong" else good
+    second = {**good, "id": 8} if name == "clongeval" else {**good, "id": "item-1"} if name in ("loong", "loogle") else good
     result = _load(name, _lines(tmp_path / fname, [good, second]))
     assert len(result.samples) == 2
 

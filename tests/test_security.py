@@ -412,3 +412,34 @@ def test_loong_good_item_loads(tmp_path):
     (data / "loong.jsonl").write_text(json.dumps(LOONG_ITEM) + "\n")
     result = load_benchmark({"name": "loong", "path": str(data)})
     assert len(result.samples) == 1 and "body" in result.samples[0].context
+
+
+HOSTILE_LITERALS = [
+    "__import__('os').system('touch {marker}')",
+    "[{{'Q': __import__('os').system('touch {marker}'), 'A': 'a', 'S': ['x']}}]",
+    "(lambda: open('{marker}', 'w'))()",
+    "[" * 200_000,                       # nesting bomb
+    "(" * 1000 + ")" * 1000,
+    "9" * 5000,                          # integer parsing limit
+    "[" + "1," * 1_000_000 + "]",        # a million items, not dicts
+    "{{'Q': 'q'}}.__class__",
+]
+
+
+@pytest.mark.parametrize("payload", HOSTILE_LITERALS, ids=range(len(HOSTILE_LITERALS)))
+def test_loogle_qa_pairs_are_parsed_as_literals_never_run(tmp_path, payload):
+    """LooGLE's original files hold `qa_pairs` as a Python literal string (the release `eval`s it):
+    here code in it is never run, and every hostile value is refused naming file, line and field."""
+    pytest.importorskip("eval.benchmarks.loogle")
+    from eval.benchmarks import load_benchmark
+
+    marker = tmp_path / "pwned"
+    doc = "Alice founded the town of Quourvylt in 1850. " * 20
+    row = {"input": doc, "title": "T", "output": "none", "qa_pairs": payload.format(marker=marker)}
+    path = tmp_path / "shortdep_qa.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError) as err:
+        load_benchmark({"name": "loogle", "path": str(path)})
+    assert "shortdep_qa.jsonl:1" in str(err.value) and "qa_pairs" in str(err.value), str(err.value)
+    assert len(str(err.value)) < 2000
+    assert not marker.exists(), "code from the data ran"
