@@ -131,9 +131,10 @@ class RagArm:
     def _retrieve(self, sample: Sample) -> tuple[list[Chunk], dict[str, Any]]:
         room = self._room(sample)
         chunks, index = self._index_for(sample)
-        ranked = index.search(sample.question, self._depth(len(chunks)))
+        query = retrieval_query(sample)
+        ranked = index.search(query, self._depth(len(chunks)))
         if self.reranker is not None:
-            ranked = self.reranker.rerank(sample.question, ranked, [c.text for c in chunks])
+            ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
         ranked_chunks = [chunks[i] for i, _ in ranked]
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
@@ -179,3 +180,13 @@ def first_hit_rank(sample: Sample, ranked: list[Region], min_coverage: float) ->
         if (present_fraction(sample.evidence, [region], min_coverage) or 0) > 0:
             return r
     return None
+
+
+def retrieval_query(sample: Sample) -> str:
+    """What to search with: the question, or what the loader says asks it when the question is
+    empty (Loong items whose instruction carries the question; summaries: the task itself)."""
+    query = sample.metadata.get("retrieval_query") or sample.question
+    if not query.strip():
+        head, tail = sample.template.parts()
+        query = (head + " " + tail).replace("{question}", " ").strip()
+    return query

@@ -54,3 +54,16 @@ def test_selfroute_answers_every_sample_and_says_which_path(generator, tmp_path)
 def test_unknown_arm_names_the_allowed_ones(generator):
     with pytest.raises(ValueError, match="closedbook, selfroute"):
         build_arm("oracle", generator, _plain_cfg([]))
+
+
+def test_retrieval_query_falls_back_when_the_question_is_empty():
+    from dataclasses import replace
+
+    from rag.arm import retrieval_query
+
+    s = make_haystack(seed=0, language="en", tokens=300, n_questions=1)[0]
+    assert retrieval_query(s) == s.question
+    empty = replace(s, question="", metadata={"retrieval_query": "Which company had the highest revenue?"})
+    assert retrieval_query(empty) == "Which company had the highest revenue?"
+    bare = replace(s, question="", metadata={})
+    assert retrieval_query(bare) and "{question}" not in retrieval_query(bare)
