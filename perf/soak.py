@@ -67,9 +67,11 @@ def kill_phase(tmp: Path, n: int, n_kills: int, rng: random.Random) -> dict:
     # plant a failed record and a torn line; one more resume must repair both
     victim = sorted(final)[rng.randrange(n)]
     path = run_dir / "records.jsonl"
-    with open(path, "ab") as f:
-        f.write((json.dumps({**final[victim], "status": "failed", "reason": "soak: planted"}) + "\n").encode())
-        f.write(b'{"id": "torn", "sta')
+    kept = [line for line in path.read_bytes().split(b"\n")[:-1] if json.loads(line)["id"] != victim]
+    failed = {k: v for k, v in final[victim].items() if k not in ("prediction", "score", "scores")}
+    path.write_bytes(b"".join(line + b"\n" for line in kept)
+                     + (json.dumps({**failed, "status": "failed", "reason": "soak: planted"}) + "\n").encode()
+                     + b'{"id": "torn", "sta')
     proc = crash.start_run(run_dir, cache, tmp / "kill.log")
     assert proc.wait(timeout=3600) == 0
     records, torn = crash.read_lines(path)

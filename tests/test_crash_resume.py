@@ -60,8 +60,10 @@ def read_lines(path: Path) -> tuple[list[dict], bool]:
     raws = data.split(b"\n")
     torn = raws[-1] != b""
     records = [json.loads(r) for r in raws[:-1]]  # every terminated line must parse
-    final = [r["id"] for r in records if r["status"] != "failed"]  # a failed record is retried: its id comes again
-    assert len(final) == len(set(final)), f"duplicated records in {path}: {final}"
+    last: dict[str, str] = {}
+    for r in records:  # an id comes again only to retry a failed sample
+        assert last.get(r["id"], "failed") == "failed", f"duplicated record {r['id']} in {path}"
+        last[r["id"]] = r["status"]
     return records, torn
 
 
@@ -165,18 +167,20 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     # records; a sample generated but killed before its record was written comes from the cache).
     assert m["generation_calls"] <= N_SAMPLES - result["recorded_before_last"]
 
-    # A failed record (a flaky endpoint) and a torn line (a power cut) in the finished run folder:
-    # the next resume retries the failed sample, from the cache, and cuts the torn line.
+    # The run as if one sample had failed (a flaky endpoint: its record says failed) and the last
+    # write had been torn (a power cut): the next resume retries the failed sample, from the cache,
+    # and cuts the torn line.
     path = run_dir / "records.jsonl"
     victim = sorted(final)[rng.randrange(N_SAMPLES)]
     failed = {k: v for k, v in final[victim].items() if k not in ("prediction", "score", "scores")}
-    with open(path, "ab") as f:
-        f.write((json.dumps({**failed, "status": "failed", "reason": "GenerationError: HTTP 503"}) + "\n").encode())
-        f.write(b'{"id": "torn", "status": "o')
+    kept = [line for line in path.read_bytes().split(b"\n")[:-1] if json.loads(line)["id"] != victim]
+    path.write_bytes(b"".join(line + b"\n" for line in kept)
+                     + (json.dumps({**failed, "status": "failed", "reason": "GenerationError: HTTP 503"}) + "\n").encode()
+                     + b'{"id": "torn", "status": "o')
     proc = start_run(run_dir, cache, log)
     assert proc.wait(timeout=900) == 0, log.read_text()[-3000:]
     records, torn = read_lines(path)
-    assert not torn and len(records) == N_SAMPLES + 2, "the torn line is gone; the failed line and its retry added"
+    assert not torn and len(records) == N_SAMPLES + 1, "the torn line is gone; the failed sample's retry added"
     assert [r["status"] for r in records[-2:]] == ["failed", "ok"] and records[-1]["id"] == victim
     again = by_id(records)  # the last record of an id wins
     assert len(again) == N_SAMPLES
