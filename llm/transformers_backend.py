@@ -201,14 +201,19 @@ class TransformersGenerator(Generator):
                     cache.crop(-extra)  # back to the shared prefix for the next question
                 results.append(self._result(out, int(ids.shape[1]), shared_s + time.perf_counter() - t1))
             return results
+        tree = self._full_attention_only(model.config)
         for start in range(0, len(prompts), self.prefix_batch_size):
             batch = list(range(start, min(start + self.prefix_batch_size, len(prompts))))
             t1 = time.perf_counter()
             batch_cache = copy.deepcopy(cache)
-            if len(batch) > 1:
-                batch_cache.batch_repeat_interleave(len(batch))
-            new_tokens = self._greedy_batch(batch_cache, [encoded[i][0][0, n_prefix:] for i in batch], n_prefix,
-                                            [prompts[i].max_new_tokens for i in batch])
+            suffixes = [encoded[i][0][0, n_prefix:] for i in batch]
+            limits = [prompts[i].max_new_tokens for i in batch]
+            if tree:
+                new_tokens = self._greedy_shared_prefix(batch_cache, suffixes, n_prefix, limits)
+            else:  # sliding-window layers: a custom mask would bypass the window; pad a batch instead
+                if len(batch) > 1:
+                    batch_cache.batch_repeat_interleave(len(batch))
+                new_tokens = self._greedy_batch(batch_cache, suffixes, n_prefix, limits)
             each_s = (time.perf_counter() - t1) / len(batch)
             for i, tokens in zip(batch, new_tokens):
                 results.append(Generation(
@@ -216,6 +221,58 @@ class TransformersGenerator(Generator):
                     prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
                     latency_s=shared_s + each_s))
         return results
+
+    @staticmethod
+    def _full_attention_only(config) -> bool:
+        layer_types = getattr(config, "layer_types", None) or []
+        return getattr(config, "sliding_window", None) is None and all(lt == "full_attention" for lt in layer_types)
+
+    def _stop_ids(self) -> set[int]:
+        eos = self.model.generation_config.eos_token_id
+        return set(eos if isinstance(eos, list) else [eos]) - {None}
+
+    def _greedy_shared_prefix(self, cache, suffixes: list, n_prefix: int, max_new: list[int]) -> list[list[int]]:
+        """Greedy continuations of `prefix + suffix_b` for each b, with ONE copy of the prefix in the
+        KV cache: all questions' tokens go into a single sequence after the prefix, and a custom
+        attention mask lets each token see the prefix and its own question's earlier tokens only
+        (positions as if it were alone). A decode step reads the prefix once for all questions,
+        instead of once per question as a padded batch would. Returns each question's new token
+        ids, its end-of-sequence token included, as `generate` counts them."""
+        import torch
+
+        model, dev = self.model, self.device
+        batch, lengths = len(suffixes), [int(s.shape[0]) for s in suffixes]
+        owner = torch.cat([torch.full((n,), b, dtype=torch.long, device=dev) for b, n in enumerate(lengths)])
+        within = torch.cat([torch.arange(n, device=dev) for n in lengths])
+        # row i may see column j (both after the prefix) when they belong to the same question, j <= i
+        own = (owner[:, None] == owner[None, :]) & (within[None, :] <= within[:, None])
+        mask = torch.cat([torch.ones((len(owner), n_prefix), dtype=torch.bool, device=dev), own], dim=1)
+        last = torch.tensor([sum(lengths[: b + 1]) - 1 for b in range(batch)], device=dev)
+        stop = self._stop_ids()
+        out: list[list[int]] = [[] for _ in range(batch)]
+        done = [False] * batch
+        rows = torch.arange(batch, device=dev)
+        with torch.inference_mode():
+            logits = model(input_ids=torch.cat(suffixes)[None, :].to(dev), attention_mask=mask[None, None],
+                           position_ids=(n_prefix + within)[None, :], past_key_values=cache, use_cache=True,
+                           logits_to_keep=last).logits[0]
+            owner_cols = owner
+            positions = torch.tensor(lengths, device=dev) + n_prefix  # where each question's next token goes
+            for _ in range(max(max_new)):
+                chosen = logits.argmax(dim=-1)
+                for b in range(batch):
+                    if not done[b]:
+                        out[b].append(int(chosen[b]))
+                        done[b] = out[b][-1] in stop or len(out[b]) >= max_new[b]
+                if all(done):
+                    break
+                owner_cols = torch.cat([owner_cols, rows])  # the B tokens fed now, one per question
+                step_mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.bool, device=dev),
+                                       owner_cols[None, :] == rows[:, None]], dim=1)
+                logits = model(input_ids=chosen[None, :], attention_mask=step_mask[None, None],
+                               position_ids=positions[None, :], past_key_values=cache, use_cache=True).logits[0]
+                positions = positions + 1
+        return out
 
     def _greedy_batch(self, cache, suffixes: list, n_prefix: int, max_new: list[int]) -> list[list[int]]:
         """Greedy continuations of `prefix + suffix_b` for each b, the prefix already in `cache`
@@ -233,8 +290,7 @@ class TransformersGenerator(Generator):
             keep[b, width - s.shape[0]:] = 1
         mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.long, device=self.device), keep], dim=1)
         positions = (n_prefix + keep.cumsum(dim=1) - 1).clamp(min=n_prefix)
-        eos = model.generation_config.eos_token_id
-        stop = set(eos if isinstance(eos, list) else [eos]) - {None}
+        stop = self._stop_ids()
         out: list[list[int]] = [[] for _ in range(batch)]
         done = [False] * batch
         with torch.inference_mode():

@@ -29,3 +29,38 @@ def test_response_cache_serves_reruns(generator, tmp_path):
     assert cached.calls == 1 and again.cached and again.text == first.text
     other = cached.generate([Prompt(p.user, max_new_tokens=5)])[0]
     assert not other.cached and cached.calls == 2, "max_new_tokens is part of the cache key"
+
+
+@pytest.mark.slow
+def test_prefix_reuse_in_several_batches_matches_solo_answers(generator):
+    """Questions over one context split into decode batches of 2 (3 batches for 5 questions)."""
+    samples = make_haystack(seed=11, language="en", tokens=250, n_questions=5)
+    prompts = [LongContextArm(generator, LongContextConfig()).build(s) for s in samples]
+    prompts[1].max_new_tokens = 2  # different limits within one batch
+    solo = generator.generate([Prompt(p.user, p.system, p.max_new_tokens) for p in prompts])
+    before = generator.prefix_batch_size
+    generator.prefix_batch_size = 2
+    try:
+        shared = generator.generate(prompts)
+    finally:
+        generator.prefix_batch_size = before
+    assert [g.text for g in shared] == [g.text for g in solo]
+    assert [g.completion_tokens for g in shared] == [g.completion_tokens for g in solo]
+    assert shared[1].completion_tokens <= 2
+
+
+def test_tokenizer_only_generator_budgets_but_does_not_generate(generator, tmp_path):
+    from llm.factory import build_generator
+    from tests.conftest import compose
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(compose(["generator=none"]).generator, resolve=True)
+    none = build_generator(cfg, cache_dir=tmp_path)
+    assert none.generates is False and generator.generates is True
+    assert none.context_window == 8192 and none.model_id == "none"
+    p = Prompt("How many tokens is this question?", system="Answer briefly.")
+    assert none.prompt_tokens(p) == generator.prompt_tokens(p)
+    assert none.tokenizer.count("hello world") == generator.tokenizer.count("hello world")
+    with pytest.raises(RuntimeError, match="retrieval-only"):
+        none.generate([p])
+    assert not (tmp_path / "responses.sqlite").exists(), "nothing to cache"
