@@ -488,9 +488,9 @@ def main(argv: list[str] | None = None) -> None:
     backend = TransformersGenerator(model=args.model, context_window=args.context_window, dtype=args.dtype,
                                     device=args.device, threads=args.threads)
     faults = [f for f in args.faults.split(",") if f.strip()]
+    backend.model  # load the weights before the port opens: clients see a ready server or none
     server = OpenAICompatServer(backend, args.served_model_name, args.host, args.port, faults, args.request_log,
                                 api_key)
-    backend.model  # load the weights before accepting requests
     log.info("serving %s at %s", server.model_name, server.url)
     try:
         server.serve_forever()

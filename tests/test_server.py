@@ -188,7 +188,7 @@ def test_the_command_line_server_answers(tmp_path):
                 with urllib.request.urlopen(url + "/models", timeout=5) as resp:
                     assert json.loads(resp.read())["data"][0]["id"] == MODEL
                 break
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
                 assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
                 assert time.time() < deadline, "server did not come up"
                 time.sleep(0.5)
