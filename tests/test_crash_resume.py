@@ -228,7 +228,7 @@ def kill_writer(tmp_path: Path, rng: random.Random, n: int = 150, rounds: int = 
             time.sleep(rng.uniform(0.0, 0.6))  # during start-up or while the last run's tail is repaired
         else:
             assert proc.stdout.readline() in (b"ready\n", b"")
-            time.sleep(rng.uniform(0.0, 0.25))  # while appending
+            time.sleep(rng.uniform(0.0, 0.15))  # while appending
         killed = proc.poll() is None and kill(proc)
         proc.stdout.close()
         if not killed:
