@@ -215,6 +215,10 @@ class OpenAICompatServer:
             with self._state_lock, self.request_log.open("a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
     def wait(self, seconds: float) -> None:
         """Sleep, but wake up when the server stops (so hung requests don't outlive it)."""
         self._stopping.wait(seconds)
@@ -335,8 +339,9 @@ class _Handler(BaseHTTPRequestHandler):
         entry: dict[str, Any] = {"path": self.path}
         try:
             self._generation_request(entry)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the client went away (timed out, or the server is stopping)
             entry["status"] = "client gone"
+            self.close_connection = True
         finally:
             app.leave()
             app.log_request(entry)
@@ -381,6 +386,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_raw(200, b'{"id": "cmpl-broken", "choices": [{"index": 0, "message": ')
         if kind in ("hang", "slow"):
             app.wait(seconds or 0)
+            if app.stopping:
+                entry["status"] = "server stopped"
+                self.close_connection = True
+                return
         try:
             if body.get("model") != app.model_name:
                 raise RequestError(404, f"model {body.get('model')!r} is not served here; this server serves "
