@@ -148,21 +148,11 @@ def _quiet_libraries() -> None:
         pass
 
 
-VERSIONED = ("rag-or-longctx", "torch", "transformers", "sentence-transformers", "faiss-cpu", "bm25s", "hydra-core",
-             "llama-index-core", "openai", "vllm", "numpy")
-
-
 def _versions() -> dict[str, str]:
     """Versions of the packages that shape this run's numbers (for the report's reproducibility section)."""
-    from importlib import metadata
+    from experiments.reproducibility import package_versions
 
-    out = {"python": sys.version.split()[0]}
-    for name in VERSIONED:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    return {"python": sys.version.split()[0], **package_versions()}
 
 
 def _configure_judge(cfg: DictConfig) -> None:
