@@ -178,11 +178,16 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
         from eval.metrics.loogle import BertScorer
 
         scorer = BertScorer(options.bertscore_path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    with path.open("rb") as fh:  # bytes: a line that is not UTF-8 is one bad line, not a crash
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
             try:
+                try:
+                    line = raw.decode("utf-8").removeprefix("\ufeff")
+                except UnicodeDecodeError as exc:
+                    raise BadLine(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} "
+                                  "of the line)") from None
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -136,9 +136,6 @@ def test_loong_missing_documents_are_skipped_and_counted(tmp_path):
     assert len(result.samples) == 1 and sum(result.skipped.values()) == 2, result.skipped
 
 
-@pytest.mark.xfail(strict=True, reason="binary garbage (not UTF-8) escapes as a bare UnicodeDecodeError with no file "
-                   "or line: eval/benchmarks/_files.py read_records and lveval.py _plain_file/_zip_member decode "
-                   "the whole stream; decode per line and raise DataError(source, line, 'not UTF-8 text')")
 @pytest.mark.parametrize("name", list(LOADERS))
 def test_loader_binary_garbage_names_file_and_line(tmp_path, name):
     fname, good, _, _ = LOADERS[name]
@@ -287,9 +284,6 @@ def test_score_cli_empty_and_missing_files(tmp_path, capsys):
     assert code == 2 and "no_such_task" in err
 
 
-@pytest.mark.xfail(strict=True, reason="eval/score.py score_file reads the file as text: a line that is not UTF-8 "
-                   "raises UnicodeDecodeError with a traceback, even with --skip-bad; read bytes and decode each line "
-                   "inside the per-line try (BadLine('not UTF-8 text'))")
 @pytest.mark.parametrize("skip_bad", [False, True])
 def test_score_cli_binary_garbage(tmp_path, capsys, skip_bad):
     path = _lines(tmp_path / "preds.jsonl", [GOOD_PRED, GARBAGE, GOOD_PRED])

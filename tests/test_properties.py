@@ -58,18 +58,7 @@ def text_and_documents(draw):
 def _chunkers():
     from rag import chunking
 
-    kinds = [("tokens", None)]
-    if hasattr(chunking, "make_chunks"):
-        try:
-            import llama_index.core  # noqa: F401
-
-            kinds += [(k, None) for k in getattr(chunking, "KINDS", ()) if k != "tokens"]
-        except ImportError:
-            pass
-    xfail = {"llamaindex": pytest.mark.xfail(strict=True, reason=(
-        "rag/chunking.py _align_chunks maps llama-index's second chunk '14' of '3.143.14 ' (size 6, overlap 4) "
-        "to the first occurrence (2, 4) instead of (6, 8): chars 6-7 are in no chunk"))}
-    return [pytest.param(k, marks=xfail[k]) if k in xfail else k for k, _ in kinds]
+    return list(chunking.KINDS)
 
 
 def _chunk(kind, text, tokenizer, size, overlap, docs):
@@ -108,14 +97,35 @@ def test_chunks_are_exact_spans_covering_every_document(kind, tokenizer, data, s
         assert not missing, f"{kind}: characters {missing[:5]} of {text[start:end]!r} are in no chunk"
 
 
-@pytest.mark.xfail(strict=True, reason="SmolLM2's fast tokenizer maps the token after an unassigned code point "
-                   "(U+40000) to the code point's offsets, so ':' is in no chunk; fix in llm/base.py HFTokenizer.offsets")
 def test_offsets_after_an_unassigned_code_point(tokenizer):
     from rag.chunking import chunk_by_tokens
 
     text = "\U00040000:"
     assert tokenizer.offsets(text)[-1] == (1, 2)
     assert "".join(c.text for c in chunk_by_tokens(text, tokenizer, 1, 0)).endswith(":")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("\x04:", [(1, 2)]),                                   # a control byte the vocabulary lacks
+    ("a\x04:b", [(0, 1), (2, 3), (3, 4)]),
+    ("ab\U00040000cd e", [(0, 2), (2, 3), (2, 3), (2, 3), (3, 5), (5, 7)]),
+    ("plain words, \u00e9t\u00e9 \u4e2d\u6587", None),   # nothing dropped: the tokenizer's own offsets
+])
+def test_offsets_skip_only_the_bytes_the_vocabulary_drops(tokenizer, text, expected):
+    backend = tokenizer.hf.backend_tokenizer.encode(text, add_special_tokens=False)
+    got = tokenizer.offsets(text)
+    assert len(got) == len(backend.ids)
+    assert got == (expected if expected is not None else backend.offsets)
+    ends = [b for _, b in got]
+    assert ends == sorted(ends) and all(0 <= a <= b <= len(text) for a, b in got)
+
+
+def test_byte_table_only_for_byte_level_tokenizers(tokenizer, minilm):
+    from llm.byte_offsets import ByteTable
+
+    table = ByteTable.for_tokenizer(tokenizer.hf)
+    assert table is not None and {0x04, 0xF1}.issubset(table.unrepresentable) and ord("a") not in table.unrepresentable
+    assert ByteTable.for_tokenizer(minilm.model.tokenizer) is None  # WordPiece with a normaliser
 
 
 @given(n=st.integers(0, 500), size=st.integers(1, 64), overlap_share=st.floats(0, 0.95))

@@ -2,6 +2,8 @@
 
 - `read_records(path)`: the rows of a JSON Lines file (or a `.json` file holding one JSON array),
   each as a `Row` that knows its file and line, so every error names both.
+- `decode_lines(lines, source)` / `decode_text(data, source)`: bytes to text, where bytes that are
+  not UTF-8 raise `DataError` naming the file and line instead of a bare `UnicodeDecodeError`.
 - `Row.field(name, types)`: a field of the row, type-checked; a missing field or a wrong type
   raises `DataError` naming file, line and field.
 - `hub_records(dataset_id, config, split)`: the rows of a Hugging Face dataset through `datasets`,
@@ -85,6 +87,32 @@ def _preview(value: Any, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def _not_utf8(exc: UnicodeDecodeError, line: bytes | None = None) -> str:
+    column = "" if line is None else f" at byte {exc.start + 1} of the line"
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x}{column}); is this a binary or differently encoded file?"
+
+
+def decode_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) for each line of a byte stream; a byte order mark on line 1 is dropped.
+
+    A line that is not UTF-8 raises `DataError(source, line)`; the lines before it have been yielded.
+    """
+    for lineno, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(source, lineno, _not_utf8(exc, raw)) from None
+        yield lineno, (text.removeprefix("\ufeff") if lineno == 1 else text)
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """A whole file's bytes as text; bytes that are not UTF-8 raise `DataError` naming the line."""
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise DataError(source, data.count(b"\n", 0, exc.start) + 1, _not_utf8(exc)) from None
+
+
 def read_records(path: str | os.PathLike) -> Iterator[Row]:
     """Rows of a JSON Lines file (blank lines skipped), or of a `.json` file holding a JSON array.
 
@@ -93,20 +121,21 @@ def read_records(path: str | os.PathLike) -> Iterator[Row]:
     path = Path(path)
     source = str(path)
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise DataError(source, None, f"cannot be read: {exc.strerror or exc}") from exc
     with handle:
-        first = ""
-        while True:  # peek past leading whitespace: a JSON array or JSON Lines?
+        first = b""
+        while True:  # peek past leading whitespace and a byte order mark: a JSON array or JSON Lines?
             ch = handle.read(1)
-            if not ch or not ch.isspace():
+            if not ch or not (ch.isspace() or ch in b"\xef\xbb\xbf"):
                 first = ch
                 break
         handle.seek(0)
-        if first == "[":
+        if first == b"[":
+            text = decode_text(handle.read(), source)
             try:
-                rows = json.load(handle)
+                rows = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise DataError(source, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
             for i, item in enumerate(rows):
@@ -114,16 +143,21 @@ def read_records(path: str | os.PathLike) -> Iterator[Row]:
                     raise DataError(source, None, f"item {i} of the JSON array is {type(item).__name__}, not an object")
                 yield Row(item, source, i + 1)
             return
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
-            if not isinstance(item, dict):
-                raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
-            yield Row(item, source, lineno)
+        yield from parse_jsonl(decode_lines(handle, source), source)
+
+
+def parse_jsonl(lines: Iterable[tuple[int, str]], source: str) -> Iterator[Row]:
+    """Rows of numbered JSON Lines text (blank lines skipped); each row must be a JSON object."""
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(item, dict):
+            raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
+        yield Row(item, source, lineno)
 
 
 def hub_records(dataset_id: str, config: str | None = None, split: str = "test",

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.benchmarks._files import DataError, Row, as_list, check_keys, inside, read_records
+from eval.benchmarks._files import DataError, Row, as_list, check_keys, decode_text, inside, read_records
 from eval.metrics.judge import loong_reference
 from eval.sample import Document, PromptTemplate, Sample, Span
 
@@ -114,7 +114,7 @@ class _Docs:
     def read(self, path: Path) -> str:
         if path not in self.text:
             try:
-                self.text[path] = path.read_text(encoding="utf-8")
+                self.text[path] = decode_text(path.read_bytes(), str(path))
             except FileNotFoundError as exc:
                 raise _MissingDocument(str(path)) from exc
         return self.text[path]
@@ -139,8 +139,7 @@ class _Docs:
         if self.legal is None:
             path = self.root / "legal" / "legal.json"
             try:
-                with path.open(encoding="utf-8") as fh:
-                    data = json.load(fh)
+                data = json.loads(decode_text(path.read_bytes(), str(path)))
             except FileNotFoundError as exc:
                 raise _MissingDocument(str(path)) from exc
             except json.JSONDecodeError as exc:

@@ -38,8 +38,6 @@ many there were and how many were located.
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import logging
 import re
 import zipfile
@@ -48,7 +46,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from eval.benchmarks._files import DataError, Row, check_keys
+from eval.benchmarks._files import DataError, Row, check_keys, decode_lines, parse_jsonl
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
 from eval.sample import PromptTemplate, Sample, Span
 
@@ -134,15 +132,15 @@ class _DataFile:
 # ---------------------------------------------------------------------------- finding the files
 
 
-def _plain_file(path: Path) -> Callable[[], ContextManager[Iterable[str]]]:
-    return lambda: path.open(encoding="utf-8")
+def _plain_file(path: Path) -> Callable[[], ContextManager[Iterable[bytes]]]:
+    return lambda: path.open("rb")
 
 
-def _zip_member(archive: Path, member: str) -> Callable[[], ContextManager[Iterable[str]]]:
+def _zip_member(archive: Path, member: str) -> Callable[[], ContextManager[Iterable[bytes]]]:
     @contextmanager
-    def opener() -> Iterator[Iterable[str]]:
+    def opener() -> Iterator[Iterable[bytes]]:
         with zipfile.ZipFile(archive) as zf, zf.open(member) as raw:
-            yield io.TextIOWrapper(raw, encoding="utf-8")
+            yield raw
 
     return opener
 
@@ -251,16 +249,7 @@ def _hub_download(cfg: LVEvalConfig, filename: str) -> Path:
 def read_jsonl(data: _DataFile) -> Iterator[Row]:
     """The records of one data file (blank lines skipped); a malformed line raises naming file and line."""
     with data.open() as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(data.name, number, f"malformed JSON: {err.msg} (column {err.colno})") from None
-            if not isinstance(record, dict):
-                raise DataError(data.name, number, f"a record must be a JSON object, got {type(record).__name__}")
-            yield Row(record, data.name, number)
+        yield from parse_jsonl(decode_lines(lines, data.name), data.name)
 
 
 def _optional(row: Row, name: str, types: tuple[type, ...]) -> Any:
