@@ -11,6 +11,7 @@ even when the offending line is huge.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import re
@@ -143,6 +144,26 @@ def test_loader_binary_garbage_names_file_and_line(tmp_path, name):
     with pytest.raises(ValueError) as err:
         _load(name, path)
     assert path.name in str(err.value) and ":2" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("name", list(LOADERS))
+def test_skip_bad_skips_and_counts_every_bad_record(tmp_path, name, caplog):
+    """benchmark.skip_bad=true: bad lines of every kind are skipped, counted and named; good ones load."""
+    fname, good, required, _ = LOADERS[name]
+
+    def good_row(i):
+        return {**good, "id": 10 + i} if name == "clongeval" else {**good, "id": f"item-{i}"} if name in ("loong", "loogle") else good
+
+    bad = [GARBAGE.replace(b"\n", b" "), "not json", "[1, 2]", {k: v for k, v in good_row(7).items() if k != required[-1]},
+           {**good_row(8), required[-1]: {"a": 1}}]
+    path = _lines(tmp_path / fname, [good_row(0), *bad, good_row(1)])
+    with pytest.raises(ValueError, match=rf"{path.name}:2"):
+        _load(name, path)  # the default: the first bad line stops the load, named
+    with caplog.at_level(logging.WARNING, logger="eval.benchmarks"):
+        result = _load(name, path, skip_bad=True)
+    assert len(result.samples) == 2 and result.skipped.get("bad records") == len(bad), result.skipped
+    warning = " ".join(r.getMessage() for r in caplog.records if "bad records" in r.getMessage())
+    assert f"{path.name}:2" in warning and "not UTF-8" in warning and "+2 more" in warning, warning
 
 
 @pytest.mark.parametrize("name", list(LOADERS))

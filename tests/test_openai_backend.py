@@ -179,3 +179,32 @@ def test_factory_builds_it_from_the_config(server):
     assert gen.generate([PROMPT])[0].text
     with pytest.raises(ValueError, match="generator.max_concurency is not a setting of the openai backend"):
         build_generator({**cfg, "max_concurency": 4})
+
+
+def test_a_run_records_what_the_endpoint_failed_and_retries_it_on_resume(server, tmp_path):
+    """A real run against the faulty server: the sample whose retries all fail is recorded as failed
+    with the reason and counted; the run goes on; the next resume retries it and only it."""
+    from experiments.run import run
+    from tests.conftest import compose
+
+    overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.api_key_env={KEY_ENV}",
+                 "generator.max_concurrency=1", "generator.max_retries=1", "generator.backoff_base_s=0.01",
+                 "generator.backoff_max_s=0.02", "generator.stream=false", "benchmark.languages=[en]",
+                 "benchmark.levels=[100]", "benchmark.haystacks_per_level=3", "benchmark.questions_per_haystack=1",
+                 "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    server.add_faults(["500", "503"])  # the first sample's request and its one retry
+    first = run(compose(overrides), run_dir)
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    failed = [r for r in records if r["status"] == "failed"]
+    assert (first["n"], first["n_ok"], first["n_failed"]) == (3, 2, 1), first
+    assert len(failed) == 1 and "503" in failed[0]["reason"], failed
+    assert json.loads((run_dir / "metrics.json").read_text())["n_failed"] == 1
+
+    before = _requests(server)
+    second = run(compose(overrides), run_dir)
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert (second["n_ok"], second["n_failed"]) == (3, 0), second
+    assert len(records) == 4 and records[-1]["id"] == failed[0]["id"] and records[-1]["status"] == "ok"
+    assert _requests(server) - before == 1, "only the failed sample is asked again"

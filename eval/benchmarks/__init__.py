@@ -4,15 +4,23 @@ Every loader is a module `eval.benchmarks.<name>` with a function `load(cfg: dic
 where `cfg` is the `benchmark` config group as a plain dict. A loader may use `tasks` and `levels`
 to avoid reading files it does not need; `load_benchmark` applies `tasks`, `levels` and `limit`
 again afterwards, so every benchmark selects the same way and deterministically.
+
+`skip_bad: true` skips records that fail to parse or check (each named, file and line, in one
+warning) and counts them in `LoadResult.skipped["bad records"]`; by default the first one stops
+the load with an error naming its file, line and field.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from eval.benchmarks._files import skipping_bad_records
 from eval.sample import Sample
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,7 +41,7 @@ LOADERS: dict[str, str] = {
     "loong": "eval.benchmarks.loong",
 }
 
-SELECTION_KEYS = ("name", "tasks", "levels", "limit", "metric")
+SELECTION_KEYS = ("name", "tasks", "levels", "limit", "metric", "skip_bad")
 
 
 def _as_list(value: Any) -> list[str] | None:
@@ -87,7 +95,13 @@ def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
     if name not in LOADERS:
         raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(LOADERS))}")
     module = importlib.import_module(LOADERS[name])
-    result = module.load(dict(cfg))
+    with skipping_bad_records(bool(cfg.get("skip_bad"))) as bad:
+        result = module.load(dict(cfg))
+    if bad:
+        result.skip("bad records", len(bad))
+        more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+        log.warning("%s: skipped %d bad records (benchmark.skip_bad=true): %s%s", name, len(bad),
+                    "; ".join(str(e) for e in bad[:3]), more)
     # a generator (synthetic) makes exactly the levels asked for: nothing to select there
     levels = None if getattr(module, "LEVELS_ARE_GENERATED", False) else cfg.get("levels")
     known_tasks, known_levels = known_names(module)

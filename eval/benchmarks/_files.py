@@ -2,8 +2,11 @@
 
 - `read_records(path)`: the rows of a JSON Lines file (or a `.json` file holding one JSON array),
   each as a `Row` that knows its file and line, so every error names both.
-- `decode_lines(lines, source)` / `decode_text(data, source)`: bytes to text, where bytes that are
-  not UTF-8 raise `DataError` naming the file and line instead of a bare `UnicodeDecodeError`.
+- `decode_text(data, source)`: bytes to text, where bytes that are not UTF-8 raise `DataError`
+  naming the file and line instead of a bare `UnicodeDecodeError`.
+- `skipping_bad_records(skip)` and `record_guard()`: `benchmark.skip_bad=true`. Loaders do the work
+  on each record inside `record_guard()`; a `DataError` naming a line is then raised (the default)
+  or, while `skipping_bad_records(True)` is active, collected and the record skipped.
 - `Row.field(name, types)`: a field of the row, type-checked; a missing field or a wrong type
   raises `DataError` naming file, line and field.
 - `hub_records(dataset_id, config, split)`: the rows of a Hugging Face dataset through `datasets`,
@@ -22,6 +25,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -92,17 +97,41 @@ def _not_utf8(exc: UnicodeDecodeError, line: bytes | None = None) -> str:
     return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x}{column}); is this a binary or differently encoded file?"
 
 
-def decode_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, text) for each line of a byte stream; a byte order mark on line 1 is dropped.
+_BAD_RECORDS: ContextVar[list["DataError"] | None] = ContextVar("bad_records", default=None)
 
-    A line that is not UTF-8 raises `DataError(source, line)`; the lines before it have been yielded.
+
+@contextmanager
+def skipping_bad_records(skip: bool) -> Iterator[list[DataError]]:
+    """While active with `skip`, `record_guard` collects bad records into the yielded list instead of raising."""
+    errors: list[DataError] = []
+    token = _BAD_RECORDS.set(errors if skip else None)
+    try:
+        yield errors
+    finally:
+        _BAD_RECORDS.reset(token)
+
+
+@contextmanager
+def record_guard() -> Iterator[None]:
+    """Around the work on one record: its `DataError` propagates, or is collected when skipping bad records.
+
+    Only errors that name a line are skippable; a file that cannot be read at all still fails the load.
     """
-    for lineno, raw in enumerate(lines, 1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(source, lineno, _not_utf8(exc, raw)) from None
-        yield lineno, (text.removeprefix("\ufeff") if lineno == 1 else text)
+    try:
+        yield
+    except DataError as err:
+        errors = _BAD_RECORDS.get()
+        if errors is None or err.line is None:
+            raise
+        errors.append(err)
+
+
+def _decode_line(raw: bytes, source: str, lineno: int) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(source, lineno, _not_utf8(exc, raw)) from None
+    return text.removeprefix("\ufeff") if lineno == 1 else text
 
 
 def decode_text(data: bytes, source: str) -> str:
@@ -143,21 +172,29 @@ def read_records(path: str | os.PathLike) -> Iterator[Row]:
                     raise DataError(source, None, f"item {i} of the JSON array is {type(item).__name__}, not an object")
                 yield Row(item, source, i + 1)
             return
-        yield from parse_jsonl(decode_lines(handle, source), source)
+        yield from parse_jsonl(handle, source)
 
 
-def parse_jsonl(lines: Iterable[tuple[int, str]], source: str) -> Iterator[Row]:
-    """Rows of numbered JSON Lines text (blank lines skipped); each row must be a JSON object."""
-    for lineno, line in lines:
-        if not line.strip():
+def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Row]:
+    """Rows of JSON Lines bytes (blank lines skipped); each line must be UTF-8 text holding a JSON object."""
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(item, dict):
-            raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
-        yield Row(item, source, lineno)
+        item = None
+        with record_guard():
+            item = _parse_line(_decode_line(raw, source, lineno), source, lineno)
+        if item is not None:
+            yield Row(item, source, lineno)
+
+
+def _parse_line(line: str, source: str, lineno: int) -> dict[str, Any]:
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(item, dict):
+        raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
+    return item
 
 
 def hub_records(dataset_id: str, config: str | None = None, split: str = "test",

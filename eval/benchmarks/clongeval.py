@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from eval.benchmarks._files import Row, check_keys, read_records
+from eval.benchmarks._files import Row, check_keys, read_records, record_guard
 from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC
 from eval.sample import PromptTemplate, Sample, Span
 
@@ -368,12 +368,13 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
             break  # only the selected files are read, so the first `limit` samples are final
         seen: dict[str, int] = {}
         for row in read_records(path):
-            sample = build_sample(task, size, row, conf)
-            if sample.id in seen:
-                raise row.error(f"duplicates the id of line {seen[sample.id]}", "id")
-            seen[sample.id] = row.line
-            sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
-            result.samples.append(sample)
+            with record_guard():
+                sample = build_sample(task, size, row, conf)
+                if sample.id in seen:
+                    raise row.error(f"duplicates the id of line {seen[sample.id]}", "id")
+                seen[sample.id] = row.line
+                sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
+                result.samples.append(sample)
             if limit is not None and len(result.samples) >= limit:
                 break
     log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))

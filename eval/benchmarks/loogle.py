@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
-from eval.benchmarks._files import DataError, Row, as_list, check_keys, first_existing, hub_records, read_records
+from eval.benchmarks._files import (DataError, Row, as_list, check_keys, first_existing, hub_records, read_records,
+                                    record_guard)
 from eval.benchmarks.loong import consecutive_groups
 from eval.benchmarks.synthetic import approx_tokens
 from eval.metrics.loogle import loogle_metric, loogle_reference
@@ -324,8 +325,9 @@ def build(cfg: LoogleConfig, tasks: list[str] | None = None) -> list[Sample]:
     seen: set[str] = set()
     for task, rows in source:
         for i, row in enumerate(rows):
-            for item in _items_of_row(task, row, i):
-                samples.append(_sample(item, cfg, edges, indexes, lengths, seen))
+            with record_guard():  # a bad row is skipped whole (all its questions) under skip_bad
+                built = [_sample(item, cfg, edges, indexes, lengths, seen) for item in _items_of_row(task, row, i)]
+                samples.extend(built)
     return consecutive_groups(samples)
 
 

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.benchmarks._files import DataError, Row, as_list, check_keys, decode_text, inside, read_records
+from eval.benchmarks._files import DataError, Row, as_list, check_keys, decode_text, inside, read_records, record_guard
 from eval.metrics.judge import loong_reference
 from eval.sample import Document, PromptTemplate, Sample, Span
 
@@ -267,74 +267,75 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
     missing_examples: list[str] = []
     seen_ids: set[str] = set()
     for row in read_records(jsonl):
-        level = row.field("level", int)
-        if level not in TASKS:
-            raise row.error(f"must be one of {sorted(TASKS)}, got {level}", "level")
-        set_ = row.field("set", int)
-        if set_ not in LEVELS:
-            raise row.error(f"must be one of {sorted(LEVELS)}, got {set_}", "set")
-        doc_type = row.field("type", str)
-        if doc_type not in DOMAINS:
-            raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
-        names = row.str_list("doc")
-        shuffle = row.field("shuffle_doc", bool, True)
-        order = _order(rng, len(names), doc_type, shuffle)  # the RNG walks every item, selected or not
-        language = row.field("language", str)
-        if (tasks and TASKS[level] not in tasks) or (levels and LEVELS[set_] not in levels) or \
-           (cfg.domains and doc_type not in cfg.domains) or (cfg.languages and language not in cfg.languages):
-            continue
-        item_id = row.field("id", str)
-        if item_id in seen_ids:
-            raise row.error(f"duplicate id {item_id!r}", "id")
-        seen_ids.add(item_id)
-        question = row.field("question", str)
-        instruction = row.field("instruction", str)
-        prompt_template = row.field("prompt_template", str)
-        answer = row.field("answer", (str, list, dict))
-        if not names:
-            raise row.error("lists no documents", "doc")
-        template = _template(row, prompt_template, instruction, cfg.max_new_tokens, cfg.truncation)
-        try:
-            built = [_document(docs, row, doc_type, level, instruction, n, i) for i, n in enumerate(names)]
-        except _MissingDocument as exc:
-            missing[doc_type] = missing.get(doc_type, 0) + 1
-            if str(exc) not in missing_examples:
-                missing_examples.append(str(exc))
-            continue
-        pieces, documents, offset = [], [], 0
-        ids = _unique_ids(names)
-        for i in order:
-            text, title, _ = built[i]
-            documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title))
-            pieces.append(text)
-            offset += len(text)
-        context = "".join(pieces)
-        evidence_names = list(ids)
-        gold = spotlight_document(names, question, answer) if level == 1 else None
-        if gold is not None:
-            evidence_names = [ids[names.index(gold)]]
-        ref = loong_reference(row.data)
-        meta: dict[str, Any] = {
-            "id": item_id, "type": doc_type, "level": level, "set": set_, "length": row.field("length", int, None),
-            "docs": names, "doc_order": [ids[i] for i in order], "shuffle_doc": shuffle,
-            "evidence_kind": "named_document" if gold is not None else "all_documents",
-            "source": f"{row.source}:{row.line}",
-        }
-        if doc_type == "financial":
-            ambiguous = {names[i]: b[2]["matches"] for i, b in enumerate(built) if b[2]["matches"] > 1}
-            if ambiguous:
-                meta["ambiguous_files"] = ambiguous
-            meta["files"] = [b[2]["file"] for b in built]
-        if not question.strip():
-            meta["retrieval_query"] = instruction  # the question is empty: the instruction asks it
-        samples.append(Sample(
-            id=f"loong-{item_id}", benchmark="loong", task=TASKS[level], language=language,
-            length_level=LEVELS[set_], context=context, question=question, answers=ref.answers,
-            template=template, metric="loong_judge",
-            evidence=[Span(doc_id=d) for d in evidence_names],
-            documents=documents, group="loong/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16],
-            metadata=meta, reference_extra=ref.extra,
-        ))
+        with record_guard():
+            level = row.field("level", int)
+            if level not in TASKS:
+                raise row.error(f"must be one of {sorted(TASKS)}, got {level}", "level")
+            set_ = row.field("set", int)
+            if set_ not in LEVELS:
+                raise row.error(f"must be one of {sorted(LEVELS)}, got {set_}", "set")
+            doc_type = row.field("type", str)
+            if doc_type not in DOMAINS:
+                raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
+            names = row.str_list("doc")
+            shuffle = row.field("shuffle_doc", bool, True)
+            order = _order(rng, len(names), doc_type, shuffle)  # the RNG walks every item, selected or not
+            language = row.field("language", str)
+            if (tasks and TASKS[level] not in tasks) or (levels and LEVELS[set_] not in levels) or \
+               (cfg.domains and doc_type not in cfg.domains) or (cfg.languages and language not in cfg.languages):
+                continue
+            item_id = row.field("id", str)
+            if item_id in seen_ids:
+                raise row.error(f"duplicate id {item_id!r}", "id")
+            seen_ids.add(item_id)
+            question = row.field("question", str)
+            instruction = row.field("instruction", str)
+            prompt_template = row.field("prompt_template", str)
+            answer = row.field("answer", (str, list, dict))
+            if not names:
+                raise row.error("lists no documents", "doc")
+            template = _template(row, prompt_template, instruction, cfg.max_new_tokens, cfg.truncation)
+            try:
+                built = [_document(docs, row, doc_type, level, instruction, n, i) for i, n in enumerate(names)]
+            except _MissingDocument as exc:
+                missing[doc_type] = missing.get(doc_type, 0) + 1
+                if str(exc) not in missing_examples:
+                    missing_examples.append(str(exc))
+                continue
+            pieces, documents, offset = [], [], 0
+            ids = _unique_ids(names)
+            for i in order:
+                text, title, _ = built[i]
+                documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title))
+                pieces.append(text)
+                offset += len(text)
+            context = "".join(pieces)
+            evidence_names = list(ids)
+            gold = spotlight_document(names, question, answer) if level == 1 else None
+            if gold is not None:
+                evidence_names = [ids[names.index(gold)]]
+            ref = loong_reference(row.data)
+            meta: dict[str, Any] = {
+                "id": item_id, "type": doc_type, "level": level, "set": set_, "length": row.field("length", int, None),
+                "docs": names, "doc_order": [ids[i] for i in order], "shuffle_doc": shuffle,
+                "evidence_kind": "named_document" if gold is not None else "all_documents",
+                "source": f"{row.source}:{row.line}",
+            }
+            if doc_type == "financial":
+                ambiguous = {names[i]: b[2]["matches"] for i, b in enumerate(built) if b[2]["matches"] > 1}
+                if ambiguous:
+                    meta["ambiguous_files"] = ambiguous
+                meta["files"] = [b[2]["file"] for b in built]
+            if not question.strip():
+                meta["retrieval_query"] = instruction  # the question is empty: the instruction asks it
+            samples.append(Sample(
+                id=f"loong-{item_id}", benchmark="loong", task=TASKS[level], language=language,
+                length_level=LEVELS[set_], context=context, question=question, answers=ref.answers,
+                template=template, metric="loong_judge",
+                evidence=[Span(doc_id=d) for d in evidence_names],
+                documents=documents, group="loong/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16],
+                metadata=meta, reference_extra=ref.extra,
+            ))
     skipped = {}
     n_missing = sum(missing.values())
     if n_missing:

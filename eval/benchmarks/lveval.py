@@ -46,7 +46,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from eval.benchmarks._files import DataError, Row, check_keys, decode_lines, parse_jsonl
+from eval.benchmarks._files import DataError, Row, check_keys, parse_jsonl, record_guard
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
 from eval.sample import PromptTemplate, Sample, Span
 
@@ -249,7 +249,7 @@ def _hub_download(cfg: LVEvalConfig, filename: str) -> Path:
 def read_jsonl(data: _DataFile) -> Iterator[Row]:
     """The records of one data file (blank lines skipped); a malformed line raises naming file and line."""
     with data.open() as lines:
-        yield from parse_jsonl(decode_lines(lines, data.name), data.name)
+        yield from parse_jsonl(lines, data.name)
 
 
 def _optional(row: Row, name: str, types: tuple[type, ...]) -> Any:
@@ -491,9 +491,10 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
         if limit is not None and len(result.samples) >= limit:
             break  # only the selected files are read, so the first `limit` samples are final
         for index, row in enumerate(read_jsonl(data)):
-            sample = build_sample(data, row, index, conf)
-            sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
-            result.samples.append(sample)
+            with record_guard():
+                sample = build_sample(data, row, index, conf)
+                sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
+                result.samples.append(sample)
             if limit is not None and len(result.samples) >= limit:
                 break
     _log_summary(result.samples)
