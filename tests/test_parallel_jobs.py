@@ -6,6 +6,9 @@
   Every job's records equal a serial run's (prediction, score) per sample, the SQLite cache passes
   its integrity check and holds exactly one readable entry per distinct prompt, and a second
   parallel sweep over the same cache generates nothing.
+- `test_sweep_killed_mid_flight_resumes_to_the_serial_result`: the same sweep, its launcher and
+  workers killed with SIGKILL while jobs are writing; the sweep started again over the same folder
+  and cache finishes every job with exactly the serial records (no torn or duplicated line).
 - `test_corrupted_cache_entry_is_recomputed`: a cache entry altered on disk (valid JSON, wrong
   text: bit rot or a bad copy) is detected by its checksum and generated again, not trusted.
 """
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,11 +54,14 @@ def cache_table(db: Path) -> str:
     return tables[0]
 
 
+def _sweep_command(sweep_dir: Path, cache: Path) -> list[str]:
+    return [sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag", "longctx.margin_tokens=16,17",
+            *BASE, f"hydra.sweep.dir={sweep_dir}", f"run.cache_dir={cache}"]
+
+
 def sweep(sweep_dir: Path, cache: Path, timeout: int = 1500) -> list[Path]:
     """The 4-job sweep, joblib launcher, 2 jobs at a time; returns the job folders in job order."""
-    res = subprocess.run([sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag",
-                          "longctx.margin_tokens=16,17", *BASE, f"hydra.sweep.dir={sweep_dir}",
-                          f"run.cache_dir={cache}"], cwd=ROOT, env=_env(), capture_output=True, text=True,
+    res = subprocess.run(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=timeout)
     assert res.returncode == 0, res.stderr[-4000:]
     assert "JoblibLauncher" in (sweep_dir / "multirun.yaml").read_text()
@@ -73,21 +82,24 @@ def outcome(r: dict) -> tuple:
     return r["status"], r["prediction"], r["score"]
 
 
-@pytest.mark.slow
-def test_parallel_jobs_match_a_serial_run(tmp_path):
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    """Serial reference: each distinct config point once, in this process, with its own cache."""
     from experiments.run import run
 
-    # Serial reference: each distinct config point once, in this process, with its own cache.
-    serial = {}
+    tmp = tmp_path_factory.mktemp("serial")
+    refs = {}
     for arm in ("longctx", "rag"):
-        out = tmp_path / f"serial-{arm}"
+        out = tmp / arm
         out.mkdir()
-        m = run(compose(BASE + [f"arm={arm}", f"run.cache_dir={tmp_path / 'serial-cache'}"]), out)
+        m = run(compose(BASE + [f"arm={arm}", f"run.cache_dir={tmp / 'cache'}"]), out)
         assert m["n_ok"] == N_SAMPLES
-        serial[arm] = records(out)
+        refs[arm] = records(out)
+    return refs
 
-    cache = tmp_path / "shared-cache"
-    jobs = sweep(tmp_path / "sweep", cache)
+
+def assert_jobs_match(jobs: list[Path], serial: dict[str, dict[str, dict]]) -> int:
+    """Every job's records equal the serial run of its arm; returns the generation calls made."""
     calls = 0
     for job in jobs:
         cfg = json.loads((job / "metrics.json").read_text())
@@ -98,6 +110,13 @@ def test_parallel_jobs_match_a_serial_run(tmp_path):
             assert outcome(got[sid]) == outcome(ref), (job.name, sid)
         calls += cfg["generation_calls"]
     assert [json.loads((j / "metrics.json").read_text())["knobs"]["arm"] for j in jobs] == ["longctx"] * 2 + ["rag"] * 2
+    return calls
+
+
+@pytest.mark.slow
+def test_parallel_jobs_match_a_serial_run(tmp_path, serial):
+    cache = tmp_path / "shared-cache"
+    calls = assert_jobs_match(sweep(tmp_path / "sweep", cache), serial)
     # each distinct prompt generated at least once, at most once per job that needed it
     assert 2 * N_SAMPLES <= calls <= 4 * N_SAMPLES
 
@@ -119,6 +138,36 @@ def test_parallel_jobs_match_a_serial_run(tmp_path):
     for job in sweep(tmp_path / "sweep-again", cache):
         m = json.loads((job / "metrics.json").read_text())
         assert m["generation_calls"] == 0 and m["cached"] == N_SAMPLES, job.name
+
+
+@pytest.mark.slow
+def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial):
+    sweep_dir, cache = tmp_path / "sweep", tmp_path / "cache"
+    log = open(tmp_path / "killed.log", "wb")
+    proc = subprocess.Popen(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own process group: the kill reaches the workers too
+    deadline = time.monotonic() + 900
+    while not any(p.stat().st_size for p in sweep_dir.rglob("records.jsonl")):
+        assert proc.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
+        assert time.monotonic() < deadline, "no job wrote a record in 15 minutes"
+        time.sleep(0.05)
+    time.sleep(random.Random(8).uniform(0.0, 1.5))  # somewhere in the next generations
+    assert proc.poll() is None, "the sweep finished before the kill: nothing was tested"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    log.close()
+    done_before = {}  # each job's complete lines at the kill
+    for path in sweep_dir.rglob("records.jsonl"):
+        data = path.read_bytes()
+        done_before[path.parent.name] = data[: data.rfind(b"\n") + 1]
+    assert any(done_before.values()) and len(list(sweep_dir.rglob("metrics.json"))) < 4
+
+    jobs = sweep(sweep_dir, cache)  # the same command again: every job resumes from its records
+    assert_jobs_match(jobs, serial)
+    for job in jobs:  # what was written before the kill is kept as it was (a torn last line is cut)
+        assert (job / "records.jsonl").read_bytes().startswith(done_before.get(job.name, b"")), job.name
+    with sqlite3.connect(cache / "responses.sqlite") as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 @pytest.mark.slow
