@@ -11,7 +11,9 @@ import logging
 import os
 import threading
 import time
-from functools import lru_cache
+from contextlib import contextmanager
+from functools import lru_cache, partial
+from typing import Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
@@ -19,6 +21,26 @@ from llm.prompt import Generation, Prompt
 
 log = logging.getLogger(__name__)
 
+
+
+@contextmanager
+def _quiet_tqdm() -> Iterator[None]:
+    """No bar from transformers' GGUF conversion, which draws one with plain tqdm, ignoring
+    `transformers.utils.logging.disable_progress_bar()` (transformers 5.23)."""
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        yield
+        return
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None:
+        yield
+        return
+    gguf_utils.tqdm = partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
 
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
@@ -64,10 +86,13 @@ class TransformersGenerator(Generator):
 
                 t0 = time.perf_counter()
                 kwargs = {"gguf_file": self.gguf_file} if self.gguf_file else {}
-                self._model = AutoModelForCausalLM.from_pretrained(
-                    self.path, dtype=getattr(torch, self.dtype),
-                    trust_remote_code=self.trust_remote_code, **kwargs,
-                ).to(self.device).eval()
+                if self.gguf_file:
+                    log.info("loading %s (converting GGUF tensors)", self.model_id)
+                with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
+                    self._model = AutoModelForCausalLM.from_pretrained(
+                        self.path, dtype=getattr(torch, self.dtype),
+                        trust_remote_code=self.trust_remote_code, **kwargs,
+                    ).to(self.device).eval()
                 log.info("loaded %s in %.1fs", self.model_id, time.perf_counter() - t0)
         return self._model
 

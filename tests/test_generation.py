@@ -64,3 +64,15 @@ def test_tokenizer_only_generator_budgets_but_does_not_generate(generator, tmp_p
     with pytest.raises(RuntimeError, match="retrieval-only"):
         none.generate([p])
     assert not (tmp_path / "responses.sqlite").exists(), "nothing to cache"
+
+
+def test_gguf_conversion_draws_no_progress_bar():
+    """transformers' GGUF tensor conversion uses its own tqdm; the backend silences it while loading."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    from llm.transformers_backend import _quiet_tqdm
+
+    original = gguf_utils.tqdm
+    with _quiet_tqdm():
+        assert gguf_utils.tqdm(range(3)).disable is True
+    assert gguf_utils.tqdm is original and gguf_utils.tqdm(range(3), disable=False).disable is False
