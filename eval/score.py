@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from eval.metrics import get_metric, score as run_metric
 from eval.metrics.aggregate import mean
-from eval.metrics.clongeval import CLONGEVAL_TASK_METRIC, clongeval_metric, is_api_error
+from eval.metrics.clongeval import clongeval_metric, is_api_error
 from eval.metrics.confidence import bootstrap_ci
 from eval.metrics.lveval import LVEVAL_DATASETS, lveval_dataset, lveval_metric
 from eval.sample import Reference

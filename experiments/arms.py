@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.sample import Sample
-from llm.prompt import Generation, Prompt, PromptTooLong
+from llm.prompt import Generation, PromptTooLong
 
 ARMS = ("longctx", "rag", "closedbook", "selfroute")
 

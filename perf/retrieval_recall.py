@@ -87,7 +87,7 @@ def main() -> None:
                 figures[f"{name}/{rname}/distractors_top4"] = distract
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    print(f"\n| dataset | retriever | n | " + " | ".join(f"R@{n}" for n in NS) + " | distractors@4 | seconds |")
+    print("\n| dataset | retriever | n | " + " | ".join(f"R@{n}" for n in NS) + " | distractors@4 | seconds |")
     print("|---|---|---|" + "---|" * len(NS) + "---|---|")
     for name, rname, n, recall, distract, seconds in rows:
         cells = " | ".join("-" if recall[k] is None else f"{recall[k]:.3f}" for k in NS)

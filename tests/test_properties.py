@@ -13,7 +13,7 @@ import math
 import os
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eval.evidence import Region, covered_fraction, present_fraction, recall_at
@@ -369,7 +369,7 @@ _JSON_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, ma
     "length": st.integers(1, 300000)}), min_size=1, max_size=5))
 @settings(max_examples=15)
 def test_lveval_loader_reads_any_valid_records(tmp_path_factory, rows):
-    lveval = pytest.importorskip("eval.benchmarks.lveval")
+    pytest.importorskip("eval.benchmarks.lveval")
     from eval.benchmarks import load_benchmark
 
     folder = tmp_path_factory.mktemp("lveval")

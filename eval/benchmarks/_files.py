@@ -12,6 +12,10 @@
 - `hub_records(dataset_id, config, split)`: the rows of a Hugging Face dataset through `datasets`,
   never with the dataset's remote loading code; a clear `DataError` when `datasets` is missing,
   the machine is offline or the dataset does not serve that config.
+- `selection(value, known, key, benchmark)`: the names a `tasks`/`levels` setting selects, in the
+  benchmark's order, with an error naming the unknown ones.
+- `first_samples(streams, limit)`: samples from per-file streams in turn, up to `limit`, opening no
+  file past it; samples of one group share one context string.
 - `inside(base, name)`: `base / name`, refused when the result leaves `base` (file names taken
   from data must never point outside their folder).
 - `first_existing(folder, names)`: the first of several candidate file names that exists.
@@ -245,6 +249,35 @@ def first_existing(folder: str | os.PathLike, names: Sequence[str]) -> Path | No
         if p.is_file():
             return p
     return None
+
+
+def selection(value: Any, known: Sequence[str], key: str, benchmark: str) -> tuple[list[str], bool]:
+    """(the selected names in `known`'s order, whether the user narrowed the selection)."""
+    if value is None:
+        return list(known), False
+    wanted = [str(v) for v in ([value] if isinstance(value, (str, int)) else value)]
+    unknown = [v for v in wanted if v not in known]
+    if unknown:
+        raise ValueError(f"benchmark.{key}: unknown {unknown} for {benchmark}; available: {', '.join(known)}")
+    return [k for k in known if k in wanted], True
+
+
+def first_samples(streams: Iterable[Iterable[Any]], limit: int | None) -> list[Any]:
+    """The samples of each stream in turn (a stream per data file, opened when reached), up to `limit`.
+
+    Samples of one group get one shared context string, so a context asked about 30 times is held once.
+    """
+    samples: list[Any] = []
+    contexts: dict[str, str] = {}
+    for stream in streams:
+        if limit is not None and len(samples) >= limit:
+            break  # files past the limit are never opened, so the first `limit` samples are final
+        for sample in stream:
+            sample.context = contexts.setdefault(sample.group, sample.context)
+            samples.append(sample)
+            if limit is not None and len(samples) >= limit:
+                break
+    return samples
 
 
 def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> None:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from eval.benchmarks._files import Row, check_keys, read_records, record_guard
+from eval.benchmarks._files import Row, check_keys, first_samples, read_records, record_guard, selection
 from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC
 from eval.sample import PromptTemplate, Sample, Span
 
@@ -327,16 +327,6 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
     )
 
 
-def _selection(value: Any, known: tuple[str, ...], key: str) -> tuple[list[str], bool]:
-    if value is None:
-        return list(known), False
-    wanted = [str(v) for v in ([value] if isinstance(value, (str, int)) else value)]
-    unknown = [v for v in wanted if v not in known]
-    if unknown:
-        raise ValueError(f"benchmark.{key}: unknown {unknown} for clongeval; available: {', '.join(known)}")
-    return [k for k in known if k in wanted], True
-
-
 def _config(cfg: dict[str, Any]) -> CLongEvalConfig:
     names = {f.name for f in fields(CLongEvalConfig)}
     check_keys("clongeval", cfg, names)
@@ -348,34 +338,32 @@ def _config(cfg: dict[str, Any]) -> CLongEvalConfig:
     return out
 
 
+def _file_samples(task: str, size: str, path: Path, conf: CLongEvalConfig) -> Iterator[Sample]:
+    seen: dict[str, int] = {}
+    for row in read_records(path):
+        sample = None
+        with record_guard():
+            sample = build_sample(task, size, row, conf)
+            if sample.id in seen:
+                raise row.error(f"duplicates the id of line {seen[sample.id]}", "id")
+            seen[sample.id] = row.line
+        if sample is not None:
+            yield sample
+
+
 def load(cfg: dict[str, Any]) -> "LoadResult":
     """The `benchmark=clongeval` config group -> samples (see the module docstring)."""
     from eval.benchmarks import LoadResult
 
     conf = _config(cfg)
-    tasks, some_tasks = _selection(cfg.get("tasks"), TASKS, "tasks")
-    sizes, some_sizes = _selection(cfg.get("levels"), SIZES, "levels")
+    tasks, some_tasks = selection(cfg.get("tasks"), TASKS, "tasks", "clongeval")
+    sizes, some_sizes = selection(cfg.get("levels"), SIZES, "levels", "clongeval")
     limit = cfg.get("limit")
-    limit = None if limit is None else int(limit)
     if conf.path:
         files: Iterable[tuple[str, str, Path]] = _local_files(Path(conf.path).expanduser(), tasks, sizes, (some_tasks, some_sizes))
     else:
         files = _hub_files(conf, tasks, sizes)
-    result = LoadResult([])
-    contexts: dict[str, str] = {}
-    for task, size, path in files:
-        if limit is not None and len(result.samples) >= limit:
-            break  # only the selected files are read, so the first `limit` samples are final
-        seen: dict[str, int] = {}
-        for row in read_records(path):
-            with record_guard():
-                sample = build_sample(task, size, row, conf)
-                if sample.id in seen:
-                    raise row.error(f"duplicates the id of line {seen[sample.id]}", "id")
-                seen[sample.id] = row.line
-                sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
-                result.samples.append(sample)
-            if limit is not None and len(result.samples) >= limit:
-                break
+    streams = (_file_samples(task, size, path, conf) for task, size, path in files)
+    result = LoadResult(first_samples(streams, None if limit is None else int(limit)))
     log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
     return result

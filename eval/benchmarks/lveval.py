@@ -46,7 +46,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from eval.benchmarks._files import DataError, Row, check_keys, parse_jsonl, record_guard
+from eval.benchmarks._files import Row, check_keys, first_samples, parse_jsonl, record_guard, selection
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
 from eval.sample import PromptTemplate, Sample, Span
 
@@ -441,16 +441,6 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
     )
 
 
-def _selection(value: Any, known: tuple[str, ...], key: str) -> tuple[list[str], bool]:
-    if value is None:
-        return list(known), False
-    wanted = [str(v) for v in ([value] if isinstance(value, (str, int)) else value)]
-    unknown = [v for v in wanted if v not in known]
-    if unknown:
-        raise ValueError(f"benchmark.{key}: unknown {unknown} for lveval; available: {', '.join(known)}")
-    return [k for k in known if k in wanted], True
-
-
 def _config(cfg: dict[str, Any]) -> LVEvalConfig:
     names = {f.name for f in fields(LVEvalConfig)}
     check_keys("lveval", cfg, names)
@@ -477,28 +467,25 @@ def load(cfg: dict[str, Any]) -> "LoadResult":
     from eval.benchmarks import LoadResult
 
     conf = _config(cfg)
-    datasets, some_datasets = _selection(cfg.get("tasks"), DATASETS, "tasks")
-    levels, some_levels = _selection(cfg.get("levels"), LEVELS, "levels")
+    datasets, some_datasets = selection(cfg.get("tasks"), DATASETS, "tasks", "lveval")
+    levels, some_levels = selection(cfg.get("levels"), LEVELS, "levels", "lveval")
     limit = cfg.get("limit")
-    limit = None if limit is None else int(limit)
     if conf.path:
         files: Iterable[_DataFile] = _local_files(Path(conf.path).expanduser(), datasets, levels, (some_datasets, some_levels))
     else:
         files = _hub_files(conf, datasets, levels)
-    result = LoadResult([])
-    contexts: dict[str, str] = {}
-    for data in files:
-        if limit is not None and len(result.samples) >= limit:
-            break  # only the selected files are read, so the first `limit` samples are final
-        for index, row in enumerate(read_jsonl(data)):
-            with record_guard():
-                sample = build_sample(data, row, index, conf)
-                sample.context = contexts.setdefault(sample.group, sample.context)  # one copy of a shared context
-                result.samples.append(sample)
-            if limit is not None and len(result.samples) >= limit:
-                break
+    result = LoadResult(first_samples((_file_samples(data, conf) for data in files), None if limit is None else int(limit)))
     _log_summary(result.samples)
     return result
+
+
+def _file_samples(data: _DataFile, conf: LVEvalConfig) -> Iterator[Sample]:
+    for index, row in enumerate(read_jsonl(data)):
+        sample = None
+        with record_guard():
+            sample = build_sample(data, row, index, conf)
+        if sample is not None:
+            yield sample
 
 
 def _log_summary(samples: list[Sample]) -> None:
