@@ -46,3 +46,15 @@ def compose(overrides: list[str] | None = None):
 
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return hydra_compose(config_name="config", overrides=overrides or [], return_hydra_config=False)
+
+
+def groups_are_consecutive(samples) -> bool:
+    """The samples of each group come one after another (the runner shares a context per group)."""
+    seen, last = set(), None
+    for s in samples:
+        if s.group != last:
+            if s.group in seen:
+                return False
+            seen.add(s.group)
+            last = s.group
+    return True

@@ -14,21 +14,10 @@ from eval.benchmarks import load_benchmark
 from eval.benchmarks._files import DataError
 from eval.benchmarks.loogle import TASKS, evidence_pieces, evidence_stats, length_level, level_names
 from eval.benchmarks.synthetic import approx_tokens
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, groups_are_consecutive
 
 LOOGLE = SHARED_DATA / "loogle"
 real = pytest.mark.skipif(not (LOOGLE / "shortdep_qa.jsonl").is_file(), reason="../shared/data/loogle is absent")
-
-
-def _groups_consecutive(samples) -> bool:
-    seen, last = set(), None
-    for s in samples:
-        if s.group != last:
-            if s.group in seen:
-                return False
-            seen.add(s.group)
-            last = s.group
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +38,7 @@ def test_real_loogle_loads_every_qa_pair(loogle_all):
     assert expected == {"shortdep_qa": 80, "longdep_qa": 43, "shortdep_cloze": 94, "longdep_summarization": 5}
     assert loogle_all.skipped == {}
     assert len({s.id for s in samples}) == len(samples)
-    assert _groups_consecutive(samples)
+    assert groups_are_consecutive(samples)
     # the same document in shortdep_qa and longdep_qa: one group, questions of both tasks
     picardo = {s.task for s in samples if s.metadata["title"] == "José Luis Picardo"}
     assert picardo == {"shortdep_qa", "longdep_qa"}
@@ -156,7 +145,7 @@ def test_both_schemas_give_the_same_samples(tmp_path, schema):
     res = load_benchmark({"name": "loogle", "path": str(folder if schema == "original" else folder.parent)})
     by_task = Counter(s.task for s in res.samples)
     assert by_task == {"shortdep_qa": 3, "longdep_qa": 1, "shortdep_cloze": 1, "longdep_summarization": 1}
-    assert len({s.group for s in res.samples}) == 1 and _groups_consecutive(res.samples)
+    assert len({s.group for s in res.samples}) == 1 and groups_are_consecutive(res.samples)
     short = [s for s in res.samples if s.task == "shortdep_qa"]
     born, moss, unrelated = short
     assert [(e.start, e.end, e.quality) for e in born.evidence] == [(0, 39, 1.0)]
@@ -250,13 +239,6 @@ def test_paths_and_config_errors(tmp_path):
         load_benchmark({"name": "loogle", "path": str(tmp_path), "tasks": ["timeline_reorder"]})
     with pytest.raises(ValueError, match="available"):
         load_benchmark({"name": "loogle", "path": str(tmp_path), "levels": ["16k"]})
-
-
-def test_hub_offline_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(DataError, match=r"hub:bigai-nlco/LooGLE\[shortdep_qa\]/test.*benchmark\.path"):
-        load_benchmark({"name": "loogle", "path": None, "tasks": ["shortdep_qa"]})
 
 
 def test_hydra_config_composes_and_loads(tmp_path):

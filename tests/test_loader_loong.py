@@ -13,21 +13,10 @@ import pytest
 from eval.benchmarks import load_benchmark
 from eval.benchmarks._files import DataError
 from eval.benchmarks.loong import LEVELS, TASKS, spotlight_document
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, groups_are_consecutive
 
 LOONG = SHARED_DATA / "loong"
 real = pytest.mark.skipif(not (LOONG / "loong.jsonl").is_file(), reason="../shared/data/loong is absent")
-
-
-def _groups_consecutive(samples) -> bool:
-    seen, last = set(), None
-    for s in samples:
-        if s.group != last:
-            if s.group in seen:
-                return False
-            seen.add(s.group)
-            last = s.group
-    return True
 
 
 # ---------------------------------------------------------------- real data
@@ -84,7 +73,7 @@ def test_real_loong_documents_are_in_the_context(loong_all):
         # plausible length: the item's own token count against our characters (en ~4, zh ~1.5 chars a token)
         ratio = len(s.context) / s.metadata["length"]
         assert 0.8 < ratio < 8, (s.id, ratio)
-    assert _groups_consecutive(res.samples)
+    assert groups_are_consecutive(res.samples)
 
 
 @real
@@ -210,7 +199,7 @@ def test_official_shuffle_is_seeded_and_walks_every_item(tmp_path):
     assert {s.id: s.context for s in _load(root, seed=1).samples} != full
     none = _load(root, shuffle="none")
     assert all(s.metadata["doc_order"] == ["ACME Corp", "Beta Inc.", "Gamma {LLC}"] for s in none.samples)
-    assert _groups_consecutive(none.samples) and len({s.group for s in none.samples}) == 1
+    assert groups_are_consecutive(none.samples) and len({s.group for s in none.samples}) == 1
 
 
 def test_missing_documents_are_skipped_with_one_warning(tmp_path, caplog):
