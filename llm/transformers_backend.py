@@ -285,11 +285,7 @@ class TransformersGenerator(Generator):
             positions = torch.tensor(lengths, device=dev) + n_prefix  # where each question's next token goes
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
-                for b in range(batch):
-                    if not done[b]:
-                        out[b].append(int(chosen[b]))
-                        done[b] = out[b][-1] in stop or len(out[b]) >= max_new[b]
-                if all(done):
+                if _append_unfinished(chosen, out, done, stop, max_new):
                     break
                 owner_cols = torch.cat([owner_cols, rows])  # the B tokens fed now, one per question
                 step_mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.bool, device=dev),
@@ -323,17 +319,23 @@ class TransformersGenerator(Generator):
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
-                for b in range(batch):
-                    if not done[b]:
-                        out[b].append(int(chosen[b]))
-                        done[b] = out[b][-1] in stop or len(out[b]) >= max_new[b]
-                if all(done):
+                if _append_unfinished(chosen, out, done, stop, max_new):
                     break
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
                 logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
                                past_key_values=cache, use_cache=True).logits[:, -1, :]
         return out
+
+
+def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int]) -> bool:
+    """Append each unfinished row's chosen token (a stop token or its limit finishes it); True when all are done."""
+    for b, tokens in enumerate(out):
+        if not done[b]:
+            tokens.append(int(chosen[b]))
+            done[b] = tokens[-1] in stop or len(tokens) >= max_new[b]
+    return all(done)
+
 
 class TokenStream:
     """Text pieces of one generation as they decode (decoding runs in a background thread)."""
