@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.benchmarks._files import DataError, parse_json_object
 from eval.metrics import get_metric, score as run_metric
 from eval.metrics.aggregate import mean
 from eval.metrics.clongeval import clongeval_metric, is_api_error
@@ -189,11 +190,9 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
                     raise BadLine(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} "
                                   "of the line)") from None
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise BadLine(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(rec, dict):
-                    raise BadLine(f"expected a JSON object, got {type(rec).__name__}")
+                    rec = parse_json_object(line, str(path), lineno)
+                except DataError as exc:
+                    raise BadLine(exc.detail) from None
                 pred = _prediction(rec, options.prediction_field, task.benchmark)
                 try:
                     ref = task.build(rec, pred)

@@ -84,6 +84,9 @@ def _bad_cases(name: str):
         ("malformed JSON", [good, '{"input": "q", "context": '], 2, None),
         ("not an object", [good, "[1, 2, 3]"], 2, None),
         ("a bare string", [good, '"just text"'], 2, None),
+        ("a 5,000-digit number", [good, '{"n": ' + "7" * 5000 + "}"], 2, None),
+        ("nested 100,000 deep", [good, '{"n": ' + "[" * 100_000 + "]" * 100_000 + "}"], 2, None),
+        ("a lone surrogate", [good, json.dumps({**good, question: "who\ud800?"})], 2, question),
     ]
     if "id" in good and field_id_is_checked(name):
         good_second = {**good, "id": "item-bad" if isinstance(good["id"], str) else 99}
@@ -135,6 +138,29 @@ def test_loong_missing_documents_are_skipped_and_counted(tmp_path):
             {**LOONG_GOOD, "type": "financial", "doc": ["NOBODY"], "id": "item-2"}]
     result = _load("loong", _lines(tmp_path / "loong.jsonl", rows))
     assert len(result.samples) == 1 and sum(result.skipped.values()) == 2, result.skipped
+
+
+@pytest.mark.parametrize("doc", ["", " ", ".", "sub", "sub/", "a\x00.md", "../loong.jsonl", "/etc/passwd"])
+def test_loong_document_names_that_are_no_file_names(tmp_path, doc):
+    """A Loong paper name that is empty, a folder, holds a NUL or leaves the folder: an error naming line and
+    field (and, with skip_bad, a skipped record), never an OS error."""
+    (tmp_path / "doc" / "paper" / "sub").mkdir(parents=True)
+    path = _lines(tmp_path / "loong.jsonl", [LOONG_GOOD, {**LOONG_GOOD, "doc": [doc], "id": "item-1"}])
+    with pytest.raises(ValueError, match=r"loong\.jsonl:2: field 'doc'"):
+        _load("loong", path)
+    result = _load("loong", path, skip_bad=True)
+    assert len(result.samples) == 1 and result.skipped == {"bad records": 1}
+
+
+def test_json_array_file_items_are_records_too(tmp_path):
+    """A `.json` array: an item that is no object is named by its position and skippable like a line."""
+    items = [LOOGLE_GOOD, [1, 2], {**LOOGLE_GOOD, "id": "item-2"}]
+    path = tmp_path / "shortdep_qa.json"
+    path.write_text(json.dumps(items))
+    with pytest.raises(ValueError, match=r"shortdep_qa\.json:2: item 2 of the JSON array is list"):
+        _load("loogle", path)
+    result = _load("loogle", path, skip_bad=True)
+    assert len(result.samples) == 2 and result.skipped == {"bad records": 1}
 
 
 @pytest.mark.parametrize("name", list(LOADERS))
@@ -249,8 +275,11 @@ def test_synthetic_rejects_unknown_keys_levels_and_languages():
 # ---------------------------------------------------------------- the rescoring CLI
 GOOD_PRED = {"id": "a", "prediction": "Ada Brask", "answers": ["Ada Brask"]}
 SCORE_CASES = [
-    ("malformed JSON", '{"prediction": "x", "answers": [', "not valid JSON"),
-    ("not an object", "[1, 2]", "expected a JSON object"),
+    ("malformed JSON", '{"prediction": "x", "answers": [', "malformed JSON"),
+    ("not an object", "[1, 2]", "a record must be a JSON object"),
+    ("a 5,000-digit number", '{"prediction": "x", "answers": ["x"], "n": ' + "7" * 5000 + "}", "unreadable JSON"),
+    ("nested 100,000 deep", '{"prediction": "x", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ("a lone surrogate", '{"prediction": "x\\ud800", "answers": ["x"]}', "field 'prediction': holds a lone surrogate"),
     ("prediction is a list", {"prediction": ["x"], "answers": ["x"]}, "prediction must be a string"),
     ("prediction is null", {"prediction": None, "answers": ["x"]}, "prediction must be a string"),
     ("answers is a number", {"prediction": "x", "answers": 3}, "answers"),
@@ -258,7 +287,7 @@ SCORE_CASES = [
     ("no reference", {"prediction": "x"}, "no reference"),
     ("no prediction", {"answers": ["x"]}, "no prediction"),
     ("keywords are a list", {"prediction": "x", "answers": ["x"], "answer_keywords": ["x"]}, "keywords must be a string"),
-    ("huge malformed line", '{"prediction": "' + "x" * 1_000_000, "not valid JSON"),
+    ("huge malformed line", '{"prediction": "' + "x" * 1_000_000, "malformed JSON"),
 ]
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -43,9 +44,9 @@ class DataError(ValueError):
 
     def __init__(self, source: str, line: int | None, message: str, field: str | None = None):
         self.source, self.line, self.field = source, line, field
+        self.detail = f"field {field!r}: {message}" if field else message  # the error without where
         where = source if line is None else f"{source}:{line}"
-        what = f" field {field!r}:" if field else ""
-        super().__init__(f"{where}:{what} {message}")
+        super().__init__(f"{where}: {self.detail}")
 
 
 _TYPE_NAMES = {str: "text", int: "an integer", float: "a number", bool: "true/false", list: "a list", dict: "an object"}
@@ -171,10 +172,14 @@ def read_records(path: str | os.PathLike) -> Iterator[Row]:
                 rows = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise DataError(source, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
-            for i, item in enumerate(rows):
-                if not isinstance(item, dict):
-                    raise DataError(source, None, f"item {i} of the JSON array is {type(item).__name__}, not an object")
-                yield Row(item, source, i + 1)
+            except (ValueError, RecursionError) as exc:
+                raise DataError(source, None, f"unreadable JSON: {str(exc).split(';')[0] or 'nested too deeply'}") from None
+            for i, item in enumerate(rows):  # `line` is the item's 1-based position in the array
+                with record_guard():
+                    if not isinstance(item, dict):
+                        raise DataError(source, i + 1, f"item {i + 1} of the JSON array is {type(item).__name__}, "
+                                        "not an object")
+                    yield Row(item, source, i + 1)
             return
         yield from parse_jsonl(handle, source)
 
@@ -186,18 +191,33 @@ def parse_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Row]:
             continue
         item = None
         with record_guard():
-            item = _parse_line(_decode_line(raw, source, lineno), source, lineno)
+            item = parse_json_object(_decode_line(raw, source, lineno), source, lineno)
         if item is not None:
             yield Row(item, source, lineno)
 
 
-def _parse_line(line: str, source: str, lineno: int) -> dict[str, Any]:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def parse_json_object(line: str, source: str, lineno: int) -> dict[str, Any]:
+    """One JSON Lines record; anything but a JSON object of encodable text raises `DataError` with the line."""
     try:
         item = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise DataError(source, lineno, f"unreadable JSON: {str(exc).split(';')[0]}") from None
+    except RecursionError:
+        raise DataError(source, lineno, "unreadable JSON: nested too deeply") from None
     if not isinstance(item, dict):
         raise DataError(source, lineno, f"a record must be a JSON object, got {type(item).__name__}")
+    if _SURROGATE_ESCAPE.search(line):  # "\ud800" alone is valid JSON but no text: it cannot be written out
+        for key, value in item.items():
+            try:
+                json.dumps(value, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise DataError(source, lineno, "holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                                str(key)) from None
     return item
 
 
@@ -232,14 +252,19 @@ def hub_records(dataset_id: str, config: str | None = None, split: str = "test",
 
 
 def inside(base: str | os.PathLike, name: str, row: Row | None = None, field: str | None = None) -> Path:
-    """`base / name`, refused (DataError) when `name` is absolute or the resolved path leaves `base`."""
+    """`base / name`, refused (DataError) when `name` is empty, absolute, names a folder, or the resolved
+    path leaves `base`."""
+    def refuse(message: str) -> DataError:
+        return row.error(message, field) if row is not None else DataError(str(base), None, message, field)
+
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise refuse(f"{name!r} is not a file name")
     base_resolved = Path(base).resolve()
     candidate = (base_resolved / name).resolve()
     if os.path.isabs(name) or not candidate.is_relative_to(base_resolved):
-        message = f"file name {name!r} points outside the folder {str(base)!r}: refused"
-        if row is not None:
-            raise row.error(message, field)
-        raise DataError(str(base), None, message, field)
+        raise refuse(f"file name {name!r} points outside the folder {str(base)!r}: refused")
+    if candidate == base_resolved or candidate.is_dir():
+        raise refuse(f"{name!r} names a folder, not a file, in {str(base)!r}")
     return candidate
 
 
