@@ -3,11 +3,12 @@
 Keyed by (model id, exact messages, max new tokens, sampling params). The first measured latency
 and token counts are kept, so records of a cached rerun report what generation actually cost.
 
-Safe for parallel Hydra jobs (joblib or SLURM array jobs sharing one cache file): SQLite in WAL
-mode, a busy timeout, and bounded retries with backoff when SQLite still answers "database is
-locked" (which the busy timeout does not cover, e.g. while another process switches the journal
-mode). Every entry carries a checksum of its key and value: an entry that fails it (a damaged
-file, a half-written or hand-edited row) is logged and recomputed, never trusted.
+The store is `eval.sqlite_cache.CheckedSQLiteCache` (table `generations`, one JSON `Generation`
+per entry): safe for parallel Hydra jobs (joblib or SLURM array jobs sharing one cache file) through
+SQLite's WAL mode, a busy timeout and bounded retries with backoff when SQLite still answers
+"database is locked"; every entry carries a checksum of its key and value, and an entry that fails
+it or does not parse (a damaged file, a half-written or hand-edited row) is logged and recomputed,
+never trusted; a file that is not an SQLite database at all is moved aside and rebuilt empty.
 """
 
 from __future__ import annotations
@@ -15,20 +16,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import random
-import sqlite3
-import threading
-import time
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Callable, TypeVar
 
+from eval.sqlite_cache import CheckedSQLiteCache, entry_checksum
 from llm.base import Generator
 from llm.prompt import Generation, Prompt
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 _GENERATION_FIELDS = {f.name for f in fields(Generation)}
+TABLE = "generations"
+
+__all__ = ["CachedGenerator", "ResponseCache", "entry_checksum", "response_key"]
 
 
 def response_key(model_id: str, prompt: Prompt, params: dict) -> str:
@@ -39,83 +38,47 @@ def response_key(model_id: str, prompt: Prompt, params: dict) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def entry_checksum(key: str, value: str) -> str:
-    return hashlib.sha256(f"{key}\n{value}".encode()).hexdigest()
-
-
-def _is_lock_error(err: sqlite3.OperationalError) -> bool:
-    text = str(err).lower()
-    return "locked" in text or "busy" in text
-
-
 class ResponseCache:
     """One SQLite file of generations. `busy_timeout_s`: how long SQLite itself waits for a lock;
     `lock_retries`: how many more times an operation is retried when it still finds one."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0, lock_retries: int = 30):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.store = CheckedSQLiteCache(path, TABLE, busy_timeout_s=busy_timeout_s, lock_retries=lock_retries,
+                                        label="response cache", logger=log)
+        self.path = self.store.path
         self.lock_retries = lock_retries
-        self.retries = 0    # operations retried after "database is locked"
-        self.corrupted = 0  # entries that failed their checksum or did not parse
-        self._lock = threading.Lock()
-        self._db = self._retry(lambda: sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
-                                                       check_same_thread=False))
-        self._retry(lambda: self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}"))
-        self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
-        self._retry(lambda: self._db.execute(
-            "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, value TEXT NOT NULL, checksum TEXT NOT NULL)"))
 
-    def _retry(self, op: Callable[[], T]) -> T:
-        for attempt in range(self.lock_retries + 1):
-            try:
-                return op()
-            except sqlite3.OperationalError as err:
-                if not _is_lock_error(err) or attempt == self.lock_retries:
-                    if _is_lock_error(err):
-                        raise sqlite3.OperationalError(
-                            f"response cache {self.path}: still locked after {self.lock_retries} retries ({err})"
-                        ) from err
-                    raise
-                self.retries += 1
-                time.sleep(min(2.0, 0.02 * 2 ** attempt) * random.uniform(0.5, 1.0))
-        raise AssertionError("unreachable")
+    @property
+    def retries(self) -> int:
+        """Operations retried after "database is locked"."""
+        return self.store.retries
+
+    @property
+    def corrupted(self) -> int:
+        """Entries that failed their checksum or did not parse."""
+        return self.store.corrupted
 
     def get(self, key: str) -> Generation | None:
-        with self._lock:
-            row = self._retry(lambda: self._db.execute(
-                "SELECT value, checksum FROM generations WHERE key = ?", (key,)).fetchone())
-        if row is None:
+        value = self.store.get(key)
+        if value is None:
             return None
-        value, checksum = row
-        problem = None
-        if not isinstance(value, str) or checksum != entry_checksum(key, value):
-            problem = "checksum mismatch"
-        else:
-            try:
-                data = json.loads(value)
-                if not isinstance(data, dict) or set(data) - _GENERATION_FIELDS:
-                    raise ValueError("unexpected fields")
-                return Generation(**{**data, "cached": True})
-            except (TypeError, ValueError) as err:
-                problem = f"unreadable ({err})"
-        self.corrupted += 1
-        log.warning("response cache %s: entry %s is corrupted (%s); recomputing it", self.path, key[:16], problem)
-        return None
+        try:
+            data = json.loads(value)
+            if not isinstance(data, dict) or set(data) - _GENERATION_FIELDS:
+                raise ValueError("unexpected fields")
+            return Generation(**{**data, "cached": True})
+        except (TypeError, ValueError) as err:
+            self.store.mark_corrupted(key, f"unreadable ({err})")
+            return None
 
     def put(self, key: str, gen: Generation) -> None:
-        value = json.dumps({**asdict(gen), "cached": False}, ensure_ascii=False, sort_keys=True)
-        with self._lock:
-            self._retry(lambda: self._db.execute(
-                "INSERT OR REPLACE INTO generations (key, value, checksum) VALUES (?, ?, ?)",
-                (key, value, entry_checksum(key, value))))
+        self.store.put(key, json.dumps({**asdict(gen), "cached": False}, ensure_ascii=False, sort_keys=True))
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._retry(lambda: self._db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+        return len(self.store)
 
     def close(self) -> None:
-        self._db.close()
+        self.store.close()
 
 
 class CachedGenerator(Generator):

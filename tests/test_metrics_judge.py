@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing as mp
+import sqlite3
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -13,6 +17,7 @@ from eval.metrics.judge import (
     Judge,
     JudgmentCache,
     configure_judge,
+    last_judge_error,
     loong_question,
     loong_reference,
     parse_loong_score,
@@ -42,6 +47,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(500, {"error": {"message": "boom"}})
         if "BADJSON" in text:
             return self._send(200, None, raw=b"{this is not json")
+        if "NOCONTENT" in text:
+            return self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                    "choices": [{"index": 0, "message": {"role": "assistant", "content": None},
+                                                 "finish_reason": "stop"}]})
         if "NOCHOICES" in text:
             return self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": []})
         if "groudtruth" in text:  # LooGLE QA
@@ -169,3 +178,136 @@ def test_loong_question_follows_released_template_filling():
     assert loong_question(rec) == "Do X.\nQ?"
     assert loong_question({**rec, "type": "paper"}) == "{docs}Do X.\nQ?"
     assert loong_reference({"question": "q", "answer": {"a": 1}}).extra["answer"] == {"a": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# The judgment cache: checksums, parallel writers, damaged files, old files; why a call failed
+
+
+def test_a_corrupted_judgment_is_detected_and_asked_again(judge, server, tmp_path, caplog):
+    assert _loong("some answer")["score"] == 0.6 and len(server.requests) == 1
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # a hand-edited row: the checksum is left as it was
+        assert db.execute("UPDATE judgment_replies SET value = replace(value, '60', '99')").rowcount == 1
+    again = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
+    configure_judge(again)
+    with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
+        assert _loong("some answer")["score"] == 0.6  # not the tampered 99
+    assert len(server.requests) == 2 and again.calls == 1 and again.cache.corrupted == 1
+    assert "checksum mismatch" in caplog.text
+    third = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
+    configure_judge(third)
+    assert _loong("some answer")["score"] == 0.6 and third.calls == 0 and len(server.requests) == 2  # repaired
+
+
+JOBS, PER_JOB, SHARED_KEYS = 4, 30, 8
+
+
+def _judgment_writer(path: str, job: int, start, results) -> None:
+    """One job of a parallel sweep writing judgments into the shared cache as fast as it can; a tiny busy
+    timeout makes lock contention surface as "database is locked" (retried)."""
+    try:
+        cache = JudgmentCache(path, busy_timeout_s=0.01, lock_retries=60)
+        start.wait(60)
+        for i in range(PER_JOB):
+            key = f"shared-{i}" if i < SHARED_KEYS else f"j{job}-{i}"
+            cache.put(key, "judge-model", f"Rating: [[{i}]] for {key}")
+            assert cache.get(key) == f"Rating: [[{i}]] for {key}"
+        results.put((job, "ok"))
+    except BaseException as err:  # noqa: BLE001 - reported to the parent
+        results.put((job, f"{type(err).__name__}: {err}"))
+
+
+def test_judgment_cache_shared_by_parallel_processes(tmp_path):
+    ctx = mp.get_context("spawn")
+    path = tmp_path / "judgments.sqlite"
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_judgment_writer, args=(str(path), j, start, results)) for j in range(JOBS)]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)
+    start.set()  # all at once
+    outcomes = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert sorted(o[1] for o in outcomes) == ["ok"] * JOBS, outcomes
+    cache = JudgmentCache(path)
+    keys = [f"shared-{i}" for i in range(SHARED_KEYS)] + [f"j{j}-{i}" for j in range(JOBS) for i in range(SHARED_KEYS, PER_JOB)]
+    assert len(cache) == len(keys)
+    for key in keys:
+        assert cache.get(key) == f"Rating: [[{key.split('-')[-1]}]] for {key}"
+    assert cache.corrupted == 0
+    cache.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_judgment_cache_file_that_is_not_a_database_is_rebuilt(server, tmp_path, caplog):
+    path = tmp_path / "judgments.sqlite"
+    garbage = b"\x00\x01 not sqlite at all " * 300
+    path.write_bytes(garbage)
+    with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
+        j = Judge(model="judge-model", base_url=f"http://127.0.0.1:{server.server_port}/v1", cache_path=path,
+                  timeout=10, max_retries=0)
+    (moved,) = tmp_path.glob("judgments.sqlite.corrupt-*")
+    assert moved.read_bytes() == garbage and "not a usable SQLite database" in caplog.text
+    assert len(j.cache) == 0
+    configure_judge(j)
+    try:
+        assert _loong("PERFECT")["score"] == 1.0 and _loong("PERFECT")["score"] == 1.0
+        assert j.calls == 1 and len(JudgmentCache(path)) == 1
+    finally:
+        configure_judge(None)
+
+
+def test_a_judgment_cache_of_the_old_format_is_migrated(tmp_path):
+    path = tmp_path / "judgments.sqlite"
+    with sqlite3.connect(path) as db:  # as the cache wrote it before checksums
+        db.execute("CREATE TABLE judgments (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
+        db.executemany("INSERT INTO judgments VALUES (?, ?, ?)", [("k1", "m", "Rating: [[70]]"), ("k2", "m", "False")])
+    db.close()
+    cache = JudgmentCache(path)
+    assert len(cache) == 2 and cache.get("k1") == "Rating: [[70]]" and cache.get("k2") == "False"
+    cache.close()
+    with sqlite3.connect(path) as db:
+        tables = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables == {"judgment_replies"}  # the unchecked table is gone
+        db.execute("UPDATE judgment_replies SET value = replace(value, '70', '90')")  # now checked
+    db.close()
+    reopened = JudgmentCache(path)
+    assert reopened.get("k1") is None and reopened.corrupted == 1 and reopened.get("k2") == "False"
+
+
+def test_a_failing_cache_never_fails_the_judgment(judge, server, tmp_path, caplog):
+    path = tmp_path / "cache.sqlite"
+    judge.cache = JudgmentCache(path, busy_timeout_s=0.01, lock_retries=1)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another job holds the write lock for longer than we wait
+    try:
+        with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
+            assert _loong("some answer")["score"] == 0.6
+    finally:
+        holder.execute("COMMIT")
+    assert "write failed" in caplog.text and "still locked" in caplog.text and judge.last_error is None
+    assert len(judge.cache) == 0  # not cached, so asked again next time
+    holder.execute("DROP TABLE judgment_replies")  # a cache that cannot even be read
+    holder.close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
+        assert _loong("some answer")["score"] == 0.6
+    assert "read failed" in caplog.text and "write failed" in caplog.text
+    assert judge.calls == 2 and len(server.requests) == 2
+
+
+def test_last_error_says_why_the_judge_failed_and_clears_on_success(judge, server):
+    assert judge.last_error is None and last_judge_error() is None
+    assert _loong("FAIL500")["failed"] == 1.0
+    assert judge.last_error == "InternalServerError (HTTP 500)" == last_judge_error()
+    assert _loong("some answer")["failed"] == 0.0 and last_judge_error() is None
+    assert _loong("NOCONTENT")["failed"] == 1.0 and last_judge_error() == "judge reply has no text content"
+    assert _loong("NOCHOICES")["failed"] == 1.0 and last_judge_error() == "IndexError"
+    assert _loong("some answer")["failed"] == 0.0 and judge.calls == 4  # a cached judgment is a success too
+    assert last_judge_error() is None
+    assert _loong("BADJSON")["failed"] == 1.0 and last_judge_error() and SECRET not in last_judge_error()
+    configure_judge(None)
+    assert last_judge_error() is None  # no judge configured: nothing failed

@@ -112,3 +112,53 @@ def test_cached_generator_recomputes_a_corrupted_answer(generator, tmp_path, cap
     assert "checksum mismatch" in caplog.text
     third = CachedGenerator(generator, ResponseCache(path))
     assert third.generate([prompt])[0].cached and third.calls == 0  # repaired
+
+
+GARBAGE = b"this is not an SQLite database\x00\xff" * 200
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside_and_rebuilt(tmp_path, caplog):
+    path = tmp_path / "responses.sqlite"
+    path.write_bytes(GARBAGE)
+    with caplog.at_level(logging.WARNING, logger="llm.cache"):
+        cache = ResponseCache(path)
+    (moved,) = tmp_path.glob("responses.sqlite.corrupt-*")
+    assert moved.read_bytes() == GARBAGE  # kept for inspection, not deleted
+    assert "not a usable SQLite database" in caplog.text and moved.name in caplog.text
+    assert len(cache) == 0 and cache.get("k") is None
+    cache.put("k", _entry("k"))
+    cache.close()
+    again = ResponseCache(path)  # a sound file is opened as it is
+    assert again.get("k").text == "answer k" and len(list(tmp_path.glob("*.corrupt-*"))) == 1
+    again.close()
+
+
+def _open_garbage(path: str, worker: int, start, results) -> None:
+    try:
+        start.wait(60)
+        cache = ResponseCache(path, busy_timeout_s=0.01, lock_retries=60)
+        cache.put(f"w{worker}", _entry(f"w{worker}"))
+        results.put((worker, "ok"))
+    except BaseException as err:  # noqa: BLE001 - reported to the parent
+        results.put((worker, f"{type(err).__name__}: {err}"))
+
+
+def test_jobs_opening_one_garbage_file_at_once_rebuild_it_once(tmp_path):
+    """Every job finds the damage; one moves the file aside, none moves away the rebuilt one."""
+    ctx = mp.get_context("spawn")
+    path = tmp_path / "responses.sqlite"
+    path.write_bytes(GARBAGE)
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_open_garbage, args=(str(path), w, start, results)) for w in range(4)]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)
+    start.set()
+    outcomes = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert sorted(o[1] for o in outcomes) == ["ok"] * 4, outcomes
+    (moved,) = tmp_path.glob("responses.sqlite.corrupt-*")
+    assert moved.read_bytes() == GARBAGE
+    cache = ResponseCache(path)
+    assert len(cache) == 4 and all(cache.get(f"w{w}").text == f"answer w{w}" for w in range(4))

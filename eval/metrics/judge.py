@@ -16,8 +16,12 @@ calls `int()` on summary replies); here case, surrounding punctuation and extra 
 first one are tolerated.
 
 The API key comes only from the environment (`JUDGE_API_KEY`, else `OPENAI_API_KEY`; local servers
-need none) and is never logged. Judgments are cached in SQLite, keyed by the SHA-256 of the judge
-model, the messages and the sampling parameters; failed calls are not cached.
+need none) and is never logged. Judgments are cached in SQLite (`eval.sqlite_cache`: WAL, lock
+retries, a checksum per entry, a damaged file moved aside), keyed by the SHA-256 of the judge
+model, the messages and the sampling parameters; failed calls are not cached, and a cache that
+fails is logged and bypassed, never a failed judgment. Why the last call failed is kept in
+`Judge.last_error` (`last_judge_error()` for the configured judge): the error type and HTTP status,
+never the key or the request.
 """
 
 from __future__ import annotations
@@ -27,13 +31,12 @@ import json
 import logging
 import os
 import re
-import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Mapping
 
 from eval.metrics import register
 from eval.sample import Reference
+from eval.sqlite_cache import CheckedSQLiteCache
 
 log = logging.getLogger(__name__)
 
@@ -123,34 +126,68 @@ def parse_summary_score(text: str | None) -> float | None:
 
 
 class JudgmentCache:
-    """SQLite store of judge replies keyed by a hash of (model, messages, parameters)."""
+    """SQLite store of judge replies keyed by a hash of (model, messages, parameters).
 
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-        self._db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
-        self._db.commit()
+    Entries live in table `judgment_replies` as checked entries (`eval.sqlite_cache`), the value
+    being JSON `{"model": ..., "reply": ...}`. A file written before the checksums (table
+    `judgments (key, model, reply)`) is migrated when opened: its rows are copied in, checksummed
+    as they are, and the old table dropped. An entry that fails its checksum or does not parse is
+    logged, counted in `corrupted` and read as a miss (the judge is asked again)."""
+
+    TABLE = "judgment_replies"
+    LEGACY_TABLE = "judgments"
+
+    def __init__(self, path: str | os.PathLike, busy_timeout_s: float = 60.0, lock_retries: int = 30):
+        self.store = CheckedSQLiteCache(path, self.TABLE, busy_timeout_s=busy_timeout_s, lock_retries=lock_retries,
+                                        label="judgment cache", logger=log)
+        self.path = self.store.path
+        self.store.adopt_legacy_table(self.LEGACY_TABLE, ("key", "model", "reply"), self._legacy_entry)
+
+    @staticmethod
+    def _legacy_entry(row: tuple) -> tuple[str, str] | None:
+        key, model, reply = row
+        if not isinstance(key, str) or not isinstance(reply, str):
+            return None
+        return key, JudgmentCache._encode(str(model) if model is not None else "", reply)
+
+    @staticmethod
+    def _encode(model: str, reply: str) -> str:
+        return json.dumps({"model": model, "reply": reply}, ensure_ascii=False, sort_keys=True)
 
     @staticmethod
     def key(model: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:
         blob = json.dumps([model, messages, dict(sorted(params.items()))], ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    @property
+    def retries(self) -> int:
+        return self.store.retries
+
+    @property
+    def corrupted(self) -> int:
+        return self.store.corrupted
+
     def get(self, key: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT reply FROM judgments WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        value = self.store.get(key)
+        if value is None:
+            return None
+        try:
+            data = json.loads(value)
+            if not isinstance(data, dict) or not isinstance(data.get("reply"), str):
+                raise ValueError("no reply text")
+        except ValueError as err:
+            self.store.mark_corrupted(key, f"unreadable ({err})")
+            return None
+        return data["reply"]
 
     def put(self, key: str, model: str, reply: str) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO judgments VALUES (?, ?, ?)", (key, model, reply))
-            self._db.commit()
+        self.store.put(key, self._encode(model, reply))
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        return len(self.store)
+
+    def close(self) -> None:
+        self.store.close()
 
 
 class Judge:
@@ -171,6 +208,7 @@ class Judge:
         self.max_retries = max_retries
         self._client = None
         self.calls = 0  # requests actually sent (cache misses)
+        self.last_error: str | None = None  # why the last call failed (None after a success)
 
     def _get_client(self):
         if self._client is None:
@@ -182,28 +220,48 @@ class Judge:
         return self._client
 
     def ask(self, messages: list[dict[str, str]], **params: Any) -> str | None:
+        """The judge's reply, or None when the call failed (`last_error` says why). The cache
+        never makes this fail: a cache error is logged and the judge asked (or its reply kept)."""
         params = {"temperature": 0.0, **params}
         key = self.cache.key(self.model, messages, params)
-        cached = self.cache.get(key)
+        try:
+            cached = self.cache.get(key)
+        except Exception as exc:  # a broken cache costs a request, not the sample
+            log.warning("judgment cache %s: read failed (%s); asking the judge", self.cache.path, _describe_cache(exc))
+            cached = None
         if cached is not None:
+            self.last_error = None
             return cached
         self.calls += 1
         try:
             response = self._get_client().chat.completions.create(model=self.model, messages=messages, **params)
             reply = response.choices[0].message.content
         except Exception as exc:  # the API, the network or a malformed body: reported, not scored
-            log.warning("judge call failed: %s", _describe(exc))
+            self.last_error = _describe(exc)
+            log.warning("judge call failed: %s", self.last_error)
             return None
         if not isinstance(reply, str):
-            log.warning("judge reply has no text content")
+            self.last_error = "judge reply has no text content"
+            log.warning("%s", self.last_error)
             return None
-        self.cache.put(key, self.model, reply)
+        self.last_error = None
+        try:
+            self.cache.put(key, self.model, reply)
+        except Exception as exc:  # the judgment stands; only its reuse is lost
+            log.warning("judgment cache %s: write failed (%s); the judgment is kept but not cached",
+                        self.cache.path, _describe_cache(exc))
         return reply
 
 
 def _describe(exc: Exception) -> str:
+    """The error's type and HTTP status only: messages and bodies may echo the request or a key."""
     status = getattr(exc, "status_code", None)
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+
+
+def _describe_cache(exc: Exception) -> str:
+    """A cache (SQLite or file system) error in full: it holds no key or request."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 _DEFAULT: Judge | None = None
@@ -220,6 +278,12 @@ def default_judge() -> Judge:
     if _DEFAULT is None:
         _DEFAULT = Judge()
     return _DEFAULT
+
+
+def last_judge_error() -> str | None:
+    """Why the configured judge's last call failed (None: it succeeded, or no judge was used yet).
+    The error's type and HTTP status, e.g. "InternalServerError (HTTP 500)"; never a key."""
+    return _DEFAULT.last_error if _DEFAULT is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
