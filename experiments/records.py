@@ -57,6 +57,21 @@ class RecordStore:
             os.close(fd)
 
 
+def write_json_atomic(path: str | Path, obj: Any) -> None:
+    """Write JSON to `path` through a synced temporary file moved into place: a reader or a crash
+    sees the old file or the new one, never half of it."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=2, ensure_ascii=False, default=_jsonable)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _jsonable(obj: Any) -> Any:
     if hasattr(obj, "item"):
         return obj.item()

@@ -23,8 +23,11 @@ Entry points:
   logger (Hydra's console and `<run_dir>/<job>.log` handlers), so no log line carries a secret.
 - `RedactingStream` / `protect_stderr()`: a wrapper of `sys.stderr` masking what is written there
   (Hydra's own error messages echo overrides).
-- `secret_overrides(argv)`: command-line overrides that set a credential-named key, so a
-  launcher can refuse them before Hydra writes anything.
+- `secret_overrides(argv)`: command-line overrides that set a credential-named key, also inside
+  a dict value (`generator.extra_body={api_key:...}`), so a launcher can refuse them before Hydra
+  writes anything.
+- `named_env_secrets(cfg)`: the values of environment variables that the config names as key
+  sources (`api_key_env: MY_LLM_CREDS`), whatever the variable is called.
 """
 
 from __future__ import annotations
@@ -241,14 +244,36 @@ def scrub_run_dir(run_dir: str | Path, secrets: Iterable[str] | None = None) -> 
     return [f for f in files if redact_file(f, found)]
 
 
+def _override_secrets(arg: str) -> list[tuple[str, str]]:
+    """(key, value) of each credential an override sets: `k=v` itself, or `k={..., api_key: v}` inside it."""
+    kv = _split_override(arg)
+    if not kv:
+        return []
+    if is_secret_key(kv[0]) and _maskable(kv[1]):
+        return [(kv[0], kv[1].strip().strip("'\""))]
+    return [(f"{kv[0]}.{m.group('key').strip(chr(39) + chr(34))}", m.group("value")) for m in _KV.finditer(kv[1])
+            if is_secret_key(m.group("key").strip("'\"")) and _maskable(m.group("value"))
+            and m.group("value") not in ("null", "None", "~")]
+
+
 def secret_overrides(argv: Iterable[str]) -> list[str]:
     """Keys of command-line overrides that set a credential (`generator.api_key=...`), values left out."""
-    keys = []
-    for arg in argv:
-        kv = _split_override(arg)
-        if kv and is_secret_key(kv[0]) and _maskable(kv[1]):
-            keys.append(kv[0])
-    return keys
+    return [key for arg in argv for key, _ in _override_secrets(arg)]
+
+
+def named_env_secrets(cfg: Any, environ: Mapping[str, str] | None = None) -> set[str]:
+    """Values of the environment variables a config names under `*_env` keys (`api_key_env: MY_CREDS`)."""
+    environ = os.environ if environ is None else environ
+    found: set[str] = set()
+    if isinstance(cfg, Mapping):
+        for k, v in cfg.items():
+            if isinstance(k, str) and k.endswith("_env") and isinstance(v, str) and len(environ.get(v, "").strip()) >= MIN_ENV_SECRET:
+                found.add(environ[v].strip())
+            found |= named_env_secrets(v, environ)
+    elif isinstance(cfg, (list, tuple)):
+        for v in cfg:
+            found |= named_env_secrets(v, environ)
+    return found
 
 
 class RedactingFilter(logging.Filter):
@@ -332,8 +357,7 @@ def protect_stderr(argv: Iterable[str] | None = None) -> RedactingStream:
     """Replace `sys.stderr` by a `RedactingStream` masking environment secrets and the values of
     credential overrides in `argv` (default `sys.argv`). Idempotent."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    secrets = {kv[1].strip().strip("'\"") for a in argv if (kv := _split_override(a)) and is_secret_key(kv[0])
-               and _maskable(kv[1])}
+    secrets = {value for a in argv for _, value in _override_secrets(a)}
     if isinstance(sys.stderr, RedactingStream):
         sys.stderr.secrets |= secrets
         return sys.stderr

@@ -5,8 +5,14 @@
     python -m experiments.run -m arm=longctx,rag rag.chunk_size=128,256 rag.top_k=2,4
 
 A rerun in the same directory resumes: samples already recorded (ok or skipped) are not redone,
-failed ones are retried. Generations are cached across runs (`run.cache_dir`), so rerunning a
+failed ones are retried. A directory holding records of another configuration is refused (a
+changed sweep reusing a sweep folder would otherwise mix two configurations); settings that
+cannot change a record (sample selection, timeouts, retries, concurrency) do not count as
+another configuration. Generations are cached across runs (`run.cache_dir`), so rerunning a
 finished sweep in a new directory makes no generation call either.
+
+A sample whose generation or judge call still fails after the backend's retries is recorded as
+`failed` with the reason (secrets masked), counted in metrics.json, and retried on the next resume.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import ARMS, Answer, answer_group, build_arm  # noqa: E402
 from experiments import redact  # noqa: E402
-from experiments.records import FINAL, RecordStore  # noqa: E402
+from experiments.records import FINAL, RecordStore, write_json_atomic  # noqa: E402
 
 log = logging.getLogger("experiments.run")
 
@@ -61,12 +67,21 @@ def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
     return knobs
 
 
+# Settings that choose which samples run, or how patiently a backend is asked, but cannot change a
+# sample's record: left out of the config hash, so changing them keeps a run resumable.
+SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad")
+OPERATIONAL_KEYS = ("timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency", "stream",
+                    "stream_usage", "api_key_env")
+
+
 def config_hash(cfg: DictConfig) -> str:
     """Hash of what changes this run's records: arm knobs plus the configs the arm reads."""
     def plain(node):
         return OmegaConf.to_container(node, resolve=True) if node is not None else None
 
-    payload = {"knobs": arm_knobs(cfg), "benchmark": plain(cfg.benchmark), "generator": plain(cfg.generator)}
+    benchmark = {k: v for k, v in plain(cfg.benchmark).items() if k not in SELECTION_KEYS}
+    generator = {k: v for k, v in plain(cfg.generator).items() if k not in OPERATIONAL_KEYS}
+    payload = {"knobs": arm_knobs(cfg), "benchmark": benchmark, "generator": generator}
     if cfg.arm.name in ("rag", "selfroute"):
         payload.update(rag=plain(cfg.rag), retriever=plain(cfg.retriever), chunker=plain(cfg.get("chunker")),
                        reranker=plain(cfg.get("reranker")))
@@ -102,13 +117,25 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model) -> dict[
     values = metrics.score(sample.metric, ans.text, sample.reference())
     u = ans.usage
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
-    return {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
-            **u, "cost_usd": cost, **ans.meta}
+    record = {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
+              **u, "cost_usd": cost, **ans.meta}
+    if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
+        from eval.metrics.judge import last_judge_error
+
+        record.update(status="failed", reason=f"judge call failed: {last_judge_error() or 'no reply'}")
+    return record
 
 
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
-                progress: bool = True, cost_model=None) -> list[dict[str, Any]]:
+                progress: bool = True, cost_model=None, secrets: set[str] | frozenset[str] = frozenset()
+                ) -> list[dict[str, Any]]:
     done = store.load()
+    other = sorted({r.get("config_hash") for r in done.values()} - {chash}, key=str)
+    if other:
+        raise ValueError(
+            f"{store.path} holds records of another configuration (config_hash {', '.join(map(str, other))}; this "
+            f"run is {chash}): resuming would mix the two. Use a new hydra.run.dir / hydra.sweep.dir (cached "
+            "generations make the rerun cheap) or move records.jsonl away")
     todo = [s for s in samples if done.get(s.id, {}).get("status") not in FINAL]
     if len(todo) < len(samples):
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
@@ -121,12 +148,15 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
             records = [_record(a, knobs, chash, cost_model) for a in answers]
         except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
+            reason = redact.redact_text(f"{type(err).__name__}: {err}", secrets)
             for sample in group:
-                store.append({**_base_record(sample, knobs, chash), "status": "failed",
-                              "reason": f"{type(err).__name__}: {err}"})
+                store.append({**_base_record(sample, knobs, chash), "status": "failed", "reason": reason})
             bar.update(len(group))
             continue
         for rec in records:
+            if rec["status"] == "failed":
+                rec["reason"] = redact.redact_text(rec["reason"], secrets)
+                log.warning("%s failed: %s", rec["id"], rec["reason"])
             if rec["status"] == "skipped":
                 log.warning("%s skipped: %s", rec["id"], rec["reason"])
             store.append(rec)
@@ -191,17 +221,23 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     cost_model = _cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
-                          progress=cfg.run.progress, cost_model=cost_model)
+                          progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg))
     cache_stats = arm.cache_stats() if hasattr(arm, "cache_stats") else None
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
               "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
               "versions": _versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
-    (run_dir / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    write_json_atomic(run_dir / "metrics.json", result)
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)
     return result
+
+
+def run_secrets(cfg: DictConfig) -> set[str]:
+    """What must never be written: values under credential keys, and the variables named by `*_env` keys."""
+    plain = OmegaConf.to_container(cfg, resolve=False)
+    return redact.collect_secrets(plain) | redact.named_env_secrets(plain)
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
@@ -209,7 +245,10 @@ def main(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    redact.install_log_filter(redact.collect_secrets(OmegaConf.to_container(cfg, resolve=False)))
+    secrets = run_secrets(cfg)
+    redact.install_log_filter(secrets)
+    if isinstance(sys.stderr, redact.RedactingStream):
+        sys.stderr.secrets |= secrets
     redact.scrub_run_dir(run_dir)  # before anything reads or copies Hydra's saved config
     try:
         result = run(cfg, run_dir)

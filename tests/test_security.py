@@ -13,6 +13,7 @@ file names from data never leave their folder.
 from __future__ import annotations
 
 import ast
+import http.server
 import io
 import json
 import logging
@@ -20,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import tokenize
 from pathlib import Path
 
@@ -257,6 +259,15 @@ def test_secret_overrides_are_found_by_key_without_their_values():
     argv = ["arm=rag", "+generator.api_key=sk-x1", "generator.api_key_env=MY_KEY", "hydra.run.dir=/tmp/x",
             "++judge.token=abc", "rag.top_k=3"]
     assert redact.secret_overrides(argv) == ["+generator.api_key", "++judge.token"]
+    nested = ["++generator.extra_body={api_key:sk-nested-1}", "generator.extra_body={'top_k': 3, \"token\": \"t-99x\"}",
+              "generator.extra_body={top_k:3}", "+x={api_key_env:MY_KEY}"]
+    assert redact.secret_overrides(nested) == ["++generator.extra_body.api_key", "generator.extra_body.token"]
+
+
+def test_named_env_secrets_follow_the_variables_the_config_names():
+    cfg = {"generator": {"api_key_env": "MY_LLM_CREDS"}, "retriever": [{"key_env": "EMB"}], "judge": {"api_key_env": None}}
+    environ = {"MY_LLM_CREDS": "creds-value-123", "EMB": "short", "OTHER": "x" * 20}
+    assert redact.named_env_secrets(cfg, environ) == {"creds-value-123"}
 
 
 # ---------------------------------------------------------------- real runs
@@ -311,6 +322,56 @@ def test_cli_secret_never_reaches_run_files_dir_names_or_stderr(tmp_path):
         assert list(tmp_path.glob("outputs/runs/*/records.jsonl"))
     assert not _leaks(tmp_path, [CLI_SECRET, ENV_SECRET, HF_SECRET])
     assert CLI_SECRET not in res.stderr + res.stdout
+
+
+def test_a_secret_inside_a_dict_override_is_refused_before_hydra_runs(tmp_path):
+    """`++generator.extra_body={api_key:...}` in the default run folder: refused (exit 2), and no folder
+    name, file or stderr holds it (Hydra would build the folder name from the overrides)."""
+    res = subprocess.run([sys.executable, "-m", "experiments.run", f"++generator.extra_body={{api_key:{CLI_SECRET}}}",
+                          *TINY], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "generator.extra_body.api_key" in res.stderr, res.stderr[-2000:]
+    assert not (tmp_path / "outputs").exists() and CLI_SECRET not in res.stderr + res.stdout
+
+
+class _EchoingEndpoint(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint that answers 401 quoting the Authorization header it got (some
+    proxies do): the client's error, and so a failed record's reason, then holds the key."""
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.dumps({"error": {"message": f"Invalid key: {self.headers.get('Authorization')}",
+                                     "type": "invalid_request_error"}}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_key_from_a_custom_named_variable_never_reaches_records_or_logs(tmp_path):
+    """`generator.api_key_env=MY_LLM_CREDS` (a name no pattern knows) against an endpoint that echoes
+    the key: the sample is recorded as failed with the reason, the key masked everywhere."""
+    secret = "custom-named-SECRET-5e7d21"
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoingEndpoint)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    run_dir = tmp_path / "run"
+    try:
+        res = subprocess.run(
+            [sys.executable, "-m", "experiments.run", *TINY, "benchmark.questions_per_haystack=1", "generator=openai",
+             "generator.model=gpt-4o-mini", "generator.tokenizer=bundled:smollm2", "generator.context_window=8192",
+             f"generator.base_url=http://127.0.0.1:{srv.server_address[1]}/v1", "generator.api_key_env=MY_LLM_CREDS",
+             "generator.max_retries=0", f"hydra.run.dir={run_dir}"],
+            cwd=ROOT, env={**_env(tmp_path), "MY_LLM_CREDS": secret}, capture_output=True, text=True, timeout=300)
+    finally:
+        srv.shutdown()
+    assert res.returncode == 0, res.stderr[-2000:]
+    (rec,) = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert rec["status"] == "failed" and "401" in rec["reason"] and redact.MASK in rec["reason"], rec
+    assert json.loads((run_dir / "metrics.json").read_text())["n_failed"] == 1
+    assert not _leaks(tmp_path, [secret]) and secret not in res.stderr + res.stdout
 
 
 def test_hydra_error_about_a_secret_override_does_not_echo_it(tmp_path):
