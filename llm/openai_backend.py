@@ -8,7 +8,13 @@ or any server speaking the OpenAI chat-completions or completions API.
   not the expected JSON) are retried up to `max_retries` times with exponential backoff and
   jitter (a server's `Retry-After` is honoured up to `backoff_max_s`); then `GenerationError`.
   Other HTTP errors (400, 401, 404, ...) fail at once: retrying cannot fix them.
-- `timeout_s` bounds each request (each attempt).
+- `timeout_s` bounds the whole of each attempt: connecting, waiting for the answer and reading all
+  of it (the full body, or the stream to its end). An attempt still unfinished after `timeout_s`
+  seconds is abandoned (its connection is shut) and counts as a timeout: retried like one, and
+  when it was the last attempt, `GenerationError` names the timeout. So a server that keeps
+  sending but never finishes (a stream that drips chunks forever, a body that trickles) cannot
+  hold a request longer than `timeout_s` per attempt. `timeout_s` is also the limit on each
+  single read (and on connecting), as the HTTP client applies it.
 - `stream: true` streams the answer to measure the time to first token (`ttft_s`).
 - `usage` comes from the response; when a server gives none, tokens are counted locally with
   `tokenizer` (the same tokenizer the arms budget with).
@@ -21,9 +27,11 @@ import json
 import logging
 import os
 import random
+import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from llm.base import Generator, HFTokenizer
@@ -44,10 +52,55 @@ class MalformedResponse(ValueError):
     """The server answered 200 with a body that is not a usable completion."""
 
 
+class AttemptTimeout(TimeoutError):
+    """An attempt did not finish (connect, wait, whole body or stream) within `timeout_s`."""
+
+
+class _Attempt:
+    """One HTTP attempt run in its own thread, so that the caller can abandon it at its deadline.
+    Abandoning sets `cancelled` (the stream loop checks it after every chunk) and shuts down the
+    attempt's socket once the response headers have come (the thread's blocked read then ends
+    at once, and the server sees the client go); before that, the HTTP client's own per-read
+    timeout ends the thread soon after the deadline."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._finished = False
+
+    def bind(self, response: Any) -> None:
+        """The HTTP client's response hook: remember this attempt's socket."""
+        stream = (getattr(response, "extensions", None) or {}).get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        with self._lock:
+            if isinstance(sock, socket.socket) and not self._finished:
+                self._socket = sock
+                if self.cancelled.is_set():  # the deadline passed while the headers were on their way
+                    self._shutdown()
+
+    def finish(self) -> None:
+        """The attempt is over (its response closed): its connection may serve others; hands off."""
+        with self._lock:
+            self._finished, self._socket = True, None
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled.set()
+            if self._socket is not None and not self._finished:
+                self._shutdown()
+
+    def _shutdown(self) -> None:
+        try:  # the OS-level shutdown (also under TLS): wakes the blocked read; the thread closes the rest
+            socket.socket.shutdown(self._socket, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 def retryable(err: BaseException) -> bool:
     import openai
 
-    if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse,
+    if isinstance(err, (AttemptTimeout, openai.APITimeoutError, openai.APIConnectionError, MalformedResponse,
                         openai.APIResponseValidationError, json.JSONDecodeError)):
         return True
     if isinstance(err, openai.APIStatusError):
@@ -127,6 +180,7 @@ class OpenAICompatGenerator(Generator):
         self.api_key_env = api_key_env
         self._client = None
         self._client_lock = threading.Lock()
+        self._local = threading.local()  # .attempt: the _Attempt this thread is running
         self._count_lock = threading.Lock()
         self.attempts = 0  # HTTP requests sent, retries included
         self._rng = random.Random()
@@ -152,11 +206,14 @@ class OpenAICompatGenerator(Generator):
     def client(self):
         with self._client_lock:
             if self._client is None:
-                from openai import OpenAI
+                from openai import DefaultHttpxClient, OpenAI
 
                 # Retries are ours (bounded, with jitter, also on malformed bodies): the client's are off.
+                # `timeout` is the client's per-read (and connect) limit; the whole-attempt limit is ours
+                # (_attempt), which needs each response's socket: the response hook hands it over.
+                http = DefaultHttpxClient(event_hooks={"response": [self._bind_response]})
                 self._client = OpenAI(api_key=self._api_key, base_url=self.base_url or OPENAI_URL,
-                                      timeout=self.timeout_s, max_retries=0)
+                                      timeout=self.timeout_s, max_retries=0, http_client=http)
         return self._client
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
@@ -182,7 +239,7 @@ class OpenAICompatGenerator(Generator):
                             self.max_retries, delay)
                 time.sleep(delay)
             try:
-                return self._request(prompt)
+                return self._attempt(prompt)
             except Exception as err:  # noqa: BLE001 - classified below
                 if not retryable(err):
                     raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: {_describe(err)} "
@@ -191,7 +248,34 @@ class OpenAICompatGenerator(Generator):
         raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: gave up after "
                               f"{self.max_retries + 1} attempts; last error: {_describe(last)}") from last
 
-    def _request(self, prompt: Prompt) -> Generation:
+    def _bind_response(self, response: Any) -> None:
+        attempt = getattr(self._local, "attempt", None)
+        if attempt is not None:
+            attempt.bind(response)
+
+    def _attempt(self, prompt: Prompt) -> Generation:
+        """One request, bounded as a whole by `timeout_s` (see the module docstring)."""
+        attempt, result = _Attempt(), Future()
+
+        def run() -> None:
+            self._local.attempt = attempt
+            try:
+                result.set_result(self._request(prompt, attempt))
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
+                result.set_exception(err)
+            finally:
+                attempt.finish()
+                self._local.attempt = None
+
+        threading.Thread(target=run, name="openai-attempt", daemon=True).start()
+        try:
+            return result.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            attempt.cancel()
+            raise AttemptTimeout(f"no complete answer within timeout_s={self.timeout_s:g} s (the whole attempt: "
+                                 "connecting, waiting and reading the full answer); abandoned") from None
+
+    def _request(self, prompt: Prompt, attempt: _Attempt | None = None) -> Generation:
         body = self.request_body(prompt)
         api = self.client.chat.completions if self.mode == "chat" else self.client.completions
         extra = {"extra_body": self.extra_body} if self.extra_body else {}
@@ -209,6 +293,8 @@ class OpenAICompatGenerator(Generator):
         stream = api.create(model=self.model_id, stream=True, **body, **extra)
         try:
             for chunk in stream:
+                if attempt is not None and attempt.cancelled.is_set():
+                    raise AttemptTimeout("abandoned at the deadline")  # nobody waits for this one any more
                 if getattr(chunk, "usage", None) is not None:
                     usage = chunk.usage
                 choices = getattr(chunk, "choices", None)

@@ -29,6 +29,12 @@ Fault specs (`kind` or `kind:seconds`):
     hang[:s]       wait s seconds (default 30) before answering normally (clients time out)
     slow[:s]       wait s seconds (default 0.5) before answering normally
     slow_stream[:s]  a streamed answer waits s seconds (default 0.2) before every chunk
+    drip[:s]       an answer that never finishes: a streamed one sends a content chunk (".") every s
+                   seconds (default 0.3), a non-streamed one sends its 200 headers and then one byte of
+                   JSON whitespace every s seconds; either goes on until the client disconnects (the
+                   server notices at its next write and stops quietly: status "client gone" in the
+                   log), the server stops, or DRIP_MAX_S (10 minutes) pass. Every read a client makes
+                   gets data within s seconds, so only a bound on the whole request ends it.
     no_usage       a normal answer without the `usage` field
 
 With `--api-key-env NAME` (constructor `api_key=`), generation requests must carry that key
@@ -60,9 +66,10 @@ from llm.prompt import Generation, Prompt
 log = logging.getLogger(__name__)
 
 FAULTS = {"429": None, "500": None, "503": None, "malformed": None, "drop": None, "no_usage": None,
-          "hang": 30.0, "slow": 0.5, "slow_stream": 0.2}
+          "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
 GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions")
 DEFAULT_MAX_TOKENS = 128
+DRIP_MAX_S = 600.0  # a `drip` answer gives up (its thread ends) after this long even if the client stays
 
 
 class RequestError(Exception):
@@ -408,6 +415,9 @@ class _Handler(BaseHTTPRequestHandler):
         except RequestError as err:
             entry["status"] = err.status
             return self._send_error(err.status, err.message, err.kind)
+        if kind == "drip":
+            entry["status"] = 200
+            return self._drip(prompt, bool(body.get("stream")), seconds or 0.0)
         usage = kind != "no_usage"
         try:
             if body.get("stream"):
@@ -463,6 +473,33 @@ class _Handler(BaseHTTPRequestHandler):
         if include_usage:
             self._event({**base, "choices": [], "usage": _usage(gen)}, delay)
         self._end_stream()
+
+
+    def _drip(self, prompt: Prompt | str, stream: bool, every: float) -> None:
+        """The `drip` fault: an answer that never finishes (see the module docstring). A client that
+        went away makes a write raise OSError, which `do_POST` records as "client gone"."""
+        app = self.app
+        deadline = time.monotonic() + DRIP_MAX_S
+        chat = isinstance(prompt, Prompt)
+        if stream:
+            self._start_stream()
+            base = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
+                    "object": "chat.completion.chunk" if chat else "text_completion",
+                    "created": int(time.time()), "model": app.model_name}
+            choice = ({"index": 0, "delta": {"content": "."}, "finish_reason": None, "logprobs": None} if chat
+                      else {"index": 0, "text": ".", "finish_reason": None, "logprobs": None})
+            data = b"data: " + json.dumps({**base, "choices": [choice]}).encode() + b"\n\n"
+            send = lambda: self._chunk(data)  # noqa: E731
+        else:  # a JSON body that is all leading whitespace so far: valid, just never complete
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            send = lambda: self._chunk(b" ")  # noqa: E731
+        while not app.stopping and time.monotonic() < deadline:
+            send()
+            app.wait(every)
+        self.close_connection = True  # the answer was never completed: this connection is done
 
 
 def _chain(head: list, tail: Iterator) -> Iterator:

@@ -103,6 +103,49 @@ def test_per_request_timeout_is_honoured_and_retried(server, expected):
     assert gen.text == expected.text and c.attempts >= 2
 
 
+def _logged(server) -> list[dict]:
+    return [json.loads(line) for line in server.request_log.read_text().splitlines()]
+
+
+def _drips_logged(server, since: int, n: int, seconds: float) -> list[dict]:
+    """The `drip` requests logged after entry `since`, waiting up to `seconds` for n of them (a request
+    is logged when its handler ends)."""
+    deadline = time.time() + seconds
+    while True:
+        drips = [e for e in _logged(server)[since:] if e.get("fault") == "drip"]
+        if len(drips) >= n or time.time() > deadline:
+            return drips
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_timeout_bounds_the_whole_attempt_not_each_read(server, stream):
+    """A server that answers a little every 0.3 s but never finishes (every read is well within the
+    per-read limit) is abandoned after `timeout_s` per attempt, retried, then fails naming the timeout."""
+    server.add_faults(["drip:0.3", "drip:0.3"])
+    before, logged_before = _requests(server), len(_logged(server))
+    c = client(server, stream=stream, timeout_s=1, max_retries=1)
+    t0 = time.perf_counter()
+    with pytest.raises(GenerationError, match=r"gave up after 2 attempts; last error: AttemptTimeout: "
+                                              r"no complete answer within timeout_s=1 s"):
+        c.generate([PROMPT])
+    elapsed = time.perf_counter() - t0
+    assert 2.0 <= elapsed < 6, elapsed  # two attempts of 1 s each (plus a short backoff), not forever
+    assert _requests(server) - before == 2 and c.attempts == 2
+    assert not server.snapshot()["faults_queued"]
+    # the abandoned connections are shut: the server notices at its next write and its threads end
+    drips = _drips_logged(server, logged_before, 2, seconds=3.0)
+    assert [(e["stream"], e["status"]) for e in drips] == [(stream, "client gone")] * 2, drips
+
+
+def test_a_slow_stream_that_finishes_within_the_deadline_succeeds(server, expected):
+    server.add_faults(["slow_stream:0.15"])  # each read waits 0.15 s; the whole answer takes ~1-1.5 s
+    c = client(server, stream=True, timeout_s=4, max_retries=0)
+    gen = c.generate([PROMPT])[0]
+    assert gen.text == expected.text and c.attempts == 1
+    assert 0.15 * 3 <= gen.latency_s < 4
+
+
 def test_retries_are_bounded_then_fail_clearly(server):
     server.add_faults(["429"] * 10)
     before = _requests(server)

@@ -146,8 +146,50 @@ def test_faults_from_the_queue_and_from_a_header(server):
     assert _post(server, "/_faults", {"faults": ["teapot"]})[0] == 400
 
 
+def _log_entries(server) -> list[dict]:
+    log = server.request_log
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_drip_never_finishes_and_ends_quietly_when_the_client_goes(server, stream):
+    """`drip`: data keeps coming (every read is served within s seconds) but the answer never ends;
+    when the client hangs up, the server's thread notices and ends, logged as "client gone"."""
+    import http.client
+
+    logged = len(_log_entries(server))
+    host, port = server.httpd.server_address[:2]
+    conn = http.client.HTTPConnection(host, port, timeout=5)
+    conn.request("POST", "/v1/chat/completions", json.dumps(_chat(2, stream=stream)),
+                 {"Content-Type": "application/json", "X-Fault": "drip:0.1"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.getheader("Transfer-Encoding") == "chunked"
+    t0 = time.perf_counter()
+    if stream:
+        events = []
+        while len(events) < 8:
+            line = resp.readline()
+            if line.startswith(b"data: "):
+                events.append(line[len(b"data: "):].strip())
+        assert b"[DONE]" not in events
+        assert all(json.loads(e)["choices"][0] == {"index": 0, "delta": {"content": "."}, "finish_reason": None,
+                                                   "logprobs": None} for e in events)
+    else:
+        body = b"".join(resp.read(1) for _ in range(8))
+        assert body == b" " * 8  # valid JSON so far (leading whitespace), never complete
+    assert 0.5 <= time.perf_counter() - t0 < 3, "one piece every 0.1 s"
+    conn.sock.shutdown(socket.SHUT_RDWR)
+    conn.close()
+    deadline = time.time() + 3
+    while not [e for e in _log_entries(server)[logged:] if e.get("fault") == "drip"] and time.time() < deadline:
+        time.sleep(0.05)
+    drips = [e for e in _log_entries(server)[logged:] if e.get("fault") == "drip"]
+    assert [(e["status"], e["stream"]) for e in drips] == [("client gone", stream)], drips
+
+
 def test_parse_fault():
     assert parse_fault("hang:2.5") == ("hang", 2.5) and parse_fault("slow") == ("slow", 0.5)
+    assert parse_fault("drip") == ("drip", 0.3) and parse_fault("drip:0.05") == ("drip", 0.05)
     assert parse_fault("429") == ("429", None)
     for bad in ("418", "429:3", "hang:soon"):
         with pytest.raises(ValueError):
