@@ -12,8 +12,8 @@ Phases (the CI variant of each is in tests/test_crash_resume.py, test_bad_input.
 - `writer`: a process appending multi-megabyte records through `RecordStore`, SIGKILLed at random
   moments until it finishes: no record lost, torn or doubled.
 - `endpoint`: `python -m llm.server` with a queue of injected faults (429, 500, 503, malformed
-  JSON, dropped connections, hangs past the client timeout, slow streams) under a run with
-  `generator=smollm2_server`; failed samples are recorded with their reason and retried on
+  JSON, dropped connections, hangs past the client timeout, slow streams, answers that drip
+  forever) under a run with `generator=smollm2_server`; failed samples are recorded with their reason and retried on
   resume until none is left; the predictions must equal a fault-free run against the same server.
   Skipped when llm/server.py or conf/generator/smollm2_server.yaml is missing.
 - `bad`: every bad-input case of tests/test_bad_input.py through the loaders, eval.score and
@@ -132,7 +132,8 @@ def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random) -> dict
 
         run(tmp / "endpoint-clean", tmp / "endpoint-clean-cache")
         reference = crash.by_id(crash.read_lines(tmp / "endpoint-clean" / "records.jsonl")[0])
-        kinds = ["429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25"]
+        kinds = ["429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25",
+                 "drip:0.5"]
         faults = [rng.choice(kinds) for _ in range(n_faults)]
         _http(f"{base}/_faults", {"faults": faults})
         run_dir, cache = tmp / "endpoint-faulty", tmp / "endpoint-faulty-cache"
