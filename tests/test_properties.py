@@ -9,6 +9,7 @@ reproducible; raise HYPOTHESIS_PROFILE=thorough for a long search.
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 
@@ -385,3 +386,52 @@ def test_lveval_loader_reads_any_valid_records(tmp_path_factory, rows):
     assert len(result.samples) + sum(result.skipped.values()) == len(rows)
     for s in result.samples:
         assert s.answers and isinstance(s.context, str) and s.benchmark == "lveval"
+
+
+# ---------------------------------------------------------------- every loader, fuzzed
+def _fuzz_load(tmp_path_factory, name: str, lines: list[bytes], **extra):
+    from tests.test_bad_input import LOADERS, _load
+
+    fname, good = LOADERS[name][:2]
+    folder = tmp_path_factory.mktemp(name)
+    path = folder / fname
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(line.rstrip(b"\n") + b"\n" for line in [json.dumps(good).encode(), *lines]))
+    return path, lambda: _load(name, path, **extra)
+
+
+_LOADER_NAMES = ["lveval", "clongeval", "loogle", "loong"]
+_JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _JSON_TEXT,
+                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_JSON_TEXT, kids, max_size=3),
+                           max_leaves=8)
+
+
+def _lines_for(name: str):
+    """Bytes, any JSON value, or the loader's good record with one field set to any JSON value."""
+    from tests.test_bad_input import LOADERS
+
+    good = LOADERS[name][1]
+    mutated = st.sampled_from(sorted(good)).flatmap(
+        lambda key: _JSON_VALUE.map(lambda v: {**good, key: v, **({"id": "fuzz"} if key != "id" and "id" in good
+                                                                   and name != "clongeval" else {})}))
+    return st.one_of(st.binary(max_size=60), _JSON_VALUE, mutated).map(
+        lambda v: v if isinstance(v, bytes) else json.dumps(v).encode())
+
+
+@pytest.mark.parametrize("name", _LOADER_NAMES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_bytes_after_a_good_record_load_or_are_refused_by_file_and_line(tmp_path_factory, name, data):
+    """Random bytes and random JSON values as extra lines: the load succeeds, or fails with a ValueError
+    naming the file and a line; with skip_bad it always succeeds and keeps the good record."""
+    lines = data.draw(st.lists(_lines_for(name), min_size=1, max_size=3))
+    path, load = _fuzz_load(tmp_path_factory, name, lines)
+    try:
+        result = load()
+    except ValueError as err:
+        assert re.search(rf"{re.escape(path.name)}(:\d+)?", str(err)), str(err)
+    else:
+        assert len(result.samples) >= 1
+    path, load = _fuzz_load(tmp_path_factory, name, lines, skip_bad=True)
+    result = load()
+    assert len(result.samples) >= 1 and len(result.samples) + sum(result.skipped.values()) >= 1
