@@ -115,11 +115,9 @@ def kill_and_resume(run_dir: Path, cache: Path, rng: random.Random, log: Path, n
         if k == 0:
             time.sleep(rng.uniform(0.5, 4.0))  # somewhere in imports, config, model loading
         else:
-            seen = wait_for_records(proc, path, k)
-            if len(seen) >= 2:
-                gap = seen[-1] - seen[-2]
-            else:
-                gap = 1.0
+            fresh = wait_for_records(proc, path, k)[before:]  # records this process wrote, when
+            # the time one sample takes (not counting start-up, which the first fresh record includes)
+            gap = fresh[-1] - fresh[-2] if len(fresh) >= 2 else 1.0
             time.sleep(rng.uniform(0.0, 0.9) * gap)  # a random point of the next sample's generation
         assert proc.poll() is None and kill(proc), "the run finished before the kill: nothing was tested"
         kills += 1
