@@ -118,6 +118,8 @@ def chat_prompt(body: dict[str, Any]) -> Prompt:
             user.append(_message_text(m.get("content")))
         else:
             raise RequestError(400, f"unsupported message role {role!r}: this server answers single-turn chats")
+    if not user and len(system) == 1:  # a system message alone is the prompt (LooGLE's summary judge sends one)
+        user, system = system, []
     if len(user) != 1:
         raise RequestError(400, f"expected exactly one user message, got {len(user)}")
     return Prompt(user=user[0], system="\n\n".join(system) or None, max_new_tokens=max_tokens(body))

@@ -118,6 +118,17 @@ def test_bad_requests_get_openai_style_errors(server, body, status, message):
     assert got == status and message in json.loads(raw)["error"]["message"]
 
 
+def test_chat_prompt_single_turn_shapes():
+    from llm.server import RequestError, chat_prompt
+
+    alone = chat_prompt({"messages": [{"role": "system", "content": "Rate this summary."}], "max_tokens": 3})
+    assert (alone.user, alone.system, alone.max_new_tokens) == ("Rate this summary.", None, 3)
+    both = chat_prompt({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]})
+    assert (both.user, both.system) == ("U", "S")
+    with pytest.raises(RequestError, match="exactly one user message"):
+        chat_prompt({"messages": [{"role": "system", "content": "S1"}, {"role": "system", "content": "S2"}]})
+
+
 def test_a_body_that_is_not_json_is_a_400(server):
     status, _, raw = _post(server, "/v1/chat/completions", None, raw=b"{nope")
     assert status == 400 and "not JSON" in json.loads(raw)["error"]["message"]
