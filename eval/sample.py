@@ -11,6 +11,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def level_sort_key(level: object) -> tuple[float, str]:
+    """Order length levels by size ("1k" < "8k" < "16k" < "128k", plain numbers as themselves);
+    names that are not sizes come last, alphabetically."""
+    text = str(level)
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmM]?)", text.strip())
+    if not m:
+        return (float("inf"), text)
+    scale = {"": 1, "k": 1e3, "m": 1e6}[m.group(2).lower()]
+    return (float(m.group(1)) * scale, text)
+
+
 @dataclass(frozen=True)
 class Span:
     """A piece of evidence: a char span of the sample's context, a whole document, or both.

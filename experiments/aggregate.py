@@ -6,20 +6,14 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any, Iterable
 
+from eval.sample import level_sort_key
+
 
 def _pct(values: list[float]) -> float | None:
     return round(100 * mean(values), 2) if values else None
 
 
-def _level_key(level: str) -> float:
-    text = str(level).lower().rstrip("k")
-    try:
-        return float(text) * (1000 if str(level).lower().endswith("k") else 1)
-    except ValueError:
-        return float("inf")
-
-
-def _quantile(values: list[float], q: float) -> float | None:
+def quantile(values: list[float], q: float) -> float | None:
     """Linear-interpolation quantile (numpy's default), without numpy."""
     if not values:
         return None
@@ -52,7 +46,7 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         groups: dict[str, list[float]] = defaultdict(list)
         for r in scored:
             groups[str(r[field])].append(r["score"])
-        keys = sorted(groups, key=_level_key) if field == "length_level" else sorted(groups)
+        keys = sorted(groups, key=level_sort_key) if field == "length_level" else sorted(groups)
         out[f"score_by_{field}"] = {k: _pct(groups[k]) for k in keys}
 
     recall: dict[str, list[float]] = defaultdict(list)
@@ -75,14 +69,14 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if r.get("prompt_tokens") is not None:
             by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
     out["by_length_level"] = {
-        lvl: {k: round(mean(v), 4) for k, v in d.items()} for lvl, d in sorted(by_level.items(), key=lambda kv: _level_key(kv[0]))
+        lvl: {k: round(mean(v), 4) for k, v in d.items()} for lvl, d in sorted(by_level.items(), key=lambda kv: level_sort_key(kv[0]))
     }
     for key in ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "context_tokens"):
         vals = [r[key] for r in ok if r.get(key) is not None]
         out[f"{key}_mean"] = round(mean(vals), 4 if key != "cost_usd" else 8) if vals else None
     latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
-    out["latency_s_p50"] = round(_quantile(latencies, 0.5), 4) if latencies else None
-    out["latency_s_p95"] = round(_quantile(latencies, 0.95), 4) if latencies else None
+    out["latency_s_p50"] = round(quantile(latencies, 0.5), 4) if latencies else None
+    out["latency_s_p95"] = round(quantile(latencies, 0.95), 4) if latencies else None
     routes = [r["route"] for r in answered if r.get("route")]
     if routes:  # selfroute: which path answered
         out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}

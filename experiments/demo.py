@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.report import build_report
+from experiments.report.build import build_report
 
 DEMO_DIR = Path("outputs/demo")
 

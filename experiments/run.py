@@ -40,6 +40,7 @@ from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import ARMS, Answer, answer_group, build_arm  # noqa: E402
 from experiments import redact  # noqa: E402
+from experiments.versions import run_versions  # noqa: E402
 from experiments.records import FINAL, RecordStore, write_json_atomic  # noqa: E402
 
 log = logging.getLogger("experiments.run")
@@ -178,13 +179,6 @@ def _quiet_libraries() -> None:
         pass
 
 
-def _versions() -> dict[str, str]:
-    """Versions of the packages that shape this run's numbers (for the report's reproducibility section)."""
-    from experiments.reproducibility import package_versions
-
-    return {"python": sys.version.split()[0], **package_versions()}
-
-
 def _configure_judge(cfg: DictConfig) -> None:
     """Judge-scored metrics use `cfg.judge`, caching judgments beside the response cache."""
     if cfg.get("judge") is None:
@@ -226,7 +220,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
               "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
-              "versions": _versions(),
+              "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from eval.metrics.confidence import paired_bootstrap
-from experiments.example_runs import make_sweep, write_run
-from experiments.report import build_report, main
-from experiments.report_settings import load_settings
-from experiments.whatif import break_even
+from experiments.report.simulated_sweeps import make_sweep, write_run
+from experiments.report.build import build_report, main
+from experiments.report.settings import load_settings
+from experiments.report.whatif import break_even
 
 SECTION_IDS = ("verdict", "whatif", "plots", "diagnostics", "reproducibility")
 PNG = b"\x89PNG\r\n\x1a\n"

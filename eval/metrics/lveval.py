@@ -36,6 +36,7 @@ from typing import Any, Iterable, Mapping
 
 from eval.metrics import register
 from eval.metrics.aggregate import percent
+from eval.sample import level_sort_key
 from eval.metrics.rouge import rouge_l_f
 from eval.metrics.text import _cut, f1, normalize_zh, tokens
 from eval.sample import Reference
@@ -194,10 +195,10 @@ def aggregate_lveval(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         level = str(rec.get("length_level") or lveval_level(task) or "all")
         groups.setdefault(dataset, {}).setdefault(level, []).append(float(rec["score"]))
     per_dataset = {
-        ds: {lvl: percent(vals) for lvl, vals in sorted(levels.items(), key=lambda kv: _level_key(kv[0]))}
+        ds: {lvl: percent(vals) for lvl, vals in sorted(levels.items(), key=lambda kv: level_sort_key(kv[0]))}
         for ds, levels in groups.items()
     }
-    levels = sorted({lvl for d in per_dataset.values() for lvl in d}, key=_level_key)
+    levels = sorted({lvl for d in per_dataset.values() for lvl in d}, key=level_sort_key)
     per_level = {
         lvl: round(sum(d[lvl] for d in per_dataset.values() if lvl in d) / sum(1 for d in per_dataset.values() if lvl in d), 2)
         for lvl in levels
@@ -206,7 +207,3 @@ def aggregate_lveval(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     overall = round(sum(per_dataset_mean.values()) / len(per_dataset_mean), 2) if per_dataset_mean else float("nan")
     return {"per_dataset": per_dataset, "per_level": per_level, "per_dataset_mean": per_dataset_mean, "overall": overall}
 
-
-def _level_key(level: str) -> tuple[int, str]:
-    m = re.match(r"(\d+)k$", level)
-    return (int(m.group(1)), level) if m else (10**9, level)

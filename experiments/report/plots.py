@@ -13,8 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from experiments.aggregate import _level_key  # noqa: E402
-from experiments.runs import Run  # noqa: E402
+from experiments.report.run_dirs import Run, levels_of  # noqa: E402
 
 ARM_COLOURS = {"longctx": "tab:red", "rag": "tab:blue", "closedbook": "tab:gray", "selfroute": "tab:purple",
                "budget": "tab:orange", "oracle": "black"}
@@ -79,7 +78,7 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
 
 def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
     """Score by length level: every config thin, the best config of each arm bold and labelled."""
-    levels = sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=_level_key)
+    levels = levels_of(runs)
     scored = [r for r in runs if r.score_at() is not None]
     if not levels or not scored:
         return None

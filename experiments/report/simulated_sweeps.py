@@ -2,7 +2,7 @@
 (records.jsonl, metrics.json, .hydra/config.yaml and overrides.yaml): for the report's tests,
 its speed check, and for trying the report without running a model.
 
-    python -m experiments.example_runs /tmp/example_sweep   # then: python -m experiments.report /tmp/example_sweep
+    python -m experiments.report.simulated_sweeps /tmp/example_sweep   # then: python -m experiments.report /tmp/example_sweep
 
 Per sample the outcome is drawn from a seeded generator: long context answers right with
 probability 0.75 unless truncation cut the evidence (long levels); a RAG config retrieves the
@@ -176,7 +176,7 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        print("usage: python -m experiments.example_runs OUT_DIR", file=sys.stderr)
+        print("usage: python -m experiments.report.simulated_sweeps OUT_DIR", file=sys.stderr)
         sys.exit(2)
     made = make_sweep(Path(sys.argv[1]))
     print(f"{len(made)} run directories under {sys.argv[1]}")

@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "conf" / "report.yaml"
+DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "conf" / "report.yaml"
 
 
 @dataclass

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval.metrics.confidence import paired_bootstrap
-from experiments.aggregate import _level_key
-from experiments.oracle import OracleResult, oracle_router
-from experiments.pricing import Pricing
-from experiments.report_settings import ReportSettings
-from experiments.runs import Run
+from experiments.report.oracle import OracleResult, oracle_router
+from experiments.report.pricing import Pricing
+from experiments.report.settings import ReportSettings
+from experiments.report.run_dirs import Run, levels_of
 
 ALL = "all"
 SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
@@ -73,10 +72,6 @@ def _r(v: float | None, digits: int = 2) -> float | None:
 
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b not in (None, 0) else None
-
-
-def levels_of(runs: list[Run]) -> list[str]:
-    return sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=_level_key)
 
 
 def longctx_candidates(runs: list[Run]) -> list[Run]:

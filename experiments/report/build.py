@@ -24,16 +24,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from experiments import plots
-from experiments.aggregate import _level_key, _quantile
-from experiments.diagnostics import Diagnostics, diagnose
-from experiments.pricing import Pricing
-from experiments.report_document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
-from experiments.report_settings import ReportSettings, load_settings
-from experiments.reproducibility import package_versions, provenance, shared_config
-from experiments.runs import Run, dedupe, find_runs
-from experiments.verdict import ALL, VerdictRow, budget_pairs, verdicts
-from experiments.whatif import WhatIfRow, what_if
+from experiments.report import plots
+from experiments.aggregate import quantile
+from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.pricing import Pricing
+from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
+from experiments.report.settings import ReportSettings, load_settings
+from experiments.report.reproducibility import provenance, shared_config
+from experiments.versions import package_versions
+from experiments.report.run_dirs import Run, dedupe, find_runs, levels_of
+from experiments.report.verdict import ALL, VerdictRow, budget_pairs, verdicts
+from experiments.report.whatif import WhatIfRow, what_if
 
 KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
                 "chunker", "reranker"]
@@ -67,10 +68,6 @@ def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
-def _levels(runs: list[Run]) -> list[str]:
-    return sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=_level_key)
-
-
 def _recall_ns(runs: list[Run]) -> list[str]:
     return sorted({n for run in runs for r in run.records for n in (r.get("evidence_recall") or {})}, key=int)
 
@@ -81,7 +78,7 @@ def _mean(vals: list[float]) -> float | None:
 
 def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One row per config point, computed from its records (metrics.json as a fallback for old runs)."""
-    levels, ns = _levels(runs), _recall_ns(runs)
+    levels, ns = levels_of(runs), _recall_ns(runs)
     rows = []
     for r in runs:
         answered = [x for x in r.records if x.get("status") in ("ok", "retrieved")]
@@ -105,7 +102,7 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
             v = r.mean_of(key)
             row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
         lats = [x["latency_s"] for x in r.answered() if x.get("latency_s") is not None]
-        row["latency_s_p95"] = round(_quantile(lats, 0.95), 4) if lats else None
+        row["latency_s_p95"] = round(quantile(lats, 0.95), 4) if lats else None
         c = pricing.mean_answer_cost(r)
         row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from eval.sample import level_sort_key
 from experiments.redact import redact, redact_text
 
 SCORED = ("ok", "skipped")  # a skipped sample scores 0: the arm could not serve it
@@ -183,3 +184,8 @@ def dedupe(runs: list[Run]) -> tuple[list[Run], dict[str, list[Path]]]:
         else:
             seen[key] = run
     return list(seen.values()), dupes
+
+
+def levels_of(runs: list[Run]) -> list[str]:
+    """The length levels the runs' records cover, smallest first."""
+    return sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=level_sort_key)

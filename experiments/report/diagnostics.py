@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from experiments.runs import Run
-from experiments.verdict import longctx_candidates, rag_candidates
+from experiments.report.run_dirs import Run
+from experiments.report.verdict import longctx_candidates, rag_candidates
 
 
 @dataclass

@@ -18,8 +18,8 @@ import json
 from statistics import mean
 from typing import Any
 
-from experiments.report_settings import ReportSettings
-from experiments.runs import Run
+from experiments.report.settings import ReportSettings
+from experiments.report.run_dirs import Run
 
 INDEXED_ARMS = ("rag", "selfroute")
 

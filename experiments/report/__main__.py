@@ -1,0 +1,5 @@
+import sys
+
+from experiments.report.build import main
+
+sys.exit(main())
