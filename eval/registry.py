@@ -1,0 +1,100 @@
+"""One way from a config group to an object: a registry of lazy `"module:Name"` entries whose
+keyword arguments are checked against the target's signature.
+
+    GENERATORS = Registry("generator.backend", {
+        "transformers": "llm.transformers_backend:TransformersGenerator",
+        "openai": "llm.openai_backend:OpenAICompatGenerator",
+    }, install_hints={"vllm": "pip install '.[gpu]'"})
+
+    gen = GENERATORS.build("openai", cfg, drop=("backend",), section="generator")
+
+- An entry is imported only when it is asked for, so a backend's heavy or optional dependency
+  costs nothing until it is used.
+- `build` passes the config's keys as keyword arguments. A key the target does not accept fails
+  with an error naming `<section>.<key>` and the accepted settings (a typo never passes silently);
+  a target that takes `**kwargs` accepts everything.
+- An entry whose module needs a package that is not installed fails with one `ValueError` line
+  that names the package and the install command (the runner prints it as `error: ...`).
+- An unknown name fails with the registered names.
+
+It lives on the ground floor (`eval/`) so every layer above uses the same one: generators (`llm`),
+retrievers and rerankers (`rag`), arms (`experiments`) and benchmark loaders (`eval`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Callable, Iterable, Mapping
+
+
+class Registry:
+    def __init__(self, kind: str, entries: Mapping[str, str | Callable[..., Any]] | None = None,
+                 install_hints: Mapping[str, str] | None = None):
+        self.kind = kind  # how the config names the choice, e.g. "retriever.kind", used in errors
+        self._entries: dict[str, str | Callable[..., Any]] = dict(entries or {})
+        self._hints = dict(install_hints or {})
+
+    def register(self, name: str, target: str | Callable[..., Any], install_hint: str | None = None) -> None:
+        """Add `name` -> `target` ("module:Name", or the object itself)."""
+        if name in self._entries and self._entries[name] != target:
+            raise ValueError(f"{self.kind}={name!r} is registered twice ({self._entries[name]!r} and {target!r})")
+        self._entries[name] = target
+        if install_hint:
+            self._hints[name] = install_hint
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def get(self, name: str) -> Callable[..., Any]:
+        """The registered object, imported on first use."""
+        if name not in self._entries:
+            raise ValueError(f"{self.kind}={name!r}; allowed: {', '.join(self._entries)}")
+        target = self._entries[name]
+        if not isinstance(target, str):
+            return target
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            missing = getattr(err, "name", None) or str(err)
+            if missing and module_name.startswith(str(missing)):  # our own module is broken: not a missing extra
+                raise
+            hint = self._hints.get(name)
+            how = f"; install it with: {hint}" if hint else ""
+            raise ValueError(f"{self.kind}={name} needs the package {missing!r}, which is not installed{how}") from None
+        obj = getattr(module, attr) if attr else module
+        self._entries[name] = obj
+        return obj
+
+    def build(self, name: str, cfg: Mapping[str, Any] | None = None, *, drop: Iterable[str] = (),
+              section: str | None = None, **extra: Any) -> Any:
+        """`get(name)(**cfg, **extra)`, with `cfg`'s keys (less `drop`) checked against the signature."""
+        factory = self.get(name)
+        kwargs = {k: v for k, v in dict(cfg or {}).items() if k not in set(drop)}
+        check_kwargs(factory, kwargs, section or self.kind.partition(".")[0], what=f"{self.kind}={name}")
+        return factory(**kwargs, **extra)
+
+
+def accepted_kwargs(factory: Callable[..., Any]) -> set[str] | None:
+    """The keyword arguments `factory` takes (None: it takes any, through **kwargs)."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    params = inspect.signature(target).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.name != "self"
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+
+
+def check_kwargs(factory: Callable[..., Any], kwargs: Mapping[str, Any], section: str, what: str | None = None) -> None:
+    """Raise a ValueError naming `<section>.<key>` for the first key `factory` does not accept."""
+    accepted = accepted_kwargs(factory)
+    if accepted is None:
+        return
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise ValueError(f"{section}.{unknown[0]} is not a setting of {what or section}; "
+                         f"its settings: {', '.join(sorted(accepted))}")
