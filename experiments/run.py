@@ -38,7 +38,7 @@ from eval import metrics  # noqa: E402
 from eval.benchmarks import load_benchmark  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
-from experiments.arms import ARMS, Answer, answer_group, build_arm  # noqa: E402
+from experiments.arms import Answer, arm_spec  # noqa: E402
 from experiments import redact  # noqa: E402
 from experiments.versions import run_versions  # noqa: E402
 from experiments.records import FINAL, RecordStore, write_json_atomic  # noqa: E402
@@ -48,23 +48,8 @@ log = logging.getLogger("experiments.run")
 
 def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
     """The settings that define this config point for its arm (what a report row shows)."""
-    arm = cfg.arm.name
-    knobs: dict[str, Any] = {"arm": arm, "benchmark": cfg.benchmark.name, "generator": cfg.generator.model}
-    if arm in ("rag", "selfroute"):
-        knobs.update(retriever=cfg.retriever.name, chunk_size=cfg.rag.chunk_size, chunk_overlap=cfg.rag.chunk_overlap,
-                     top_k=cfg.rag.top_k, order=cfg.rag.order)
-        for key in ("budget_tokens",):
-            if cfg.rag.get(key) is not None:
-                knobs[f"rag_{key}"] = cfg.rag[key]
-        for group, default in (("chunker", "tokens"), ("reranker", "none")):
-            node = cfg.get(group)
-            name = node.get("name") or node.get("kind") if node is not None else None
-            if name and name != default:  # defaults stay out, so older runs and new ones line up
-                knobs[group] = name
-    if arm in ("longctx", "selfroute"):
-        knobs.update(truncation=cfg.longctx.truncation or "benchmark")
-        if cfg.longctx.get("budget_tokens") is not None:
-            knobs["budget_tokens"] = cfg.longctx.budget_tokens
+    knobs: dict[str, Any] = {"arm": cfg.arm.name, "benchmark": cfg.benchmark.name, "generator": cfg.generator.model}
+    knobs.update(arm_spec(cfg.arm.name).knobs(cfg))
     return knobs
 
 
@@ -83,11 +68,8 @@ def config_hash(cfg: DictConfig) -> str:
     benchmark = {k: v for k, v in plain(cfg.benchmark).items() if k not in SELECTION_KEYS}
     generator = {k: v for k, v in plain(cfg.generator).items() if k not in OPERATIONAL_KEYS}
     payload = {"knobs": arm_knobs(cfg), "benchmark": benchmark, "generator": generator}
-    if cfg.arm.name in ("rag", "selfroute"):
-        payload.update(rag=plain(cfg.rag), retriever=plain(cfg.retriever), chunker=plain(cfg.get("chunker")),
-                       reranker=plain(cfg.get("reranker")))
-    if cfg.arm.name in ("longctx", "selfroute"):
-        payload["longctx"] = plain(cfg.longctx)
+    for section in arm_spec(cfg.arm.name).sections:  # the config sections the arm reads
+        payload[section] = plain(cfg.get(section))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -142,10 +124,11 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
                dynamic_ncols=True)
+    spec = arm_spec(knobs["arm"])
     # Samples over one context go to the generator together, so a backend can read the context once.
     for group in _consecutive_groups(todo):
         try:
-            answers = answer_group(arm, generator, group)
+            answers = spec.answer(arm, generator, group)
             records = [_record(a, knobs, chash, cost_model) for a in answers]
         except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
@@ -201,8 +184,7 @@ def _cost_model(price: dict[str, Any] | None):
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     _quiet_libraries()
-    if cfg.arm.name not in ARMS:
-        raise ValueError(f"arm.name={cfg.arm.name!r}; allowed: {', '.join(ARMS)}")
+    spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
     loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     if not loaded.samples:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
@@ -210,16 +192,16 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     from llm.factory import build_generator
 
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
-    arm = build_arm(cfg.arm.name, generator, OmegaConf.to_container(cfg, resolve=True))
+    arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = _cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg))
-    cache_stats = arm.cache_stats() if hasattr(arm, "cache_stats") else None
+    cache_stats = spec.cache_stats(arm)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
-              "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
+              "index_builds": spec.index_builds(arm), "cache_stats": cache_stats, "price": price,
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)

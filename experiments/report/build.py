@@ -26,6 +26,8 @@ from typing import Any
 
 from experiments.report import plots
 from experiments.aggregate import quantile
+from experiments.arms import ROLE_OTHER, specs
+from experiments.arms.selfroute import ROUTE_LONGCTX
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.pricing import Pricing
 from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
@@ -107,7 +109,7 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
         routes = [x["route"] for x in r.answered() if x.get("route")]
-        row["route_longctx_share"] = round(routes.count("longctx") / len(routes), 4) if routes else None
+        row["route_longctx_share"] = round(routes.count(ROUTE_LONGCTX) / len(routes), 4) if routes else None
         status = Counter(x.get("status") for x in r.records)
         row.update(n=len(r.records) or r.metrics.get("n"), ok=status["ok"], skipped=status["skipped"],
                    failed=status["failed"], retrieved=status["retrieved"],
@@ -170,19 +172,19 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
     doc.add(Table(head, rows))
 
     # Other arms: floors, routers and controls, per level.
+    other_arms = [s for s in specs() if s.role == ROLE_OTHER]
     other = []
     for v in vrows:
         lvl = None if v.level == ALL else v.level
         mine = [r for r in runs if r.scope == v.benchmark]
         cells = []
-        for pick in (lambda r: r.arm == "closedbook", lambda r: r.arm == "selfroute", lambda r: r.budget_matched):
+        picks = [lambda r, name=s.name: r.arm == name for s in other_arms] + [lambda r: r.budget_matched]
+        for pick in picks:
             cands = [(r.score_at(lvl), r) for r in mine if pick(r) and r.score_at(lvl) is not None]
             if cands:
                 s, r = max(cands, key=lambda sr: sr[0])
-                extra = ""
-                if r.arm == "selfroute":
-                    routes = [x["route"] for x in r.answered(lvl) if x.get("route")]
-                    extra = f", {_pct(routes.count('longctx') / len(routes))} to long context" if routes else ""
+                routes = [x["route"] for x in r.answered(lvl) if x.get("route")]  # a routing arm's records
+                extra = f", {_pct(routes.count(ROUTE_LONGCTX) / len(routes))} to long context" if routes else ""
                 cells.append(f"{s:.1f} ({r.label}{extra})")
             else:
                 cells.append("-")
@@ -194,8 +196,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
             "Closed book (no context) is the memorisation floor; Self-Route tries RAG and falls back to long context "
             "when the model declines; budget-matched long context gets the same token budget as a RAG config, "
             "separating \"less text\" from \"better text\"."),
-            Table(["benchmark", "level", "long context", "closed book", "Self-Route", "budget-matched long context",
-                   "oracle router"], other))
+            Table(["benchmark", "level", "long context", *(s.display() for s in other_arms),
+                   "budget-matched long context", "oracle router"], other))
 
     pairs = budget_pairs(runs, settings)
     if pairs:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
+from experiments.arms import ROLE_LONGCTX
+from experiments.arms.selfroute import ROUTE_LONGCTX, ROUTE_RAG
 from experiments.report.run_dirs import Run
 from experiments.report.verdict import longctx_candidates, rag_candidates
 
@@ -70,7 +72,7 @@ def agreement(benchmark: str, lc: Run, rag: Run, threshold: float) -> Agreement 
 
 def _evidence_of(rec: dict[str, Any]) -> float | None:
     """Share of gold evidence in the prompt that produced the answer (Self-Route: of the path that answered)."""
-    if rec.get("route") == "longctx" and rec.get("evidence_retained") is not None:
+    if rec.get("route") == ROUTE_LONGCTX and rec.get("evidence_retained") is not None:
         return rec["evidence_retained"]
     if rec.get("evidence_in_prompt") is not None:
         return rec["evidence_in_prompt"]
@@ -87,10 +89,11 @@ def evidence_row(benchmark: str, run: Run, correct_threshold: float, evidence_th
     def p_correct(recs: list[dict[str, Any]]) -> float | None:
         return sum(r["score"] >= correct_threshold for r in recs) / len(recs) if recs else None
 
-    dkey = "distractors_retained" if run.arm == "longctx" else "distractors_retrieved"
+    whole_document = run.spec.role == ROLE_LONGCTX
+    dkey = "distractors_retained" if whole_document else "distractors_retrieved"
     dvals = [r[dkey] for r in answered if r.get(dkey) is not None]
     truncated = lost = gone = None
-    if run.arm == "longctx" and answered:
+    if whole_document and answered:
         truncated = sum(bool(r.get("truncated")) for r in answered) / len(answered)
         kept = [r["evidence_retained"] for r in answered if r.get("evidence_retained") is not None]
         if kept:
@@ -105,9 +108,10 @@ def route_row(benchmark: str, run: Run) -> RouteRow | None:
     routed = [r for r in run.answered() if r.get("route")]
     if not routed:
         return None
-    by = {k: [r["score"] for r in routed if r["route"] == k] for k in ("rag", "longctx")}
-    return RouteRow(benchmark, run, len(routed), len(by["longctx"]) / len(routed),
-                    100 * mean(by["rag"]) if by["rag"] else None, 100 * mean(by["longctx"]) if by["longctx"] else None)
+    by = {k: [r["score"] for r in routed if r["route"] == k] for k in (ROUTE_RAG, ROUTE_LONGCTX)}
+    rag, lc = by[ROUTE_RAG], by[ROUTE_LONGCTX]
+    return RouteRow(benchmark, run, len(routed), len(lc) / len(routed),
+                    100 * mean(rag) if rag else None, 100 * mean(lc) if lc else None)
 
 
 @dataclass
@@ -129,9 +133,9 @@ def diagnose(runs: list[Run], correct_threshold: float, evidence_threshold: floa
             if a:
                 agreements.append(a)
         for run in sorted(mine, key=lambda r: (r.arm, -(r.score_at() or 0))):
-            if run.arm in ("longctx", "rag", "selfroute") and run.answered():
+            if run.spec.context and run.answered():
                 evidence.append(evidence_row(bench, run, correct_threshold, evidence_threshold))
-            if run.arm == "selfroute":
+            if run.answered():  # only a routing arm's records say which path answered
                 rr = route_row(bench, run)
                 if rr:
                     routes.append(rr)

@@ -13,18 +13,30 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs  # noqa: E402
 from experiments.report.run_dirs import Run, levels_of  # noqa: E402
 
-ARM_COLOURS = {"longctx": "tab:red", "rag": "tab:blue", "closedbook": "tab:gray", "selfroute": "tab:purple",
-               "budget": "tab:orange", "oracle": "black"}
-ARM_NAMES = {"longctx": "long context", "rag": "RAG", "closedbook": "closed book", "selfroute": "Self-Route",
-             "budget": "budget-matched long context", "oracle": "oracle router"}
+# series that are not an arm; an arm's colour and name come from its spec
+KIND_COLOURS = {"budget": "tab:orange", "oracle": "black"}
+KIND_NAMES = {"budget": "budget-matched long context", "oracle": "oracle router"}
 MAX_POINT_LABELS = 24
 DPI = 120
 
 
 def _kind(run: Run) -> str:
     return "budget" if run.budget_matched else run.arm
+
+
+def _colour(kind: str) -> str | None:
+    return KIND_COLOURS[kind] if kind in KIND_COLOURS else spec_of_run(kind).colour
+
+
+def _name(kind: str) -> str:
+    return KIND_NAMES[kind] if kind in KIND_NAMES else spec_of_run(kind).title or kind
+
+
+def _role_colour(role: str) -> str | None:
+    return next((s.colour for s in specs() if s.role == role), None)
 
 
 def _save(fig, path: Path) -> Path:
@@ -54,19 +66,19 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
     for kind in sorted({_kind(r) for _, _, r in pts}):
         xs = [x for x, _, r in pts if _kind(r) == kind]
         ys = [y for _, y, r in pts if _kind(r) == kind]
-        ax.scatter(xs, ys, s=46, label=ARM_NAMES.get(kind, kind), color=ARM_COLOURS.get(kind), zorder=3,
+        ax.scatter(xs, ys, s=46, label=_name(kind), color=_colour(kind), zorder=3,
                    edgecolors="white", linewidths=0.6)
     front = pareto_front([(x, y) for x, y, _ in pts])
     on_front = set(front)
     for x, y, r in pts:  # every point when few, else the front's points and the best long context
-        if len(pts) <= MAX_POINT_LABELS or (x, y) in on_front or r.arm == "longctx" and not r.budget_matched:
+        if len(pts) <= MAX_POINT_LABELS or (x, y) in on_front or r.spec.role == ROLE_LONGCTX and not r.budget_matched:
             ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
     if len(front) > 1:
         ax.step([x for x, _ in front], [y for _, y in front], where="post", color="black", lw=1.2, ls="--",
                 label="Pareto front", zorder=2)
     ax.scatter([x for x, _ in front], [y for _, y in front], s=120, facecolors="none", edgecolors="black", zorder=4)
     if oracle and oracle[0] and oracle[0] > 0:
-        ax.scatter([oracle[0]], [oracle[1]], marker="*", s=180, color=ARM_COLOURS["oracle"], label="oracle router", zorder=5)
+        ax.scatter([oracle[0]], [oracle[1]], marker="*", s=180, color=_colour("oracle"), label="oracle router", zorder=5)
     ax.set_xscale("log")
     ax.set_xlabel("mean prompt tokens per question (log scale)")
     ax.set_ylabel("score (x100)")
@@ -94,9 +106,9 @@ def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
         ys = [r.score_at(levels[i]) for i in xs]
         k = _kind(r)
         bold = best[k] is r
-        (line,) = ax.plot(xs, ys, marker="o" if bold else ".", color=ARM_COLOURS.get(k), lw=2.2 if bold else 0.8,
-                          alpha=1.0 if bold else 0.35, ls="-" if k in ("longctx", "budget") else "--", zorder=3 if bold else 2,
-                          label=f"{ARM_NAMES.get(k, k)}: {r.label}" if bold else None)
+        (line,) = ax.plot(xs, ys, marker="o" if bold else ".", color=_colour(k), lw=2.2 if bold else 0.8,
+                          alpha=1.0 if bold else 0.35, ls="-" if k == "budget" or spec_of_run(k).role == ROLE_LONGCTX else "--", zorder=3 if bold else 2,
+                          label=f"{_name(k)}: {r.label}" if bold else None)
         if bold:
             handles.append(line)
     ax.set_xticks(range(len(levels)), levels)
@@ -116,7 +128,7 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
     """Evidence recall@n per retriever and chunk size (pooled over the configs that share them)."""
     pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        if run.arm not in ("rag", "selfroute"):
+        if not run.spec.indexed:
             continue
         for rec in run.records:
             if rec.get("status") not in ("ok", "retrieved"):
@@ -151,7 +163,7 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     line style per chunk order (solid: document order, dashed: score order)."""
     series: dict[tuple[str, str], dict[int, Run]] = defaultdict(dict)
     for r in runs:
-        if r.arm == "rag" and r.knobs.get("top_k") is not None:
+        if r.spec.role == ROLE_RAG and r.knobs.get("top_k") is not None:
             series[(_series_key(r), str(r.knobs.get("order", "document")))][int(r.knobs["top_k"])] = r
     if not series:
         return None
@@ -169,7 +181,7 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
         rec_ks = [k for k in ks if _retrieved_mean(runs_by_k[k]) is not None]
         right.plot(rec_ks, [_retrieved_mean(runs_by_k[k]) for k in rec_ks], marker="s", **style)
     if longctx_score is not None:
-        left.axhline(longctx_score, color=ARM_COLOURS["longctx"], ls=":", lw=2)
+        left.axhline(longctx_score, color=_role_colour(ROLE_LONGCTX), ls=":", lw=2)
     all_ks = sorted({k for d in series.values() for k in d})
     for ax in (left, right):
         ax.set_xticks(all_ks, [str(k) for k in all_ks])
@@ -185,7 +197,7 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     if len(orders) > 1 or orders != ["document"]:
         handles += [Line2D([], [], color="black", ls=ORDER_STYLES.get(o, ":"), label=f"order: {o}") for o in orders]
     if longctx_score is not None:
-        handles.append(Line2D([], [], color=ARM_COLOURS["longctx"], ls=":", lw=2, label="best long context"))
+        handles.append(Line2D([], [], color=_role_colour(ROLE_LONGCTX), ls=":", lw=2, label="best long context"))
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
                title="retriever, chunk size", title_fontsize=8)
     fig.suptitle(f"More chunks: recall keeps rising, score need not{title}", fontsize=10)
@@ -227,7 +239,7 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
         xs = [i for i in range(DEPTH_BINS) if bins[i]]
         shift = (j - (len(best) - 1) / 2) * 0.012  # arms with equal scores stay visible side by side
         ax.plot([centres[i] + shift for i in xs], [100 * mean(bins[i]) for i in xs], marker=markers[j % len(markers)],
-                color=ARM_COLOURS.get(k), alpha=0.9, label=f"{ARM_NAMES.get(k, k)}: {best[k].label}")
+                color=_colour(k), alpha=0.9, label=f"{_name(k)}: {best[k].label}")
     ax.set_xlim(0, 1)
     ax.set_xticks([i / DEPTH_BINS for i in range(DEPTH_BINS + 1)])
     ax.set_xlabel("evidence depth in the context (0 = start, 1 = end), binned")

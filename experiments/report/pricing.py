@@ -21,8 +21,6 @@ from typing import Any
 from experiments.report.settings import ReportSettings
 from experiments.report.run_dirs import Run
 
-INDEXED_ARMS = ("rag", "selfroute")
-
 
 class Pricing:
     def __init__(self, settings: ReportSettings, runs: list[Run]):
@@ -81,7 +79,7 @@ class Pricing:
 
     def index_tokens_per_doc(self, run: Run) -> float | None:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""
-        if run.arm not in INDEXED_ARMS:
+        if not run.spec.indexed:
             return None
         chunk_size = run.knobs.get("chunk_size")
         per_doc: dict[str, int] = {}
@@ -91,7 +89,7 @@ class Pricing:
         return mean(per_doc.values()) if per_doc else None
 
     def index_cost_per_doc(self, run: Run) -> float:
-        if run.arm not in INDEXED_ARMS:
+        if not run.spec.indexed:
             return 0.0
         lexical = str(run.knobs.get("retriever", "")).lower() in {x.lower() for x in self.ix.lexical_retrievers}
         tokens = self.index_tokens_per_doc(run) or 0.0

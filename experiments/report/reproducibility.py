@@ -43,7 +43,7 @@ def model_ids(run: Run) -> str:
     if model:
         rev = gen.get("revision")
         ids.append(f"generator {model}" + (f"@{rev}" if rev else "") + (f" ({gen['backend']})" if gen.get("backend") else ""))
-    if run.arm in ("rag", "selfroute"):
+    if "retriever" in run.spec.sections:
         ret = cfg.get("retriever") or {}
         emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.knobs.get("retriever")
         if emb:

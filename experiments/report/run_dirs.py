@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from eval.sample import level_sort_key
+from experiments.arms import ArmSpec, spec_of_run
 from experiments.redact import redact, redact_text
 
 SCORED = ("ok", "skipped")  # a skipped sample scores 0: the arm could not serve it
@@ -71,13 +72,18 @@ class Run:
         return str(self.knobs.get("arm", "?"))
 
     @property
+    def spec(self) -> type[ArmSpec]:
+        """The arm's spec (the plain `ArmSpec` for an arm no module registers)."""
+        return spec_of_run(self.arm)
+
+    @property
     def benchmark(self) -> str:
         return str(self.knobs.get("benchmark", "?"))
 
     @property
     def budget_matched(self) -> bool:
         """Long context cut to a fixed token budget (a control arm, not a full long-context config)."""
-        return self.arm == "longctx" and self.knobs.get("budget_tokens") is not None
+        return self.spec.budget_matched(self.knobs)
 
     @property
     def retrieval_only(self) -> bool:
@@ -89,25 +95,7 @@ class Run:
 
     @property
     def config_label(self) -> str:
-        k = self.knobs
-        arm = k.get("arm", "?")
-        if arm in ("rag", "selfroute"):
-            text = f"{arm} {k.get('retriever')} c{k.get('chunk_size')} k{k.get('top_k')}"
-            text += "" if k.get("order") in (None, "document") else f" {k.get('order')}"
-            for key in ("chunker", "reranker"):
-                if k.get(key) not in (None, "", "none", "fixed", "tokens"):
-                    text += f" {k[key]}"
-            if k.get("rag_budget_tokens") is not None:
-                text += f" b{k['rag_budget_tokens']}"
-            if arm == "selfroute" and k.get("truncation") not in (None, "benchmark"):
-                text += f" lc-{k['truncation']}"
-            return text + (" retrieval-only" if self.retrieval_only else "")
-        text = str(arm)
-        if k.get("truncation") not in (None, "benchmark"):
-            text += f" {k.get('truncation')}"
-        if k.get("budget_tokens") is not None:
-            text += f" budget{k['budget_tokens']}"
-        return text
+        return self.spec.label(self.knobs, self.retrieval_only)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

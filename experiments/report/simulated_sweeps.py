@@ -22,6 +22,10 @@ from typing import Any
 import yaml
 
 from experiments.aggregate import aggregate
+from experiments.arms.closedbook import ClosedBookSpec
+from experiments.arms.longctx import LongContextSpec
+from experiments.arms.rag import RagSpec
+from experiments.arms.selfroute import ROUTE_LONGCTX, ROUTE_RAG, SelfRouteSpec
 
 LEVELS = ("1k", "2k", "4k")
 LEVEL_TOKENS = {"1k": 1000, "2k": 2000, "4k": 4000, "8k": 8000, "16k": 16000}
@@ -118,15 +122,15 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
     lc_by = {r["id"]: r for r in lc}
     out = []
     for r in rag:
-        rec = {**r, "arm": "selfroute"}
+        rec = {**r, "arm": SelfRouteSpec.name}
         if r.get("evidence_in_prompt") == 0.0:
             l = lc_by[r["id"]]
-            rec.update(route="longctx", selfroute_declined=True, score=l["score"], prediction=l["prediction"],
+            rec.update(route=ROUTE_LONGCTX, selfroute_declined=True, score=l["score"], prediction=l["prediction"],
                        scores=l["scores"], prompt_tokens=r["prompt_tokens"] + l["prompt_tokens"],
                        latency_s=round(r["latency_s"] + l["latency_s"], 4), evidence_retained=l["evidence_retained"],
                        rag_context_tokens=r["context_tokens"], context_tokens=l["context_tokens"], truncated=l["truncated"])
         else:
-            rec.update(route="rag", selfroute_declined=False)
+            rec.update(route=ROUTE_RAG, selfroute_declined=False)
         out.append(rec)
     return out
 
@@ -145,7 +149,7 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
 
     for bench in benchmarks:
         samples = _sample_ids(bench, levels, per_level)
-        lc_knobs = {"arm": "longctx", "benchmark": bench, "generator": generator, "truncation": "benchmark"}
+        lc_knobs = {"arm": LongContextSpec.name, "benchmark": bench, "generator": generator, "truncation": "benchmark"}
         lc = longctx_records(bench, samples, lc_knobs, seed)
         add(lc_knobs, lc, ["arm=longctx", f"benchmark={bench}"])
         first_rag = None
@@ -153,7 +157,7 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
             for chunk in chunk_sizes:
                 for order in orders:
                     for k in top_ks:
-                        knobs = {"arm": "rag", "benchmark": bench, "generator": generator, "retriever": ret,
+                        knobs = {"arm": RagSpec.name, "benchmark": bench, "generator": generator, "retriever": ret,
                                  "chunk_size": chunk, "chunk_overlap": 16, "top_k": k, "order": order}
                         recs = rag_records(bench, samples, knobs, seed)
                         first_rag = first_rag or (knobs, recs)
@@ -163,9 +167,9 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
             knobs = {**first_rag[0], "generator": "none"}
             add(knobs, rag_records(bench, samples, knobs, seed, retrieval_only=True),
                 ["arm=rag", f"benchmark={bench}", "generator=none", f"retriever={knobs['retriever']}"])
-            cb = {"arm": "closedbook", "benchmark": bench, "generator": generator}
+            cb = {"arm": ClosedBookSpec.name, "benchmark": bench, "generator": generator}
             add(cb, closedbook_records(bench, samples, cb, seed), ["arm=closedbook", f"benchmark={bench}"])
-            sr = {**first_rag[0], "arm": "selfroute", "truncation": "benchmark"}
+            sr = {**first_rag[0], "arm": SelfRouteSpec.name, "truncation": "benchmark"}
             add(sr, selfroute_records(bench, first_rag[1], lc, sr), ["arm=selfroute", f"benchmark={bench}"])
             budget = int(first_rag[0]["top_k"]) * int(first_rag[0]["chunk_size"])
             bk = {**lc_knobs, "budget_tokens": budget}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval.metrics.confidence import paired_bootstrap
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
@@ -75,11 +76,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def longctx_candidates(runs: list[Run]) -> list[Run]:
-    return [r for r in runs if r.arm == "longctx" and not r.budget_matched and r.scores()]
+    return [r for r in runs if r.spec.role == ROLE_LONGCTX and not r.budget_matched and r.scores()]
 
 
 def rag_candidates(runs: list[Run]) -> list[Run]:
-    return [r for r in runs if r.arm == "rag" and r.scores()]
+    return [r for r in runs if r.spec.role == ROLE_RAG and r.scores()]
 
 
 def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:

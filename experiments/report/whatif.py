@@ -14,7 +14,8 @@ from statistics import mean
 
 from experiments.aggregate import quantile
 from experiments.report.oracle import oracle_router
-from experiments.report.pricing import INDEXED_ARMS, Pricing
+from experiments.arms import ROLE_OTHER, specs
+from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
 from experiments.report.run_dirs import Run
 from experiments.report.verdict import VerdictRow, longctx_candidates, rag_candidates
@@ -103,10 +104,10 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, s
         best_rag = best(rag_candidates(mine))
         if best_rag:
             picks.append(("best RAG", best_rag))
-        for arm, role in (("selfroute", "best Self-Route"), ("closedbook", "closed book (no context)")):
-            r = best([x for x in mine if x.arm == arm])
+        for spec in (s for s in specs() if s.role == ROLE_OTHER):
+            r = best([x for x in mine if x.arm == spec.name])
             if r:
-                picks.append((role, r))
+                picks.append((spec.pick_title(), r))
         r = best([x for x in mine if x.budget_matched])
         if r:
             picks.append(("best budget-matched long context", r))
@@ -117,7 +118,7 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, s
                 continue
             seen.add(id(run))
             row = _row(bench, role, run, pricing, settings)
-            if run is not lc and run.arm in INDEXED_ARMS:  # what indexing once buys against long context
+            if run is not lc and run.spec.indexed:  # what indexing once buys against long context
                 row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_cost)
             rows.append(row)
         if lc and best_rag:

@@ -1,4 +1,4 @@
-"""The closed-book arm: the benchmark's prompt with an empty context.
+"""`arm=closedbook`: the benchmark's prompt with an empty context.
 
 It measures what the model answers from memory alone, the floor both real arms must clear
 (a long-context score barely above it says the model is not reading the document).
@@ -6,15 +6,17 @@ It measures what the model answers from memory alone, the floor both real arms m
 
 from __future__ import annotations
 
+from typing import Any
+
 from eval.sample import Sample
-from llm.base import Generator
+from experiments.arms.base import ArmSpec
 from llm.prompt import Prompt, PromptTooLong
 
 
 class ClosedBookArm:
     name = "closedbook"
 
-    def __init__(self, generator: Generator):
+    def __init__(self, generator):
         self.gen = generator
 
     def build(self, sample: Sample) -> Prompt:
@@ -27,3 +29,15 @@ class ClosedBookArm:
                                 f"not fit the {self.gen.context_window}-token window")
         prompt.meta = {"context_tokens": 0, "evidence_retained": 0.0 if sample.evidence else None}
         return prompt
+
+
+class ClosedBookSpec(ArmSpec):
+    name = "closedbook"
+    title = "closed book"
+    colour = "tab:gray"
+    pick = "closed book (no context)"
+    context = False
+
+    @classmethod
+    def build(cls, generator, cfg: dict[str, Any]) -> ClosedBookArm:
+        return ClosedBookArm(generator)

@@ -1,0 +1,137 @@
+"""What an arm is: how it is built, how it answers, what it reads, how it is named and priced.
+
+An arm is one `ArmSpec` subclass (in its own module under `experiments/arms/`, registered in
+`experiments/arms/__init__.py`) plus its config file `conf/arm/<name>.yaml`. Everything outside the
+arm modules asks the spec instead of branching on the arm's name:
+
+- the runner builds the arm (`build`), lets it answer a group of samples (`answer`), reads its
+  index and cache counters (`index_builds`, `cache_stats`), writes its `knobs(cfg)` and hashes
+  them with the config `sections` it reads (`experiments.run.config_hash`);
+- the report finds the spec by the `arm` knob stored in metrics.json and asks it for the run's
+  `label`, whether it has an index to price (`indexed`), what the verdict compares it as (`role`:
+  "longctx", "rag" or "other"), whether it builds a context from the document (`context`), and
+  how plots and tables name it (`title`, `colour`, `pick`).
+
+A built arm is either a prompt builder (`build(sample) -> Prompt`, answered here by
+`answer_with_prompts`) or an object the spec's `answer` drives itself (Self-Route).
+
+Spec modules import `rag`/`longctx` inside `build` only, so the report can read specs without
+importing torch or an index library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from eval.sample import Sample
+from llm.prompt import Generation, PromptTooLong
+
+# what the verdict compares an arm as: the whole document, retrieved chunks, or neither (a floor, a router)
+ROLE_LONGCTX, ROLE_RAG, ROLE_OTHER = "longctx", "rag", "other"
+ROLES = (ROLE_LONGCTX, ROLE_RAG, ROLE_OTHER)
+
+
+@dataclass
+class Answer:
+    """What one sample got from an arm: a generation, or a reason it was skipped."""
+
+    sample: Sample
+    meta: dict[str, Any] = field(default_factory=dict)
+    text: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)  # prompt/completion tokens, latency, ttft, cached
+    skipped: str | None = None
+
+
+def usage_of(gens: list[Generation]) -> dict[str, Any]:
+    ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
+    return {
+        "prompt_tokens": sum(g.prompt_tokens for g in gens),
+        "completion_tokens": sum(g.completion_tokens for g in gens),
+        "latency_s": round(sum(g.latency_s for g in gens), 4),
+        "ttft_s": round(ttft[0], 4) if ttft else None,
+        "cached": all(g.cached for g in gens),
+        "calls": len(gens),
+    }
+
+
+def answer_with_prompts(arm, generator, samples: list[Sample]) -> list[Answer]:
+    """Build every sample's prompt, then generate them together (one context: one prefix)."""
+    answers, ready = [], []
+    for sample in samples:
+        try:
+            prompt = arm.build(sample)
+        except PromptTooLong as err:
+            answers.append(Answer(sample, skipped=str(err)))
+            continue
+        ready.append((sample, prompt))
+    if not getattr(generator, "generates", True):
+        answers += [Answer(s, meta=dict(p.meta)) for s, p in ready]
+    else:
+        gens = generator.generate([p for _, p in ready]) if ready else []
+        answers += [Answer(s, meta=dict(p.meta), text=g.text, usage=usage_of([g])) for (s, p), g in zip(ready, gens)]
+    order = {s.id: i for i, s in enumerate(samples)}
+    return sorted(answers, key=lambda a: order[a.sample.id])
+
+
+class ArmSpec:
+    """The base spec: a prompt-building arm that reads no config section, has no index and no knobs.
+
+    It is also what the report uses for an arm name no module registers (an old or foreign run):
+    the label is the name plus any truncation or budget knob, nothing is priced as an index.
+    """
+
+    name: ClassVar[str] = "?"
+    title: ClassVar[str] = ""  # how plots and tables name the arm (default: its name)
+    colour: ClassVar[str | None] = None  # matplotlib colour in the plots (None: the next default colour)
+    pick: ClassVar[str] = ""  # the what-if row of its best run, for role "other" (default: "best <title>")
+    sections: ClassVar[tuple[str, ...]] = ()  # config sections it reads besides benchmark and generator
+    indexed: ClassVar[bool] = False  # builds a retrieval index per document (priced by the report)
+    role: ClassVar[str] = ROLE_OTHER  # what the verdict compares it as: "longctx", "rag" or "other"
+    context: ClassVar[bool] = True  # puts document text in the prompt (closed book: no)
+
+    @classmethod
+    def display(cls) -> str:
+        return cls.title or cls.name
+
+    @classmethod
+    def pick_title(cls) -> str:
+        return cls.pick or f"best {cls.display()}"
+
+    @classmethod
+    def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
+        """The arm's own settings from the composed config (after arm, benchmark and generator)."""
+        return {}
+
+    @classmethod
+    def label(cls, knobs: Mapping[str, Any], retrieval_only: bool = False) -> str:
+        """The config label of a run with these knobs (the report's row name)."""
+        text = str(knobs.get("arm", cls.name))
+        if knobs.get("truncation") not in (None, "benchmark"):
+            text += f" {knobs.get('truncation')}"
+        if knobs.get("budget_tokens") is not None:
+            text += f" budget{knobs['budget_tokens']}"
+        return text
+
+    @classmethod
+    def budget_matched(cls, knobs: Mapping[str, Any]) -> bool:
+        """A control cut to a fixed token budget rather than a full config of its role."""
+        return False
+
+    @classmethod
+    def build(cls, generator, cfg: dict[str, Any]):
+        """The arm from the whole composed config (plain containers)."""
+        raise ValueError(f"arm.name={cls.name!r} has no build")
+
+    @classmethod
+    def answer(cls, arm, generator, samples: list[Sample]) -> list[Answer]:
+        """Answers of one group of samples (consecutive samples over one context), in their order."""
+        return answer_with_prompts(arm, generator, samples)
+
+    @classmethod
+    def index_builds(cls, arm) -> int | None:
+        return None
+
+    @classmethod
+    def cache_stats(cls, arm) -> dict[str, Any] | None:
+        return None

@@ -1,0 +1,67 @@
+"""`arm=rag`: retrieve top-k chunks of the document with the `retriever` group (chunked by the
+`chunker` group, optionally reranked by the `reranker` group); settings under `rag:`."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from experiments.arms.base import ArmSpec
+
+# chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
+_DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))
+_PLAIN_LABEL_VALUES = (None, "", "none", "fixed", "tokens")
+
+
+class RagSpec(ArmSpec):
+    name = "rag"
+    title = "RAG"
+    colour = "tab:blue"
+    sections = ("rag", "retriever", "chunker", "reranker")
+    indexed = True
+    role = "rag"
+
+    @classmethod
+    def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
+        rag = cfg["rag"]
+        knobs: dict[str, Any] = {"retriever": cfg["retriever"]["name"], "chunk_size": rag["chunk_size"],
+                                 "chunk_overlap": rag["chunk_overlap"], "top_k": rag["top_k"], "order": rag["order"]}
+        for key in ("budget_tokens",):
+            if rag.get(key) is not None:
+                knobs[f"rag_{key}"] = rag[key]
+        for group, default in _DEFAULT_GROUPS:
+            node = cfg.get(group)
+            name = node.get("name") or node.get("kind") if node is not None else None
+            if name and name != default:
+                knobs[group] = name
+        return knobs
+
+    @classmethod
+    def rag_label(cls, knobs: Mapping[str, Any]) -> str:
+        k = knobs
+        text = f"{k.get('arm', cls.name)} {k.get('retriever')} c{k.get('chunk_size')} k{k.get('top_k')}"
+        text += "" if k.get("order") in (None, "document") else f" {k.get('order')}"
+        for key in ("chunker", "reranker"):
+            if k.get(key) not in _PLAIN_LABEL_VALUES:
+                text += f" {k[key]}"
+        if k.get("rag_budget_tokens") is not None:
+            text += f" b{k['rag_budget_tokens']}"
+        return text
+
+    @classmethod
+    def label(cls, knobs: Mapping[str, Any], retrieval_only: bool = False) -> str:
+        return cls.rag_label(knobs) + (" retrieval-only" if retrieval_only else "")
+
+    @classmethod
+    def build(cls, generator, cfg: dict[str, Any]):
+        from rag.build import build_rag_arm
+
+        return build_rag_arm(generator, cfg["rag"], cfg["retriever"], cfg.get("chunker") or {}, cfg.get("reranker") or {},
+                             cfg["run"]["cache_dir"])
+
+    @classmethod
+    def index_builds(cls, arm) -> int | None:
+        return arm.index_builds
+
+    @classmethod
+    def cache_stats(cls, arm) -> dict[str, Any] | None:
+        return arm.cache_stats()

@@ -1,0 +1,118 @@
+"""`arm=selfroute`: Self-Route (Li et al., 2024, "Retrieval Augmented Generation or Long-Context
+LLMs? A Comprehensive Study and Hybrid Approach"). RAG first, with the instruction to write
+"unanswerable" when the retrieved text does not answer the question; those samples go to long
+context. Its record says which path answered (`route`) and counts the tokens of both. It reads the
+`rag:`/`retriever` settings for its first path and the `longctx:` settings for its fallback.
+
+With a generator that cannot generate (`generator=none`), it only retrieves: records get status
+`retrieved` with evidence recall and token counts, and no score.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from eval.sample import Sample
+from experiments.arms.base import Answer, ArmSpec, answer_with_prompts, usage_of
+from experiments.arms.longctx import LongContextSpec
+from experiments.arms.rag import RagSpec
+from llm.prompt import Generation, PromptTooLong
+
+# the `route` a Self-Route record answered by
+ROUTE_RAG, ROUTE_LONGCTX = "rag", "longctx"
+
+SELF_ROUTE_INSTRUCTION = "Write unanswerable if the query can not be answered based on the provided text."
+_DECLINE = re.compile(r"unanswerable|not answerable|cannot be answered|无法回答|不能回答", re.IGNORECASE)
+
+
+def declined(text: str) -> bool:
+    return bool(_DECLINE.search(text or ""))
+
+
+class SelfRouteArm:
+    name = "selfroute"
+
+    def __init__(self, rag_arm, longctx_arm, generator):
+        self.rag, self.longctx, self.gen = rag_arm, longctx_arm, generator
+
+    @property
+    def index_builds(self) -> int | None:
+        return getattr(self.rag, "index_builds", None)
+
+    def answer(self, samples: list[Sample]) -> list[Answer]:
+        first: list[Answer] = []
+        ready = []
+        for sample in samples:
+            try:
+                prompt = self.rag.build(sample)
+            except PromptTooLong as err:
+                first.append(Answer(sample, skipped=str(err)))
+                continue
+            prompt.user = prompt.user.rstrip() + "\n\n" + SELF_ROUTE_INSTRUCTION
+            ready.append((sample, prompt))
+        if not getattr(self.gen, "generates", True):
+            return first + [Answer(s, meta={**p.meta, "route": ROUTE_RAG}) for s, p in ready]
+        gens = self.gen.generate([p for _, p in ready]) if ready else []
+        to_longctx = []
+        for (sample, prompt), gen in zip(ready, gens):
+            if declined(gen.text):
+                to_longctx.append((sample, prompt, gen))
+            else:
+                first.append(Answer(sample, meta={**prompt.meta, "route": ROUTE_RAG, "selfroute_declined": False},
+                                    text=gen.text, usage=usage_of([gen])))
+        fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx])
+        for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
+            rag_meta = {k: rag_prompt.meta.get(k) for k in ("evidence_recall", "evidence_in_prompt", "distractors_retrieved",
+                                                             "retrieved", "n_chunks")}
+            ans.meta = {**rag_meta, **ans.meta, "route": ROUTE_LONGCTX, "selfroute_declined": True,
+                        "rag_context_tokens": rag_prompt.meta.get("context_tokens")}
+            if ans.skipped is None:
+                ans.usage = usage_of([rag_gen, _generation_of(ans)])
+            else:  # long context could not serve it: the RAG answer stands
+                ans.text, ans.usage, ans.skipped = rag_gen.text, usage_of([rag_gen]), None
+                ans.meta["route"] = ROUTE_RAG
+            first.append(ans)
+        order = {s.id: i for i, s in enumerate(samples)}
+        return sorted(first, key=lambda a: order[a.sample.id])
+
+
+def _generation_of(ans: Answer) -> Generation:
+    u = ans.usage
+    return Generation(text=ans.text or "", prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
+                      latency_s=u["latency_s"], cached=u["cached"], ttft_s=None)
+
+
+class SelfRouteSpec(ArmSpec):
+    name = "selfroute"
+    title = "Self-Route"
+    colour = "tab:purple"
+    sections = RagSpec.sections + LongContextSpec.sections
+    indexed = True
+
+    @classmethod
+    def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
+        return {**RagSpec.knobs(cfg), **LongContextSpec.knobs(cfg)}
+
+    @classmethod
+    def label(cls, knobs: Mapping[str, Any], retrieval_only: bool = False) -> str:
+        text = RagSpec.rag_label(knobs)
+        if knobs.get("truncation") not in (None, "benchmark"):
+            text += f" lc-{knobs['truncation']}"
+        return text + (" retrieval-only" if retrieval_only else "")
+
+    @classmethod
+    def build(cls, generator, cfg: dict[str, Any]) -> SelfRouteArm:
+        return SelfRouteArm(RagSpec.build(generator, cfg), LongContextSpec.build(generator, cfg), generator)
+
+    @classmethod
+    def answer(cls, arm: SelfRouteArm, generator, samples: list[Sample]) -> list[Answer]:
+        return arm.answer(samples)
+
+    @classmethod
+    def index_builds(cls, arm: SelfRouteArm) -> int | None:
+        return arm.index_builds
+
+    @classmethod
+    def cache_stats(cls, arm: SelfRouteArm) -> dict[str, Any] | None:
+        return RagSpec.cache_stats(arm.rag)
