@@ -70,7 +70,7 @@ def describe(result: LoadResult) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.describe", description=__doc__.splitlines()[0])
-    ap.add_argument("--benchmark", required=True, choices=sorted(LOADERS))
+    ap.add_argument("--benchmark", required=True, choices=sorted(LOADERS.names()))
     ap.add_argument("--path", help="local file or folder in the benchmark's official layout")
     ap.add_argument("--task", action="append", help="only this task (repeatable)")
     ap.add_argument("--level", action="append", help="only this length level (repeatable)")

@@ -28,6 +28,23 @@ import inspect
 from typing import Any, Callable, Iterable, Mapping
 
 
+class MissingExtra(ValueError, ImportError):
+    """An optional package a chosen setting needs is not installed: a ValueError (a setting this
+    install cannot serve, printed by the runner as one `error: ...` line) and an ImportError."""
+
+
+def require(package: str, what: str, hint: str | None = None) -> Any:
+    """Import `package` for the setting `what` (e.g. "retriever.backend=flag_m3"), or raise `MissingExtra`
+    naming both and the install command."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as err:
+        if getattr(err, "name", None) not in (None, package) and not package.startswith(str(err.name) + "."):
+            raise  # the package is there but something it imports is broken: not a missing extra
+        how = f"; install it with: {hint}" if hint else ""
+        raise MissingExtra(f"{what} needs the package {package!r}, which is not installed{how}") from None
+
+
 class Registry:
     def __init__(self, kind: str, entries: Mapping[str, str | Callable[..., Any]] | None = None,
                  install_hints: Mapping[str, str] | None = None):
@@ -49,6 +66,9 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
+    def __iter__(self):
+        return iter(self._entries)
+
     def get(self, name: str) -> Callable[..., Any]:
         """The registered object, imported on first use."""
         if name not in self._entries:
@@ -65,17 +85,18 @@ class Registry:
                 raise
             hint = self._hints.get(name)
             how = f"; install it with: {hint}" if hint else ""
-            raise ValueError(f"{self.kind}={name} needs the package {missing!r}, which is not installed{how}") from None
+            raise MissingExtra(f"{self.kind}={name} needs the package {missing!r}, which is not installed{how}") from None
         obj = getattr(module, attr) if attr else module
         self._entries[name] = obj
         return obj
 
     def build(self, name: str, cfg: Mapping[str, Any] | None = None, *, drop: Iterable[str] = (),
-              section: str | None = None, **extra: Any) -> Any:
-        """`get(name)(**cfg, **extra)`, with `cfg`'s keys (less `drop`) checked against the signature."""
+              section: str | None = None, what: str | None = None, **extra: Any) -> Any:
+        """`get(name)(**cfg, **extra)`, with `cfg`'s keys (less `drop`) checked against the signature
+        (an unknown key fails naming `<section>.<key>` and `what`, by default `<kind>=<name>`)."""
         factory = self.get(name)
         kwargs = {k: v for k, v in dict(cfg or {}).items() if k not in set(drop)}
-        check_kwargs(factory, kwargs, section or self.kind.partition(".")[0], what=f"{self.kind}={name}")
+        check_kwargs(factory, kwargs, section or self.kind.partition(".")[0], what=what or f"{self.kind}={name}")
         return factory(**kwargs, **extra)
 
 

@@ -14,18 +14,15 @@ Backends are created once per process and configuration, so the jobs of a Hydra 
 
 from __future__ import annotations
 
-import inspect
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from eval.registry import Registry
 from llm.base import Generator, HFTokenizer
 from llm.cache import CachedGenerator, ResponseCache
 from llm.prompt import Generation, Prompt
-
-BACKENDS = ("transformers", "openai", "openai_compat", "vllm", "none")
-
 
 class TokenizerOnlyGenerator(Generator):
     """No model: a tokenizer and a context window, so arms can chunk and budget (retrieval-only
@@ -51,40 +48,22 @@ class TokenizerOnlyGenerator(Generator):
                            "pick a generator, e.g. generator=smollm2, to get answers")
 
 
-def _kwargs_for(factory, cfg: dict[str, Any], backend: str, drop: tuple[str, ...] = ("backend",)) -> dict[str, Any]:
-    """The config minus `drop`, checked against the backend's settings (a typo fails clearly)."""
-    accepted = set(inspect.signature(factory).parameters) - {"self"}
-    kwargs = {k: v for k, v in cfg.items() if k not in drop}
-    unknown = sorted(set(kwargs) - accepted)
-    if unknown:
-        raise ValueError(f"generator.{unknown[0]} is not a setting of the {backend} backend; "
-                         f"its settings: {', '.join(sorted(accepted))}")
-    return kwargs
+GENERATORS = Registry("generator.backend", {
+    "transformers": "llm.transformers_backend:TransformersGenerator",
+    "openai": "llm.openai_backend:OpenAICompatGenerator",
+    "openai_compat": "llm.openai_backend:OpenAICompatGenerator",
+    "vllm": "llm.vllm_backend:vllm_generator",
+    "none": TokenizerOnlyGenerator,
+})
+BACKENDS = tuple(GENERATORS.names())
 
 
 @lru_cache(maxsize=2)
 def _backend(cfg_json: str) -> Generator:
     cfg = json.loads(cfg_json)
     backend = cfg.get("backend")
-    if backend == "transformers":
-        from llm.transformers_backend import TransformersGenerator
-
-        return TransformersGenerator(
-            model=cfg["model"], context_window=cfg.get("context_window"), dtype=cfg.get("dtype", "float32"),
-            device=cfg.get("device", "cpu"), threads=cfg.get("threads"), temperature=cfg.get("temperature", 0.0),
-            reuse_prefix=cfg.get("reuse_prefix", True), prefix_batch_size=cfg.get("prefix_batch_size", 8),
-        )
-    if backend in ("openai", "openai_compat"):
-        from llm.openai_backend import OpenAICompatGenerator
-
-        return OpenAICompatGenerator(**_kwargs_for(OpenAICompatGenerator.__init__, cfg, backend))
-    if backend == "vllm":
-        from llm.vllm_backend import VLLMGenerator
-
-        return VLLMGenerator(cfg)
-    if backend == "none":
-        return TokenizerOnlyGenerator(**_kwargs_for(TokenizerOnlyGenerator.__init__, cfg, backend))
-    raise ValueError(f"generator.backend={backend!r} is not one of: {', '.join(BACKENDS)}")
+    # every key but `backend` is a keyword argument of the backend; a typo fails naming `generator.<key>`
+    return GENERATORS.build(str(backend), cfg, drop=("backend",), section="generator", what=f"the {backend} backend")
 
 
 def build_generator(cfg: dict[str, Any], cache_dir: str | Path | None = None) -> Generator:

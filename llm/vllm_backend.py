@@ -18,11 +18,13 @@ ordering below are plain functions, usable and tested without it.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 from typing import Any, Mapping, Sequence
 
+from eval.registry import MissingExtra
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
 
@@ -42,11 +44,11 @@ SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
 
 
 def require_vllm():
-    """Import vllm, or raise ImportError saying how to install it."""
+    """Import vllm, or raise `MissingExtra` (an ImportError and a ValueError) saying how to install it."""
     try:
         import vllm
     except ImportError as err:
-        raise ImportError(INSTALL_HINT) from err
+        raise MissingExtra(INSTALL_HINT) from err
     return vllm
 
 
@@ -179,3 +181,14 @@ class VLLMGenerator(Generator):
         outputs = engine.generate(requests, params, use_tqdm=False)
         share = (time.perf_counter() - t0) / len(prompts)
         return restore_order([generation_from_output(o, share) for o in outputs], order)
+
+
+def vllm_generator(**cfg: Any) -> VLLMGenerator:
+    """`generator.backend=vllm`: the generator from its config keys (the settings listed in its signature)."""
+    return VLLMGenerator(cfg)
+
+
+# the config keys the vllm backend reads (what `generator.<key>` may be): checked by the factory's registry
+vllm_generator.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+     for k in dict.fromkeys(("model", "engine_extra", *ENGINE_KEYS, *SAMPLING_KEYS))])

@@ -22,9 +22,12 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from eval.registry import Registry, require
 from llm.bundled import resolve_model
 
-BACKENDS = ("sentence_transformers", "flag_m3", "openai")
+BGE_HINT = ("pip install '.[bge]' (it pulls datasets, pandas and peft); or use backend=sentence_transformers "
+            "for dense vectors only")
+
 
 # Documented instructions (model card of each family). Matched on the model name's last part.
 _INSTRUCTIONS: dict[str, tuple[str, str]] = {
@@ -126,13 +129,7 @@ class FlagM3Embedder:
 
     def __init__(self, model: str = "BAAI/bge-m3", batch_size: int = 16, device: str = "cpu", fp16: bool = True,
                  max_length: int = 8192):
-        try:
-            from FlagEmbedding import BGEM3FlagModel
-        except ImportError as err:
-            raise ImportError(
-                "retriever.backend=flag_m3 needs FlagEmbedding, an optional extra (it pulls datasets, pandas and "
-                "peft): pip install 'rag-or-longctx[bge]'  (or use backend=sentence_transformers for dense only)"
-            ) from err
+        BGEM3FlagModel = require("FlagEmbedding", "retriever.backend=flag_m3", BGE_HINT).BGEM3FlagModel
         path, _ = resolve_model(model)
         device = _resolve_device(device)
         self.half = bool(fp16 and device.startswith("cuda"))
@@ -223,29 +220,33 @@ def shared_embedder(model: str, batch_size: int = 64, normalize: bool = True, de
 _SHARED: dict[str, Any] = {}
 
 
+def sentence_transformers_embedder(model: str, batch_size: int = 64, normalize: bool = True, device: str = "cpu",
+                                   query_instruction: str | None = None, passage_instruction: str | None = None,
+                                   max_seq_length: int | None = None) -> SentenceTransformerEmbedder:
+    emb = shared_embedder(model, int(batch_size), bool(normalize), device, query_instruction, passage_instruction)
+    if max_seq_length:
+        emb.model.max_seq_length = int(max_seq_length)
+    return emb
+
+
+EMBEDDERS = Registry("retriever.backend", {
+    "sentence_transformers": sentence_transformers_embedder,
+    "flag_m3": FlagM3Embedder,
+    "openai": OpenAIEmbedder,
+})
+BACKENDS = tuple(EMBEDDERS.names())
+# retriever keys a caller may leave in the config it passes (the retriever reads them, not the embedder)
+RETRIEVER_KEYS = ("kind", "name", "index")
+
+
 def build_embedder(cfg: dict[str, Any]) -> Embedder:
-    """The embedder a dense retriever config asks for; one instance per config per process."""
+    """The embedder a dense retriever config asks for; one instance per config per process. A key
+    the backend does not take fails naming `retriever.<key>`."""
     backend = cfg.get("backend", "sentence_transformers")
-    if backend not in BACKENDS:
-        raise ValueError(f"retriever.backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    EMBEDDERS.get(backend)  # an unknown backend fails first, naming the allowed ones
     if not cfg.get("model"):
         raise ValueError("retriever.model is required for a dense retriever")
-    key = repr(sorted((k, repr(v)) for k, v in cfg.items() if k not in ("name", "kind", "index")))
-    if key in _SHARED:
-        return _SHARED[key]
-    if backend == "sentence_transformers":
-        emb: Embedder = shared_embedder(cfg["model"], int(cfg.get("batch_size", 64)), bool(cfg.get("normalize", True)),
-                                        cfg.get("device", "cpu"), cfg.get("query_instruction"),
-                                        cfg.get("passage_instruction"))
-        if cfg.get("max_seq_length"):
-            emb.model.max_seq_length = int(cfg["max_seq_length"])
-    elif backend == "flag_m3":
-        emb = FlagM3Embedder(cfg["model"], int(cfg.get("batch_size", 16)), cfg.get("device", "cpu"),
-                             bool(cfg.get("fp16", True)), int(cfg.get("max_length", 8192)))
-    else:
-        emb = OpenAIEmbedder(cfg["model"], cfg.get("base_url"), cfg.get("api_key_env", "OPENAI_API_KEY"),
-                             int(cfg.get("batch_size", 256)), int(cfg.get("max_retries", 5)),
-                             float(cfg.get("timeout_s", 60.0)), cfg.get("dimensions"), bool(cfg.get("normalize", True)),
-                             cfg.get("query_instruction"), cfg.get("passage_instruction"))
-    _SHARED[key] = emb
-    return emb
+    key = repr(sorted((k, repr(v)) for k, v in cfg.items() if k not in RETRIEVER_KEYS))
+    if key not in _SHARED:
+        _SHARED[key] = EMBEDDERS.build(backend, cfg, drop=("backend", *RETRIEVER_KEYS), section="retriever")
+    return _SHARED[key]

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
+from eval.registry import Registry, require
 from llm.bundled import resolve_model
-
-KINDS = ("none", "cross_encoder", "bge_reranker")
-
 
 class Scorer(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
@@ -45,13 +43,9 @@ class CrossEncoderScorer:
 
 class FlagRerankerScorer:
     def __init__(self, model: str, batch_size: int = 32, device: str = "cpu", fp16: bool = True):
-        try:
-            from FlagEmbedding import FlagReranker
-        except ImportError as err:
-            raise ImportError(
-                "reranker.kind=bge_reranker needs FlagEmbedding, an optional extra: pip install 'rag-or-longctx[bge]' "
-                "(or use reranker=cross_encoder with a sentence-transformers model)"
-            ) from err
+        FlagReranker = require("FlagEmbedding", "reranker.kind=bge_reranker",
+                               "pip install '.[bge]'; or use reranker=cross_encoder with a sentence-transformers model"
+                               ).FlagReranker
         path, _ = resolve_model(model)
         try:
             self.model = FlagReranker(path, use_fp16=fp16 and device.startswith("cuda"), devices=device)
@@ -79,19 +73,30 @@ class Reranker:
         return [(head[j][0], scores[j]) for j in order] + tail
 
 
+def no_reranker(name: str = "none") -> None:
+    return None
+
+
+def cross_encoder_reranker(model: str, candidates: int = 20, batch_size: int = 32, device: str = "cpu",
+                           max_length: int | None = 512, name: str = "cross_encoder") -> Reranker:
+    return Reranker(CrossEncoderScorer(model, int(batch_size), device, max_length), int(candidates), name)
+
+
+def bge_reranker(model: str, candidates: int = 20, batch_size: int = 32, device: str = "cpu", fp16: bool = True,
+                 name: str = "bge_reranker") -> Reranker:
+    return Reranker(FlagRerankerScorer(model, int(batch_size), device, bool(fp16)), int(candidates), name)
+
+
+RERANKERS = Registry("reranker.kind", {"none": no_reranker, "cross_encoder": cross_encoder_reranker,
+                                       "bge_reranker": bge_reranker})
+KINDS = tuple(RERANKERS.names())
+
+
 def build_reranker(cfg: dict[str, Any] | None) -> Reranker | None:
+    """The `reranker` group (plain dict) -> reranker, or None for `none`; a key its kind does not take fails naming it."""
     cfg = dict(cfg or {})
-    kind = cfg.get("kind", "none")
-    if kind in ("none", None):
-        return None
-    if not cfg.get("model"):
+    kind = cfg.get("kind") or "none"
+    RERANKERS.get(kind)  # an unknown kind fails first, naming the allowed ones
+    if kind != "none" and not cfg.get("model"):
         raise ValueError(f"reranker.model is required for reranker.kind={kind}")
-    if kind == "cross_encoder":
-        scorer: Scorer = CrossEncoderScorer(cfg["model"], int(cfg.get("batch_size", 32)), cfg.get("device", "cpu"),
-                                            cfg.get("max_length", 512))
-    elif kind == "bge_reranker":
-        scorer = FlagRerankerScorer(cfg["model"], int(cfg.get("batch_size", 32)), cfg.get("device", "cpu"),
-                                    bool(cfg.get("fp16", True)))
-    else:
-        raise ValueError(f"reranker.kind={kind!r}; allowed: {', '.join(KINDS)}")
-    return Reranker(scorer, int(cfg.get("candidates", 20)), cfg.get("name", kind))
+    return RERANKERS.build(kind, cfg, drop=("kind",), section="reranker")

@@ -14,14 +14,12 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from eval.registry import Registry
 from rag.cache import DiskCache, content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",
            "lexical_tokens", "reciprocal_rank_fusion"]
-
-KINDS = ("bm25", "dense", "hybrid")
-
 
 class SearchIndex(Protocol):
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -212,24 +210,40 @@ class HybridRetriever:
                            self.weights)
 
 
-def build_retriever(cfg: dict) -> Retriever:
-    """`retriever` config group (plain dict) -> retriever."""
-    kind = cfg.get("kind")
-    if kind == "bm25":
-        return BM25Retriever(k1=float(cfg.get("k1", 1.5)), b=float(cfg.get("b", 0.75)), name=cfg.get("name", "bm25"))
-    if kind == "dense":
-        from rag.embedders import build_embedder
+INDEX_OPTIONS = ("hnsw_m", "ef_search", "nlist", "nprobe", "ivf_min_vectors")
 
-        options = {k: cfg[k] for k in ("hnsw_m", "ef_search", "nlist", "nprobe", "ivf_min_vectors") if cfg.get(k) is not None}
-        return DenseRetriever(build_embedder(cfg), name=cfg.get("name", "dense"), index=cfg.get("index", "flat"),
-                              index_options=options, gpu=cfg.get("gpu", "auto"),
-                              sparse_weight=float(cfg.get("sparse_weight", 0.0) or 0.0),
-                              dense_weight=float(cfg.get("dense_weight", 1.0)))
-    if kind == "hybrid":
-        parts = cfg.get("retrievers") or []
-        if not isinstance(parts, (list, tuple)):
-            raise ValueError("retriever.retrievers must be a list of retriever configs")
-        return HybridRetriever([build_retriever(dict(p)) for p in parts], rrf_k=int(cfg.get("rrf_k", 60)),
-                               depth=int(cfg.get("depth", 100)), weights=cfg.get("weights"),
-                               name=cfg.get("name", "hybrid"))
-    raise ValueError(f"retriever.kind={kind!r}; allowed: {', '.join(KINDS)}")
+
+def bm25_retriever(name: str = "bm25", k1: float = 1.5, b: float = 0.75) -> BM25Retriever:
+    return BM25Retriever(k1=float(k1), b=float(b), name=name)
+
+
+def dense_retriever(name: str = "dense", index: str = "flat", gpu: Any = "auto", sparse_weight: float | None = 0.0,
+                    dense_weight: float = 1.0, hnsw_m: int | None = None, ef_search: int | None = None,
+                    nlist: int | None = None, nprobe: int | None = None, ivf_min_vectors: int | None = None,
+                    **embedder: Any) -> DenseRetriever:
+    """The index settings are named here; every other key (`backend`, `model`, ...) is the embedder's,
+    checked against its backend by `rag.embedders.build_embedder`."""
+    from rag.embedders import build_embedder
+
+    given = {"hnsw_m": hnsw_m, "ef_search": ef_search, "nlist": nlist, "nprobe": nprobe, "ivf_min_vectors": ivf_min_vectors}
+    return DenseRetriever(build_embedder(embedder), name=name, index=index,
+                          index_options={k: v for k, v in given.items() if v is not None}, gpu=gpu,
+                          sparse_weight=float(sparse_weight or 0.0), dense_weight=float(dense_weight))
+
+
+def hybrid_retriever(retrievers: Any = None, rrf_k: int = 60, depth: int = 100, weights: list[float] | None = None,
+                     name: str = "hybrid") -> HybridRetriever:
+    parts = retrievers or []
+    if not isinstance(parts, (list, tuple)):
+        raise ValueError("retriever.retrievers must be a list of retriever configs")
+    return HybridRetriever([build_retriever(dict(p)) for p in parts], rrf_k=int(rrf_k), depth=int(depth),
+                           weights=weights, name=name)
+
+
+RETRIEVERS = Registry("retriever.kind", {"bm25": bm25_retriever, "dense": dense_retriever, "hybrid": hybrid_retriever})
+KINDS = tuple(RETRIEVERS.names())
+
+
+def build_retriever(cfg: dict) -> Retriever:
+    """`retriever` config group (plain dict) -> retriever; a key its kind does not take fails naming it."""
+    return RETRIEVERS.build(str(cfg.get("kind")), cfg, drop=("kind",), section="retriever")

@@ -12,12 +12,12 @@ the load with an error naming its file, line and field.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from eval.benchmarks._files import skipping_bad_records
+from eval.registry import Registry
 from eval.sample import Sample
 
 log = logging.getLogger(__name__)
@@ -32,14 +32,14 @@ class LoadResult:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
 
 
-# benchmark name -> module holding its `load(cfg)`; imported only when asked for
-LOADERS: dict[str, str] = {
+# benchmark name -> module holding its `load(cfg)` (which checks its own keys); imported only when asked for
+LOADERS = Registry("benchmark.name", {
     "synthetic": "eval.benchmarks.synthetic",
     "lveval": "eval.benchmarks.lveval",
     "loogle": "eval.benchmarks.loogle",
     "clongeval": "eval.benchmarks.clongeval",
     "loong": "eval.benchmarks.loong",
-}
+})
 
 SELECTION_KEYS = ("name", "tasks", "levels", "limit", "metric", "skip_bad")
 
@@ -93,8 +93,8 @@ def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
     """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`."""
     name = cfg.get("name")
     if name not in LOADERS:
-        raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(LOADERS))}")
-    module = importlib.import_module(LOADERS[name])
+        raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(LOADERS.names()))}")
+    module = LOADERS.get(name)
     with skipping_bad_records(bool(cfg.get("skip_bad"))) as bad:
         result = module.load(dict(cfg))
     if bad:

@@ -15,28 +15,27 @@ from __future__ import annotations
 
 from typing import Callable
 
+from eval.registry import Registry
 from eval.sample import Reference
 
 Metric = Callable[[str, Reference], dict[str, float]]
 
-METRICS: dict[str, Metric] = {}
+METRICS = Registry("metric")  # name -> metric function; modules below add theirs with @register(name)
 
 
 def register(name: str) -> Callable[[Metric], Metric]:
+    """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused)."""
     def wrap(fn: Metric) -> Metric:
-        if name in METRICS:
-            raise ValueError(f"metric {name!r} registered twice")
-        METRICS[name] = fn
+        METRICS.register(name, fn)
         return fn
 
     return wrap
 
 
 def get_metric(name: str) -> Metric:
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}") from None
+    if name not in METRICS:
+        raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
+    return METRICS.get(name)
 
 
 def score(name: str, prediction: str, reference: Reference) -> dict[str, float]:
