@@ -23,7 +23,7 @@ judge as an argument (`eval.metrics.score(name, prediction, reference, judge=...
 state. A failed judgment comes back in the metric's dict: `failed: 1.0` and `failed_reason` (the
 error type and HTTP status of the underlying error, never the key or the request).
 
-Judgments are cached in SQLite (`eval.sqlite_cache`: WAL, lock retries, a checksum per entry, a
+Judgments are cached in SQLite (`eval.storage`: WAL, lock retries, a checksum per entry, a
 damaged file moved aside), keyed by the SHA-256 of the judge model, the messages and the sampling
 parameters; failed calls are not cached, and a cache that fails is logged and bypassed, never a
 failed judgment.
@@ -42,7 +42,7 @@ from typing import Any, Mapping, Protocol
 
 from eval.metrics import register
 from eval.sample import Reference
-from eval.sqlite_cache import CheckedSQLiteCache
+from eval.storage import CheckedSQLiteCache
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def parse_summary_score(text: str | None) -> float | None:
 class JudgmentCache:
     """SQLite store of judge replies keyed by a hash of (model, messages, parameters).
 
-    Entries live in table `judgment_replies` as checked entries (`eval.sqlite_cache`), the value
+    Entries live in table `judgment_replies` as checked entries (`eval.storage`), the value
     being JSON `{"model": ..., "reply": ...}`. A file written before the checksums (table
     `judgments (key, model, reply)`) is migrated when opened: its rows are copied in, checksummed
     as they are, and the old table dropped. An entry that fails its checksum or does not parse is
