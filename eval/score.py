@@ -26,6 +26,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,7 @@ class Task:
     name: str
     metric: str
     build: Callable[[dict[str, Any], str], Reference]
+    judge: Any = None  # eval.metrics.judge.Judge, for judge-scored metrics
 
 
 def _answers(rec: dict[str, Any]) -> list[Any]:
@@ -115,36 +117,37 @@ def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task
         from eval.metrics import loogle
 
         metric = loogle.loogle_metric(task, judge=options.judge)
-        if options.judge:
-            _configure_judge(options)
+        judge = _make_judge(options) if options.judge else None
 
         def build(rec: dict[str, Any], _pred: str) -> Reference:
             return loogle.loogle_reference(task, rec, variant)
 
-        return Task(benchmark, task, metric, build)
+        return Task(benchmark, task, metric, build, judge)
     if benchmark == "loong":
         from eval.metrics import judge
-
-        _configure_judge(options)
 
         def build(rec: dict[str, Any], _pred: str) -> Reference:
             return judge.loong_reference(rec)
 
-        return Task(benchmark, task, "loong_judge", build)
+        return Task(benchmark, task, "loong_judge", build, _make_judge(options))
     raise KeyError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
 
 
-def _configure_judge(options: argparse.Namespace) -> None:
-    from eval.metrics import judge
+# eval/ asks no model itself: a judge is built by a factory from a layer that may (llm/judge.py), handed
+# to `main(make_judge=...)` or named here as "module:function" (resolved at run time, so that eval
+# imports nothing above it). The factory takes the judge options and returns an eval.metrics.judge.Judge.
+DEFAULT_JUDGE_FACTORY = "llm.judge:judge_from_options"
 
-    judge.configure_judge(
-        judge.Judge(
-            model=options.judge_model,
-            base_url=options.judge_base_url,
-            cache_path=options.judge_cache,
-            max_retries=options.judge_retries,
-        )
-    )
+
+def _make_judge(options: argparse.Namespace):
+    factory = getattr(options, "make_judge", None)
+    if factory is None:
+        import importlib
+
+        module, _, name = DEFAULT_JUDGE_FACTORY.partition(":")
+        factory = getattr(importlib.import_module(module), name)
+    return factory(model=options.judge_model, base_url=options.judge_base_url, cache_path=options.judge_cache,
+                   max_retries=options.judge_retries, timeout_s=options.judge_timeout)
 
 
 def _prediction(rec: dict[str, Any], field: str | None, benchmark: str) -> str:
@@ -216,7 +219,7 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
                 continue
             if task.benchmark == "lveval":
                 row["task"] = task.name
-            row.update(run_metric(task.metric, pred, ref))
+            row.update(run_metric(task.metric, pred, ref, judge=task.judge))
             if scorer is not None:
                 row["bertscore"] = scorer.recall(ref.answers[0], pred if pred != "" else "None")
             rows.append(row)
@@ -246,7 +249,7 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
     keys = []
     for r in scored:
         for k in r:
-            if k not in ("line", "id", "task", "score", "excluded", "error") and k not in FLAG_KEYS and k not in keys:
+            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason") and k not in FLAG_KEYS and k not in keys:
                 keys.append(k)
     for k in keys:
         pool = parsed if task.metric.endswith("_judge") else scored
@@ -280,9 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="CLongEval stacked_typo_detection: field order of the gold lines (GPT-4-Turbo's released files: id,typo,correct)",
     )
     p.add_argument("--judge", action="store_true", help="LooGLE: score with the GPT-4 True/False (QA) or 0-100 (summary) judge")
-    p.add_argument("--judge-model", default=None, help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
-    p.add_argument("--judge-base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
+    p.add_argument("--judge-model", default=os.environ.get("JUDGE_MODEL") or "gpt-4-turbo",
+                   help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
+    p.add_argument("--judge-base-url", default=os.environ.get("JUDGE_BASE_URL") or os.environ.get("OPENAI_BASE_URL"),
+                   help="OpenAI-compatible endpoint (default: $JUDGE_BASE_URL, $OPENAI_BASE_URL or OpenAI)")
     p.add_argument("--judge-retries", type=int, default=3, help="retries of a failed judge call (with backoff)")
+    p.add_argument("--judge-timeout", type=float, default=120.0,
+                   help="seconds one judge call may take as a whole (connect, wait, read), per attempt")
     p.add_argument("--judge-cache", type=Path, default=None, help="judgment cache (default: .cache/judgments.sqlite)")
     p.add_argument(
         "--bertscore-model",
@@ -293,9 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, make_judge: Callable[..., Any] | None = None) -> int:
+    """The CLI. `make_judge(model=, base_url=, cache_path=, max_retries=, timeout_s=) -> Judge` builds the
+    judge for judge-scored tasks (default: DEFAULT_JUDGE_FACTORY)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     options = build_parser().parse_args(argv)
+    options.make_judge = make_judge
     options.bertscore_path = None
     if options.benchmark == "loogle":
         from eval.metrics.loogle import bertscore_available

@@ -91,27 +91,26 @@ def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
     return groups
 
 
-def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model) -> dict[str, Any]:
+def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=None) -> dict[str, Any]:
     sample, base = ans.sample, _base_record(ans.sample, knobs, chash)
     if ans.skipped is not None:
         return {**base, "status": "skipped", "reason": ans.skipped, "score": 0.0}
     if ans.text is None:  # retrieval only (generator=none)
         return {**base, "status": "retrieved", **ans.meta}
-    values = metrics.score(sample.metric, ans.text, sample.reference())
+    values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
+    failed_reason = values.pop("failed_reason", None)
     u = ans.usage
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
     record = {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
               **u, "cost_usd": cost, **ans.meta}
     if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
-        from eval.metrics.judge import last_judge_error
-
-        record.update(status="failed", reason=f"judge call failed: {last_judge_error() or 'no reply'}")
+        record.update(status="failed", reason=f"judge call failed: {failed_reason or 'no reply'}")
     return record
 
 
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
-                progress: bool = True, cost_model=None, secrets: set[str] | frozenset[str] = frozenset()
-                ) -> list[dict[str, Any]]:
+                progress: bool = True, cost_model=None, secrets: set[str] | frozenset[str] = frozenset(),
+                judge=None) -> list[dict[str, Any]]:
     done = store.load()
     other = sorted({r.get("config_hash") for r in done.values()} - {chash}, key=str)
     if other:
@@ -129,7 +128,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     for group in _consecutive_groups(todo):
         try:
             answers = spec.answer(arm, generator, group)
-            records = [_record(a, knobs, chash, cost_model) for a in answers]
+            records = [_record(a, knobs, chash, cost_model, judge) for a in answers]
         except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
             reason = redact.redact_text(f"{type(err).__name__}: {err}", secrets)
@@ -162,15 +161,17 @@ def _quiet_libraries() -> None:
         pass
 
 
-def _configure_judge(cfg: DictConfig) -> None:
-    """Judge-scored metrics use `cfg.judge`, caching judgments beside the response cache."""
-    if cfg.get("judge") is None:
-        return
-    from eval.metrics.judge import Judge, configure_judge
+def _build_judge(cfg: DictConfig, samples: list[Sample]):
+    """The judge for judge-scored metrics (None when no sample needs one): `cfg.judge` asked through
+    llm's OpenAI-compatible backend (retries, whole-attempt timeout), judgments cached beside the
+    response cache. Handed to the metric with each sample; nothing global."""
+    if cfg.get("judge") is None or not any(metrics.needs_judge(s.metric) for s in samples):
+        return None
+    from llm.judge import build_judge
 
     j = cfg.judge
-    configure_judge(Judge(model=j.model, base_url=j.base_url, timeout=j.timeout_s, max_retries=j.max_retries,
-                          cache_path=Path(cfg.run.cache_dir) / "judgments.sqlite"))
+    return build_judge(j.model, j.base_url, Path(cfg.run.cache_dir) / "judgments.sqlite", timeout_s=float(j.timeout_s),
+                       max_retries=int(j.max_retries))
 
 
 def _cost_model(price: dict[str, Any] | None):
@@ -188,7 +189,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     if not loaded.samples:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
-    _configure_judge(cfg)
+    judge = _build_judge(cfg, loaded.samples)
     from llm.factory import build_generator
 
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
@@ -197,7 +198,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     cost_model = _cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
-                          progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg))
+                          progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
     cache_stats = spec.cache_stats(arm)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),

@@ -3,7 +3,7 @@
 Keyed by (model id, exact messages, max new tokens, sampling params). The first measured latency
 and token counts are kept, so records of a cached rerun report what generation actually cost.
 
-The store is `eval.sqlite_cache.CheckedSQLiteCache` (table `generations`, one JSON `Generation`
+The store is `eval.storage.CheckedSQLiteCache` (table `generations`, one JSON `Generation`
 per entry): safe for parallel Hydra jobs (joblib or SLURM array jobs sharing one cache file) through
 SQLite's WAL mode, a busy timeout and bounded retries with backoff when SQLite still answers
 "database is locked"; every entry carries a checksum of its key and value, and an entry that fails
@@ -19,7 +19,7 @@ import logging
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from eval.sqlite_cache import CheckedSQLiteCache, entry_checksum
+from eval.storage import CheckedSQLiteCache, entry_checksum
 from llm.base import Generator
 from llm.prompt import Generation, Prompt
 

@@ -14,12 +14,20 @@ Two ways to pay for tokens:
 
 `build_cost_model(None)` (or `kind: none`) gives a model whose costs are None: no price table,
 no invented number.
+
+The same schema prices generation at run time (records' `cost_usd`) and in the report's what-if
+(conf/report.yaml `price:` is a conf/price mapping or a preset name, see `load_price`). The report's
+one-off indexing cost uses `IndexingPrice` (USD per million embedded tokens, or machine time at the
+generation's hourly rate).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
+
+PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 
 KINDS = ("per_token", "hourly", "none")
 BASES = ("latency", "throughput")
@@ -28,8 +36,15 @@ BASES = ("latency", "throughput")
 class CostModel:
     """Turns one record's usage into US dollars (None when no price is configured)."""
 
+    kind: str | None = None
+    hourly_rate: float | None = None  # USD per hour of all devices (hourly prices only)
+
     def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float | None:
         return None
+
+    def needs_tokens(self) -> bool:
+        """Whether `cost` reads the token counts (False: only the latency)."""
+        return False
 
     def describe(self) -> dict[str, Any]:
         return {"kind": None}
@@ -40,6 +55,10 @@ class PerTokenCost(CostModel):
     input_usd_per_million: float
     output_usd_per_million: float
     name: str | None = None
+    kind = "per_token"
+
+    def needs_tokens(self) -> bool:
+        return True
 
     def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float | None:
         return (prompt_tokens * self.input_usd_per_million + completion_tokens * self.output_usd_per_million) / 1e6
@@ -57,6 +76,14 @@ class HourlyCost(CostModel):
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
     name: str | None = None
+    kind = "hourly"
+
+    @property
+    def hourly_rate(self) -> float:  # type: ignore[override]
+        return self.usd_per_hour * self.devices
+
+    def needs_tokens(self) -> bool:
+        return self.basis == "throughput"
 
     def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float:
         if self.basis == "latency":
@@ -108,3 +135,47 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
             rates = (_number(cfg, "prefill_tokens_per_s"), _number(cfg, "decode_tokens_per_s"))
         return HourlyCost(_number(cfg, "usd_per_hour", positive=False), devices, basis, *rates, name=name)
     raise ValueError(f"price.kind={kind!r}; allowed: {', '.join(KINDS)} (or no price config for no costs)")
+
+
+def load_price(spec: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
+    """A price given as a mapping (conf/price vocabulary) or a preset name (conf/price/<name>.yaml)."""
+    if spec is None or isinstance(spec, Mapping):
+        return None if spec is None else dict(spec)
+    path = PRESETS_DIR / f"{spec}.yaml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in PRESETS_DIR.glob("*.yaml")))
+        raise ValueError(f"price preset {spec!r} not found in {PRESETS_DIR}; known: {known}")
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: expected a mapping")
+    return cfg
+
+
+@dataclass
+class IndexingPrice:
+    """RAG's one-off cost per document: the tokens its index embeds.
+
+    Dense retrievers pay `embed_usd_per_million`, lexical ones `lexical_usd_per_million`. Under an
+    hourly price (`usd_per_hour`, all devices) a dense index costs machine time instead: the
+    measured seconds when known, else the tokens at `embed_tokens_per_s`; a lexical one is free.
+    """
+
+    embed_usd_per_million: float = 0.02
+    lexical_usd_per_million: float = 0.0
+    lexical_retrievers: tuple[str, ...] = ("bm25",)
+    embed_tokens_per_s: float = 20000.0
+
+    def is_lexical(self, retriever: str | None) -> bool:
+        return str(retriever or "").lower() in {x.lower() for x in self.lexical_retrievers}
+
+    def cost(self, tokens: float, retriever: str | None, usd_per_hour: float | None = None,
+             seconds: float | None = None) -> float:
+        lexical = self.is_lexical(retriever)
+        if usd_per_hour is not None:
+            if lexical:
+                return 0.0
+            secs = seconds if seconds is not None else tokens / self.embed_tokens_per_s
+            return secs * usd_per_hour / 3600
+        return tokens * (self.lexical_usd_per_million if lexical else self.embed_usd_per_million) / 1e6

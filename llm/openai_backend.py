@@ -32,6 +32,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from typing import Any
 
 from llm.base import Generator, HFTokenizer
@@ -54,6 +55,18 @@ class MalformedResponse(ValueError):
 
 class AttemptTimeout(TimeoutError):
     """An attempt did not finish (connect, wait, whole body or stream) within `timeout_s`."""
+
+
+@dataclass
+class ChatRequest(Prompt):
+    """A request given as its exact chat messages and sampling parameters (a judge's question): sent as
+    they are, with the generator's retries and whole-attempt timeout; no `max_tokens` unless in `params`."""
+
+    chat: list[dict[str, str]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def messages(self) -> list[dict[str, str]]:
+        return [dict(m) for m in self.chat]
 
 
 class _Attempt:
@@ -228,7 +241,17 @@ class OpenAICompatGenerator(Generator):
         for key in ("top_p", "seed", "stop"):
             if getattr(self, key) is not None:
                 body[key] = getattr(self, key)
+        if isinstance(prompt, ChatRequest):
+            del body["max_tokens"]
+            body.update(prompt.params)
         return body
+
+    def ask(self, messages: list[dict[str, str]], **params: Any) -> str:
+        """The reply to these exact chat messages (eval.metrics.judge's `Ask`): retried, each attempt
+        bounded by `timeout_s`; raises GenerationError when no answer came."""
+        if self.mode != "chat":
+            raise ValueError("ask() sends chat messages: use generator mode chat")
+        return self._generate_with_retries(ChatRequest(user="", chat=list(messages), params=dict(params))).text
 
     def _generate_with_retries(self, prompt: Prompt) -> Generation:
         last: BaseException | None = None

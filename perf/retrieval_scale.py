@@ -18,7 +18,7 @@ import common
 
 from eval.benchmarks.synthetic import make_haystack
 from llm.factory import build_generator
-from rag.cache import DiskCache
+from eval.storage import DiskCache
 from rag.chunking import ChunkerConfig, make_chunks
 from rag.embedders import shared_embedder
 from rag.retrievers import BM25Retriever, DenseRetriever

@@ -17,7 +17,8 @@ from eval.evidence import Region, present_fraction, recall_at
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
 from rag.assembly import ORDERS, join_chunks, order_chunks, select_chunks
-from rag.cache import DiskCache, content_key, dump_json, load_json, text_hash
+from eval.storage import DiskCache
+from rag.cache import content_key, dump_json, load_json, text_hash
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.rerank import Reranker
 from rag.retrievers import Retriever, SearchIndex

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.arm import RagArm, RagConfig
-from rag.cache import DiskCache
+from eval.storage import DiskCache
 from rag.chunking import ChunkerConfig
 from rag.rerank import build_reranker
 from rag.retrievers import build_retriever

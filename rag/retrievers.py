@@ -15,7 +15,8 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from eval.registry import Registry
-from rag.cache import DiskCache, content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
+from eval.storage import DiskCache
+from rag.cache import content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",

@@ -14,10 +14,7 @@ import pytest
 
 from eval.metrics import score
 from eval.metrics.judge import (
-    Judge,
     JudgmentCache,
-    configure_judge,
-    last_judge_error,
     loong_question,
     loong_reference,
     parse_loong_score,
@@ -25,6 +22,7 @@ from eval.metrics.judge import (
 )
 from eval.sample import Reference
 from eval.score import main
+from llm.judge import build_judge
 
 SECRET = "sk-test-secret-value"
 
@@ -91,30 +89,27 @@ def server():
 def judge(server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.delenv("JUDGE_API_KEY", raising=False)
-    j = Judge(model="judge-model", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-              cache_path=tmp_path / "cache.sqlite", timeout=10, max_retries=0)
-    configure_judge(j)
-    yield j
-    configure_judge(None)
+    return build_judge("judge-model", f"http://127.0.0.1:{server.server_port}/v1", tmp_path / "cache.sqlite",
+                       timeout_s=10, max_retries=0)
 
 
-def _loong(pred):
-    return score("loong_judge", pred, Reference(["42"], extra={"question": "What is it?", "answer": "42"}))
+def _loong(pred, judge):
+    return score("loong_judge", pred, Reference(["42"], extra={"question": "What is it?", "answer": "42"}), judge=judge)
 
 
 def test_loong_judgments_parsed_failed_and_cached(judge, server, caplog):
-    assert _loong("PERFECT answer") == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0, "perfect": 1.0}
-    partial = _loong("some answer")
+    assert _loong("PERFECT answer", judge) == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0, "perfect": 1.0}
+    partial = _loong("some answer", judge)
     assert partial["score"] == 0.6 and partial["perfect"] == 0.0
-    assert _loong("MALFORMED")["parsed"] == 0.0
-    failed = _loong("FAIL500")
+    assert _loong("MALFORMED", judge)["parsed"] == 0.0
+    failed = _loong("FAIL500", judge)
     assert failed["parsed"] == 0.0 and failed["failed"] == 1.0
-    assert _loong("BADJSON")["failed"] == 1.0
-    assert _loong("NOCHOICES")["failed"] == 1.0
+    assert _loong("BADJSON", judge)["failed"] == 1.0
+    assert _loong("NOCHOICES", judge)["failed"] == 1.0
     sent = len(server.requests)
-    assert _loong("some answer") == partial  # cached: no new request
+    assert _loong("some answer", judge) == partial  # cached: no new request
     assert len(server.requests) == sent and judge.calls == sent
-    assert _loong("FAIL500")["failed"] == 1.0 and len(server.requests) == sent + 1  # failures are not cached
+    assert _loong("FAIL500", judge)["failed"] == 1.0 and len(server.requests) == sent + 1  # failures are not cached
     req = server.requests[0]
     assert req["auth"] == f"Bearer {SECRET}" and req["body"]["model"] == "judge-model"
     assert req["body"]["temperature"] == 0.0
@@ -123,14 +118,12 @@ def test_loong_judgments_parsed_failed_and_cached(judge, server, caplog):
 
 
 def test_cache_survives_a_new_judge(judge, server, tmp_path):
-    _loong("some answer")
-    again = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
-    configure_judge(again)
-    assert _loong("some answer")["score"] == 0.6 and again.calls == 0
+    _loong("some answer", judge)
+    again = build_judge("judge-model", judge.base_url, tmp_path / "cache.sqlite", max_retries=0)
+    assert _loong("some answer", again)["score"] == 0.6 and again.calls == 0
     assert len(JudgmentCache(tmp_path / "cache.sqlite")) == 1
-    other = Judge(model="another-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
-    configure_judge(other)
-    _loong("some answer")
+    other = build_judge("another-model", judge.base_url, tmp_path / "cache.sqlite", max_retries=0)
+    _loong("some answer", other)
     assert other.calls == 1  # the model is part of the key
 
 
@@ -152,13 +145,12 @@ def test_cli_loong_reports_avg_perfect_and_unparsable(judge, server, tmp_path, c
     assert out["score"] == 80.0  # Avg Score over parsable judgments: (100 + 60) / 2
     assert out["perfect"] == 50.0  # Perfect Rate
     assert "[Gold Answer]\n['a', 'b']" in server.requests[0]["body"]["messages"][0]["content"]
-    configure_judge(None)
 
 
 def test_loogle_true_false_judge(judge, server):
     ref = Reference(["Paris"], task="shortdep_qa", extra={"question": "Capital of France?"})
-    assert score("loogle_judge", "Paris", ref)["score"] == 1.0
-    assert score("loogle_judge", "Lyon", ref) == {"score": 0.0, "parsed": 1.0, "failed": 0.0, "judge_score": 0.0, "perfect": 0.0}
+    assert score("loogle_judge", "Paris", ref, judge=judge)["score"] == 1.0
+    assert score("loogle_judge", "Lyon", ref, judge=judge) == {"score": 0.0, "parsed": 1.0, "failed": 0.0, "judge_score": 0.0, "perfect": 0.0}
     body = server.requests[0]["body"]
     assert body["messages"][0]["role"] == "system" and body["max_tokens"] == 10
 
@@ -185,18 +177,16 @@ def test_loong_question_follows_released_template_filling():
 
 
 def test_a_corrupted_judgment_is_detected_and_asked_again(judge, server, tmp_path, caplog):
-    assert _loong("some answer")["score"] == 0.6 and len(server.requests) == 1
+    assert _loong("some answer", judge)["score"] == 0.6 and len(server.requests) == 1
     with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # a hand-edited row: the checksum is left as it was
         assert db.execute("UPDATE judgment_replies SET value = replace(value, '60', '99')").rowcount == 1
-    again = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
-    configure_judge(again)
+    again = build_judge("judge-model", judge.base_url, tmp_path / "cache.sqlite", max_retries=0)
     with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
-        assert _loong("some answer")["score"] == 0.6  # not the tampered 99
+        assert _loong("some answer", again)["score"] == 0.6  # not the tampered 99
     assert len(server.requests) == 2 and again.calls == 1 and again.cache.corrupted == 1
     assert "checksum mismatch" in caplog.text
-    third = Judge(model="judge-model", base_url=judge.base_url, cache_path=tmp_path / "cache.sqlite", max_retries=0)
-    configure_judge(third)
-    assert _loong("some answer")["score"] == 0.6 and third.calls == 0 and len(server.requests) == 2  # repaired
+    third = build_judge("judge-model", judge.base_url, tmp_path / "cache.sqlite", max_retries=0)
+    assert _loong("some answer", third)["score"] == 0.6 and third.calls == 0 and len(server.requests) == 2  # repaired
 
 
 JOBS, PER_JOB, SHARED_KEYS = 4, 30, 8
@@ -247,17 +237,12 @@ def test_a_judgment_cache_file_that_is_not_a_database_is_rebuilt(server, tmp_pat
     garbage = b"\x00\x01 not sqlite at all " * 300
     path.write_bytes(garbage)
     with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
-        j = Judge(model="judge-model", base_url=f"http://127.0.0.1:{server.server_port}/v1", cache_path=path,
-                  timeout=10, max_retries=0)
+        j = build_judge("judge-model", f"http://127.0.0.1:{server.server_port}/v1", path, timeout_s=10, max_retries=0)
     (moved,) = tmp_path.glob("judgments.sqlite.corrupt-*")
     assert moved.read_bytes() == garbage and "not a usable SQLite database" in caplog.text
     assert len(j.cache) == 0
-    configure_judge(j)
-    try:
-        assert _loong("PERFECT")["score"] == 1.0 and _loong("PERFECT")["score"] == 1.0
-        assert j.calls == 1 and len(JudgmentCache(path)) == 1
-    finally:
-        configure_judge(None)
+    assert _loong("PERFECT", j)["score"] == 1.0 and _loong("PERFECT", j)["score"] == 1.0
+    assert j.calls == 1 and len(JudgmentCache(path)) == 1
 
 
 def test_a_judgment_cache_of_the_old_format_is_migrated(tmp_path):
@@ -285,29 +270,35 @@ def test_a_failing_cache_never_fails_the_judgment(judge, server, tmp_path, caplo
     holder.execute("BEGIN EXCLUSIVE")  # another job holds the write lock for longer than we wait
     try:
         with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
-            assert _loong("some answer")["score"] == 0.6
+            assert _loong("some answer", judge)["score"] == 0.6
     finally:
         holder.execute("COMMIT")
-    assert "write failed" in caplog.text and "still locked" in caplog.text and judge.last_error is None
+    assert "write failed" in caplog.text and "still locked" in caplog.text
     assert len(judge.cache) == 0  # not cached, so asked again next time
     holder.execute("DROP TABLE judgment_replies")  # a cache that cannot even be read
     holder.close()
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="eval.metrics.judge"):
-        assert _loong("some answer")["score"] == 0.6
+        assert _loong("some answer", judge)["score"] == 0.6
     assert "read failed" in caplog.text and "write failed" in caplog.text
     assert judge.calls == 2 and len(server.requests) == 2
 
 
-def test_last_error_says_why_the_judge_failed_and_clears_on_success(judge, server):
-    assert judge.last_error is None and last_judge_error() is None
-    assert _loong("FAIL500")["failed"] == 1.0
-    assert judge.last_error == "InternalServerError (HTTP 500)" == last_judge_error()
-    assert _loong("some answer")["failed"] == 0.0 and last_judge_error() is None
-    assert _loong("NOCONTENT")["failed"] == 1.0 and last_judge_error() == "judge reply has no text content"
-    assert _loong("NOCHOICES")["failed"] == 1.0 and last_judge_error() == "IndexError"
-    assert _loong("some answer")["failed"] == 0.0 and judge.calls == 4  # a cached judgment is a success too
-    assert last_judge_error() is None
-    assert _loong("BADJSON")["failed"] == 1.0 and last_judge_error() and SECRET not in last_judge_error()
-    configure_judge(None)
-    assert last_judge_error() is None  # no judge configured: nothing failed
+def test_a_failed_judgment_says_why_in_its_outcome(judge, server):
+    """No module state: each judgment's outcome carries its own failure reason (the root error's type
+    and HTTP status, looked through the backend's GenerationError; never the key)."""
+    failed = _loong("FAIL500", judge)
+    assert failed["failed"] == 1.0 and failed["failed_reason"] == "InternalServerError (HTTP 500)"
+    ok = _loong("some answer", judge)
+    assert ok["failed"] == 0.0 and "failed_reason" not in ok
+    # a 200 without text: the backend's malformed-response check (retried like any malformed body)
+    assert _loong("NOCONTENT", judge)["failed_reason"] == "MalformedResponse"
+    assert _loong("NOCHOICES", judge)["failed_reason"] == "MalformedResponse"
+    assert _loong("some answer", judge)["failed"] == 0.0 and judge.calls == 4  # a cached judgment is a success too
+    bad = _loong("BADJSON", judge)
+    assert bad["failed"] == 1.0 and bad["failed_reason"] and SECRET not in bad["failed_reason"]
+
+
+def test_a_judged_metric_without_a_judge_is_a_clear_error():
+    with pytest.raises(ValueError, match="asks an LLM judge"):
+        score("loong_judge", "x", Reference(["42"], extra={"question": "q", "answer": "42"}))

@@ -9,7 +9,7 @@ from eval.benchmarks.synthetic import make_haystack
 from eval.evidence import Region, recall_at
 from rag.assembly import order_chunks, select_chunks
 from rag.build import build_rag_arm
-from rag.cache import DiskCache
+from eval.storage import DiskCache
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.indexes import build_faiss, faiss_search
 from rag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, reciprocal_rank_fusion

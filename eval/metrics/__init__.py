@@ -13,20 +13,23 @@ released scoring code differs from the paper and what the `official` / `strict` 
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from eval.registry import Registry
 from eval.sample import Reference
 
-Metric = Callable[[str, Reference], dict[str, float]]
+Metric = Callable[..., dict[str, Any]]  # (prediction, reference[, judge]) -> {"score": 0..1, ...}
 
 METRICS = Registry("metric")  # name -> metric function; modules below add theirs with @register(name)
+JUDGED: set[str] = set()  # metrics that are handed a judge (eval.metrics.judge.Judge) to ask
 
 
-def register(name: str) -> Callable[[Metric], Metric]:
+def register(name: str, judged: bool = False) -> Callable[[Metric], Metric]:
     """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused)."""
     def wrap(fn: Metric) -> Metric:
         METRICS.register(name, fn)
+        if judged:
+            JUDGED.add(name)
         return fn
 
     return wrap
@@ -38,8 +41,21 @@ def get_metric(name: str) -> Metric:
     return METRICS.get(name)
 
 
-def score(name: str, prediction: str, reference: Reference) -> dict[str, float]:
-    values = get_metric(name)(prediction or "", reference)
+def needs_judge(name: str) -> bool:
+    return name in JUDGED
+
+
+def score(name: str, prediction: str, reference: Reference, judge: Any = None) -> dict[str, Any]:
+    """The metric's values. A judged metric needs `judge` (eval.metrics.judge.Judge); a failed
+    judgment has `failed: 1.0` and `failed_reason`."""
+    metric = get_metric(name)
+    if name in JUDGED:
+        if judge is None:
+            raise ValueError(f"metric {name!r} asks an LLM judge: configure one (the `judge` config section, "
+                             "or the eval.score --judge-* options)")
+        values = metric(prediction or "", reference, judge)
+    else:
+        values = metric(prediction or "", reference)
     if not 0.0 <= values["score"] <= 1.0:
         raise AssertionError(f"metric {name} returned score {values['score']} outside [0, 1]")
     return values

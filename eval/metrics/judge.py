@@ -15,13 +15,18 @@ order, tolerating spaces inside the brackets and falling back to "Rating: x"; va
 calls `int()` on summary replies); here case, surrounding punctuation and extra words after the
 first one are tolerated.
 
-The API key comes only from the environment (`JUDGE_API_KEY`, else `OPENAI_API_KEY`; local servers
-need none) and is never logged. Judgments are cached in SQLite (`eval.sqlite_cache`: WAL, lock
-retries, a checksum per entry, a damaged file moved aside), keyed by the SHA-256 of the judge
-model, the messages and the sampling parameters; failed calls are not cached, and a cache that
-fails is logged and bypassed, never a failed judgment. Why the last call failed is kept in
-`Judge.last_error` (`last_judge_error()` for the configured judge): the error type and HTTP status,
-never the key or the request.
+Asking the model is not done here: a `Judge` is handed an `Ask` (messages and sampling parameters
+-> reply text, raising on failure), built by a layer that may use llm/ (llm/judge.py `build_judge`:
+the OpenAI-compatible backend with its retries, whole-attempt timeouts and key handling), wired
+up by experiments/run.py and by the `eval.score` CLI's judge factory. The judge metrics take the
+judge as an argument (`eval.metrics.score(name, prediction, reference, judge=...)`); no module
+state. A failed judgment comes back in the metric's dict: `failed: 1.0` and `failed_reason` (the
+error type and HTTP status of the underlying error, never the key or the request).
+
+Judgments are cached in SQLite (`eval.storage`: WAL, lock retries, a checksum per entry, a
+damaged file moved aside), keyed by the SHA-256 of the judge model, the messages and the sampling
+parameters; failed calls are not cached, and a cache that fails is logged and bypassed, never a
+failed judgment.
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ import json
 import logging
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from eval.metrics import register
 from eval.sample import Reference
-from eval.sqlite_cache import CheckedSQLiteCache
+from eval.storage import CheckedSQLiteCache
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +134,7 @@ def parse_summary_score(text: str | None) -> float | None:
 class JudgmentCache:
     """SQLite store of judge replies keyed by a hash of (model, messages, parameters).
 
-    Entries live in table `judgment_replies` as checked entries (`eval.sqlite_cache`), the value
+    Entries live in table `judgment_replies` as checked entries (`eval.storage`), the value
     being JSON `{"model": ..., "reply": ...}`. A file written before the checksums (table
     `judgments (key, model, reply)`) is migrated when opened: its rows are copied in, checksummed
     as they are, and the old table dropped. An entry that fails its checksum or does not parse is
@@ -190,38 +196,32 @@ class JudgmentCache:
         self.store.close()
 
 
+class Ask(Protocol):
+    """How a judge asks its model: the reply text, or an exception saying why there is none."""
+
+    def __call__(self, messages: list[dict[str, str]], **params: Any) -> str: ...
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """One judgment: the reply text, or None and why (`error`: the error type and HTTP status)."""
+
+    text: str | None
+    error: str | None = None
+
+
 class Judge:
-    """A chat-completions judge with a cache. `ask` returns the reply text, or None if the call failed."""
+    """A judge model behind an `Ask`, with a judgment cache. `ask` never raises for the model's sake."""
 
-    def __init__(
-        self,
-        model: str | None = None,
-        base_url: str | None = None,
-        cache_path: str | os.PathLike | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 3,
-    ):
-        self.model = model or os.environ.get("JUDGE_MODEL") or "gpt-4-turbo"
-        self.base_url = base_url or os.environ.get("JUDGE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        self.cache = JudgmentCache(cache_path or os.environ.get("JUDGE_CACHE") or Path(".cache") / "judgments.sqlite")
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self._client = None
+    def __init__(self, ask: Ask, model: str, cache_path: str | os.PathLike | None = None):
+        self._ask = ask
+        self.model = model
+        self.cache = JudgmentCache(cache_path or Path(".cache") / "judgments.sqlite")
         self.calls = 0  # requests actually sent (cache misses)
-        self.last_error: str | None = None  # why the last call failed (None after a success)
 
-    def _get_client(self):
-        if self._client is None:
-            from openai import OpenAI
-
-            # Local servers accept any key; the real one comes from the environment only.
-            key = os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-            self._client = OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries)
-        return self._client
-
-    def ask(self, messages: list[dict[str, str]], **params: Any) -> str | None:
-        """The judge's reply, or None when the call failed (`last_error` says why). The cache
-        never makes this fail: a cache error is logged and the judge asked (or its reply kept)."""
+    def ask(self, messages: list[dict[str, str]], **params: Any) -> JudgeReply:
+        """The judge's reply (a failed call: text None and the reason). The cache never makes this
+        fail: a cache error is logged and the judge asked (or its reply kept)."""
         params = {"temperature": 0.0, **params}
         key = self.cache.key(self.model, messages, params)
         try:
@@ -230,31 +230,32 @@ class Judge:
             log.warning("judgment cache %s: read failed (%s); asking the judge", self.cache.path, _describe_cache(exc))
             cached = None
         if cached is not None:
-            self.last_error = None
-            return cached
+            return JudgeReply(cached)
         self.calls += 1
         try:
-            response = self._get_client().chat.completions.create(model=self.model, messages=messages, **params)
-            reply = response.choices[0].message.content
+            reply = self._ask(messages, **params)
         except Exception as exc:  # the API, the network or a malformed body: reported, not scored
-            self.last_error = _describe(exc)
-            log.warning("judge call failed: %s", self.last_error)
-            return None
+            error = _describe(exc)
+            log.warning("judge call failed: %s", error)
+            return JudgeReply(None, error)
         if not isinstance(reply, str):
-            self.last_error = "judge reply has no text content"
-            log.warning("%s", self.last_error)
-            return None
-        self.last_error = None
+            log.warning("judge reply has no text content")
+            return JudgeReply(None, "judge reply has no text content")
         try:
             self.cache.put(key, self.model, reply)
         except Exception as exc:  # the judgment stands; only its reuse is lost
             log.warning("judgment cache %s: write failed (%s); the judgment is kept but not cached",
                         self.cache.path, _describe_cache(exc))
-        return reply
+        return JudgeReply(reply)
 
 
-def _describe(exc: Exception) -> str:
-    """The error's type and HTTP status only: messages and bodies may echo the request or a key."""
+def _describe(exc: BaseException) -> str:
+    """The root error's type and HTTP status only: messages and bodies may echo the request or a key.
+    (An asker's own error wrapping the HTTP one, e.g. llm's GenerationError, is looked through.)"""
+    seen = {id(exc)}
+    while exc.__cause__ is not None and id(exc.__cause__) not in seen:
+        exc = exc.__cause__
+        seen.add(id(exc))
     status = getattr(exc, "status_code", None)
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
 
@@ -262,28 +263,6 @@ def _describe(exc: Exception) -> str:
 def _describe_cache(exc: Exception) -> str:
     """A cache (SQLite or file system) error in full: it holds no key or request."""
     return f"{type(exc).__name__}: {exc}"
-
-
-_DEFAULT: Judge | None = None
-
-
-def configure_judge(judge: Judge | None) -> None:
-    """Set the judge the registered judge metrics use (None: build one from the environment on use)."""
-    global _DEFAULT
-    _DEFAULT = judge
-
-
-def default_judge() -> Judge:
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = Judge()
-    return _DEFAULT
-
-
-def last_judge_error() -> str | None:
-    """Why the configured judge's last call failed (None: it succeeded, or no judge was used yet).
-    The error's type and HTTP status, e.g. "InternalServerError (HTTP 500)"; never a key."""
-    return _DEFAULT.last_error if _DEFAULT is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,31 +291,33 @@ def loong_reference(rec: Mapping[str, Any]) -> Reference:
                      {"question": loong_question(rec), "answer": answer})
 
 
-def _judged(value: float | None, failed: bool, scale: float = 100.0) -> dict[str, float]:
+def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> dict[str, Any]:
+    if reply.text is None:
+        return {"score": 0.0, "parsed": 0.0, "failed": 1.0, "failed_reason": reply.error or "no reply"}
     if value is None:
-        return {"score": 0.0, "parsed": 0.0, "failed": float(failed)}
+        return {"score": 0.0, "parsed": 0.0, "failed": 0.0}
     return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value, "perfect": float(value == scale)}
 
 
-@register("loong_judge")
-def loong_judge(prediction: str, ref: Reference) -> dict[str, float]:
+@register("loong_judge", judged=True)
+def loong_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]:
     extra = ref.extra or {}
     answer = extra.get("answer", ref.answers[0] if ref.answers else "")
     prompt = LOONG_JUDGE_PROMPT.format(extra.get("question", ""), answer, prediction)
-    reply = default_judge().ask([{"role": "user", "content": prompt}])
-    return _judged(parse_loong_score(reply), failed=reply is None)
+    reply = judge.ask([{"role": "user", "content": prompt}])
+    return _judged(parse_loong_score(reply.text), reply)
 
 
-@register("loogle_judge")
-def loogle_judge(prediction: str, ref: Reference) -> dict[str, float]:
+@register("loogle_judge", judged=True)
+def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]:
     extra = ref.extra or {}
     reference = ref.answers[0] if ref.answers else ""
     params = {"temperature": 0.0, "top_p": 1, "max_tokens": 10, "frequency_penalty": 0, "presence_penalty": 0}
     if "qa" in ref.task:
         user = "Question: " + str(extra.get("question", "")) + "\n" + "groudtruth = " + reference + "\n" + "predict_answer = " + prediction
-        reply = default_judge().ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}], **params)
-        verdict = parse_true_false(reply)
-        return _judged(None if verdict is None else 100.0 * verdict, failed=reply is None)
+        reply = judge.ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}], **params)
+        verdict = parse_true_false(reply.text)
+        return _judged(None if verdict is None else 100.0 * verdict, reply)
     prompt = LOOGLE_SUMMARY_PROMPT.format(reference, prediction)
-    reply = default_judge().ask([{"role": "system", "content": prompt}], **params)
-    return _judged(parse_summary_score(reply), failed=reply is None)
+    reply = judge.ask([{"role": "system", "content": prompt}], **params)
+    return _judged(parse_summary_score(reply.text), reply)

@@ -1,8 +1,9 @@
 """What an answer and an index cost, under the report's price settings.
 
 Generation: the records' own `cost_usd` when every answered record of the report has one and no
-price was given on the command line; otherwise prompt and completion tokens times the price per
-million tokens, or (with a GPU-hour price) the measured latency times the price per second.
+price was given on the command line; otherwise the report's price (conf/report.yaml `price:`, in
+the conf/price vocabulary, or the command-line flags) through llm.cost's CostModel, the same model
+the runner prices records with.
 
 Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded, estimated as the
 document's chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted
@@ -19,45 +20,55 @@ from statistics import mean
 from typing import Any
 
 from experiments.report.settings import ReportSettings
+from llm.cost import HourlyCost, PerTokenCost, build_cost_model
 from experiments.report.run_dirs import Run
 
 
 class Pricing:
+    """The report's prices, asked of llm.cost's model (the runner's): no arithmetic of its own."""
+
     def __init__(self, settings: ReportSettings, runs: list[Run]):
         self.price, self.ix = settings.price, settings.indexing
+        self.model = self.price.model()
         answered = [r for run in runs for r in run.answered()]
         use_records = (not self.price.from_command_line and answered
                        and all(r.get("cost_usd") is not None for r in answered))
-        self.source = "records" if use_records else "gpu_hour" if self.price.gpu_hour is not None else "tokens"
+        self.source = ("records" if use_records else "gpu_hour" if isinstance(self.model, HourlyCost)
+                       else "tokens" if isinstance(self.model, PerTokenCost) else "none")
         self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
                                   if run.metrics.get("price")})
         # Records priced by the hour (conf/price/cpu.yaml, h100.yaml): indexing is priced by time at that rate too.
         self.hourly_rate: float | None = None
         if self.source == "records" and len(self.run_prices) == 1:
             run_price = json.loads(self.run_prices[0])
-            if isinstance(run_price, dict) and run_price.get("kind") == "hourly" and run_price.get("usd_per_hour") is not None:
-                self.hourly_rate = float(run_price["usd_per_hour"]) * int(run_price.get("devices") or 1)
+            if isinstance(run_price, dict) and run_price.get("kind") == "hourly":
+                try:
+                    self.hourly_rate = build_cost_model(run_price).hourly_rate
+                except ValueError:  # a run's price this version cannot read: price indexing by tokens
+                    self.hourly_rate = None
         if self.source == "gpu_hour":
-            self.hourly_rate = float(self.price.gpu_hour)
+            self.hourly_rate = self.model.hourly_rate
 
     def describe(self) -> str:
         if self.source == "records":
             text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made"
             text += f": `{self.run_prices[0]}`)." if len(self.run_prices) == 1 else ")."
         elif self.source == "gpu_hour":
-            text = (f"Generation cost: measured latency x ${self.price.gpu_hour:g} per GPU hour "
+            text = (f"Generation cost: measured latency x ${self.model.hourly_rate:g} per GPU hour "
                     "(one request at a time on the GPU; batching would lower it for every arm alike).")
+        elif self.source == "tokens":
+            text = (f"Generation cost: ${self.model.input_usd_per_million:g} per million prompt tokens and "
+                    f"${self.model.output_usd_per_million:g} per million completion tokens.")
         else:
-            text = (f"Generation cost: ${self.price.input_per_m:g} per million prompt tokens and "
-                    f"${self.price.output_per_m:g} per million completion tokens.")
+            text = "Generation cost: no price configured (price kind none)."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
                      f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index time when the "
                      f"run recorded one; lexical retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
-                     f"${self.ix.embed_per_m:g} per million for dense retrievers, ${self.ix.lexical_per_m:g} for "
-                     f"lexical ones ({', '.join(self.ix.lexical_retrievers)}).")
+                     f"${self.ix.embed_usd_per_million:g} per million for dense retrievers, "
+                     f"${self.ix.lexical_usd_per_million:g} for lexical ones ({', '.join(self.ix.lexical_retrievers)}).")
         return text
 
     def answer_cost(self, rec: dict[str, Any]) -> float | None:
@@ -65,13 +76,10 @@ class Pricing:
             return None
         if self.source == "records":
             return float(rec["cost_usd"])
-        if self.source == "gpu_hour":
-            lat = rec.get("latency_s")
-            return None if lat is None else float(lat) * float(self.price.gpu_hour) / 3600
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
-        if pt is None:
+        if pt is None and self.model.needs_tokens():
             return None
-        return (pt * self.price.input_per_m + (ct or 0) * self.price.output_per_m) / 1e6
+        return self.model.cost(pt or 0, ct or 0, rec.get("latency_s"))
 
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
@@ -91,12 +99,7 @@ class Pricing:
     def index_cost_per_doc(self, run: Run) -> float:
         if not run.spec.indexed:
             return 0.0
-        lexical = str(run.knobs.get("retriever", "")).lower() in {x.lower() for x in self.ix.lexical_retrievers}
         tokens = self.index_tokens_per_doc(run) or 0.0
-        if self.hourly_rate is not None:
-            if lexical:
-                return 0.0
-            builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
-            seconds = secs / builds if secs and builds else tokens / self.ix.embed_tokens_per_s
-            return seconds * self.hourly_rate / 3600
-        return tokens * (self.ix.lexical_per_m if lexical else self.ix.embed_per_m) / 1e6
+        builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
+        return self.ix.cost(tokens, run.knobs.get("retriever"), self.hourly_rate,
+                            secs / builds if secs and builds else None)

@@ -8,23 +8,36 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from llm.cost import CostModel, IndexingPrice, build_cost_model, load_price
+
 DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "conf" / "report.yaml"
+
+
+DEFAULT_PRICE = {"kind": "per_token", "input_usd_per_million": 0.50, "output_usd_per_million": 1.50}
+OLD_PRICE_KEYS = {"input_per_m": "input_usd_per_million", "output_per_m": "output_usd_per_million",
+                  "gpu_hour": "kind: hourly + usd_per_hour"}
+OLD_INDEXING_KEYS = {"embed_per_m": "embed_usd_per_million", "lexical_per_m": "lexical_usd_per_million"}
 
 
 @dataclass
 class Price:
-    input_per_m: float = 0.50  # USD per million prompt tokens
-    output_per_m: float = 1.50  # USD per million completion tokens
-    gpu_hour: float | None = None  # USD per GPU hour: when set, generation is priced by latency
+    """The generation price, in the conf/price vocabulary (llm/cost.py's schema)."""
+
+    spec: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_PRICE))
     from_command_line: bool = False  # a price given on the command line wins over records' own cost_usd
 
+    def model(self) -> CostModel:
+        return build_cost_model(self.spec)
 
-@dataclass
-class Indexing:
-    embed_per_m: float = 0.02
-    lexical_per_m: float = 0.0
-    lexical_retrievers: tuple[str, ...] = ("bm25",)
-    embed_tokens_per_s: float = 20000.0
+
+Indexing = IndexingPrice  # conf/report.yaml `indexing:` (llm/cost.py)
+
+
+def _renamed(section: str, given: dict[str, Any], old: dict[str, str]) -> None:
+    stale = sorted(set(given) & set(old))
+    if stale:
+        raise ValueError(f"report settings: {section}.{stale[0]} is no longer read; use the conf/price vocabulary: "
+                         + ", ".join(f"{k} -> {old[k]}" for k in stale))
 
 
 @dataclass
@@ -50,10 +63,7 @@ class ReportSettings:
             raise ValueError(f"queries_per_doc={self.queries_per_doc}: must be > 0")
         if self.latency_target_s is not None and self.latency_target_s <= 0:
             raise ValueError(f"latency_target_s={self.latency_target_s}: must be > 0")
-        for name in ("input_per_m", "output_per_m", "gpu_hour"):
-            v = getattr(self.price, name)
-            if v is not None and v < 0:
-                raise ValueError(f"price.{name}={v}: must be >= 0")
+        self.price.model()  # raises ValueError naming a bad price key
         if self.resamples < 100:
             raise ValueError(f"bootstrap resamples={self.resamples}: use at least 100")
         return self
@@ -76,8 +86,12 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-    price = Price(**(raw.get("price") or {}))
+    raw_price = raw.get("price")
+    if isinstance(raw_price, dict):
+        _renamed("price", raw_price, OLD_PRICE_KEYS)
+    price = Price(load_price(raw_price) or {"kind": "none"})
     ix = dict(raw.get("indexing") or {})
+    _renamed("indexing", ix, OLD_INDEXING_KEYS)
     if "lexical_retrievers" in ix:
         ix["lexical_retrievers"] = tuple(ix["lexical_retrievers"])
     boot = raw.get("bootstrap") or {}
@@ -96,11 +110,12 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")
-        s.price = Price(input_per_m=0.0, output_per_m=0.0, gpu_hour=float(overrides["gpu_hour_price"]),
-                        from_command_line=True)
+        s.price = Price({"kind": "hourly", "name": "--gpu-hour-price", "usd_per_hour": float(overrides["gpu_hour_price"]),
+                         "devices": 1, "basis": "latency"}, from_command_line=True)
     elif overrides.get("price_in") is not None or overrides.get("price_out") is not None:
-        s.price = Price(
-            input_per_m=float(overrides["price_in"]) if overrides.get("price_in") is not None else s.price.input_per_m,
-            output_per_m=float(overrides["price_out"]) if overrides.get("price_out") is not None else s.price.output_per_m,
-            gpu_hour=None, from_command_line=True)
+        file_spec = s.price.spec if s.price.spec.get("kind") == "per_token" else {}
+        given = {"input_usd_per_million": overrides.get("price_in"), "output_usd_per_million": overrides.get("price_out")}
+        s.price = Price({"kind": "per_token", "name": "--price-in/--price-out",
+                         **{k: float(v if v is not None else file_spec.get(k, 0.0)) for k, v in given.items()}},
+                        from_command_line=True)
     return s.check()
