@@ -176,7 +176,7 @@ def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
     with open(files["whatif.csv"], newline="", encoding="utf-8") as f:
         rows = {r["arm"]: r for r in csv.DictReader(f)}
     # indexed: 50 chunks x 100 tokens embedded per document at the dense embedding price
-    assert float(rows["toy_rerank"]["index_cost_per_doc"]) == pytest.approx(5000 * settings.indexing.embed_per_m / 1e6)
+    assert float(rows["toy_rerank"]["index_cost_per_doc"]) == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6)
     assert float(rows["toy_rerank"]["index_cost_per_doc"]) > 0
     assert float(rows["toy_floor"]["index_cost_per_doc"]) == 0.0  # not indexed, though its records count chunks
     assert rows["toy_floor"]["role"] == "toy floor (a control)"
