@@ -27,13 +27,16 @@ class Span:
     """A piece of evidence: a char span of the sample's context, a whole document, or both.
 
     `quality` is how well the benchmark's evidence text was located in the context (1.0 for an
-    exact match; fuzzy alignments score lower).
+    exact match; fuzzy alignments score lower). Spans sharing an `alt` key are alternatives: one
+    piece of evidence found in several places (an answer that occurs more than once), present
+    when any of them is (`eval.evidence`).
     """
 
     start: int | None = None
     end: int | None = None
     doc_id: str | None = None
     quality: float = 1.0
+    alt: str | None = None
 
     @property
     def is_char_span(self) -> bool:

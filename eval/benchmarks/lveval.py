@@ -23,6 +23,8 @@ sample in `metadata["evidence_source"]`:
 
 * factrecall_en / factrecall_zh: the needle, i.e. the sentence around each occurrence of the
   answer (the inserted fact; the answer name is a replaced keyword that occurs nowhere else);
+  when it occurs more than once the sentences are alternatives (`Span.alt`): any one present
+  counts the evidence as present;
 * cmrc_mixup (extractive answers; `evidence_datasets` configures the list): the paragraph around
   the answer, or the sentence around it when the paragraph is longer than `evidence_max_chars`.
   When the answer occurs in several places, the place whose text shares the most words (English)
@@ -351,7 +353,8 @@ def answer_evidence(
         return [], {"evidence_source": "none", "evidence_note": "answer not found verbatim in the context"}
     if needle:
         units = sorted({sentence_around(context, a, b, max_chars) for a, b in hits})
-        return [Span(a, b) for a, b in units], {
+        alt = "answer" if len(units) > 1 else None  # any one occurrence of the needle is the evidence
+        return [Span(a, b, alt=alt) for a, b in units], {
             "evidence_source": "factrecall_needle: the sentence around each occurrence of the answer",
             "answer_occurrences": len(hits),
         }
