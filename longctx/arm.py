@@ -47,7 +47,12 @@ class LongContextArm:
         offsets = self.gen.tokenizer.offsets(sample.context)
         policy = self.cfg.truncation or tpl.truncation
         documents = [(d.start, d.end) for d in sample.documents]
-        kept = truncation.keep_regions(offsets, len(sample.context), budget, policy, documents)
+        if policy == "drop_documents" and sample.metadata.get("drop_order") and sample.documents:
+            kept = truncation.released_documents(
+                offsets, len(sample.context), budget, [(d.doc_id, d.start, d.end) for d in sample.documents],
+                sample.metadata["drop_order"], _second_shuffle(sample))
+        else:
+            kept = truncation.keep_regions(offsets, len(sample.context), budget, policy, documents)
         context = truncation.apply(sample.context, kept)
         head, _ = tpl.parts()
         user = tpl.render(context, sample.question)
@@ -65,6 +70,16 @@ class LongContextArm:
                 "distractors_retained": present_fraction(sample.distractors, regions, self.cfg.min_coverage),
             },
         )
+
+
+def _second_shuffle(sample: Sample):
+    """Loong's released second shuffle, from the RNG state the loader recorded (None: no shuffle)."""
+    state = sample.metadata.get("second_shuffle")
+    if not state:
+        return None
+    from eval.benchmarks.loong import advanced
+
+    return advanced(int(state["seed"]), int(state["words"])).shuffle
 
 
 def _regions_with_documents(kept: list[tuple[int, int]], sample: Sample) -> list[Region]:

@@ -35,3 +35,93 @@ def test_any_of_groups_count_once_next_to_plain_spans():
     assert present_fraction(spans, [Region(50, 60), Region(100, 110)], 0.6) == 1.0
     assert present_fraction(spans, [Region(100, 110)], 0.6) == 0.5
     assert present_fraction(spans, [], 0.6) == 0.0
+
+
+# ---------------------------------------------------------------- 9: Loong drops documents before its second shuffle
+
+import json
+import random
+import re
+
+from tests.conftest import SHARED_DATA
+
+LOONG = SHARED_DATA / "loong"
+
+
+class WordTokenizer:
+    def offsets(self, text):
+        return [m.span() for m in re.finditer(r"\S+", text)]
+
+    def count(self, text):
+        return len(self.offsets(text))
+
+
+class WordGenerator:
+    """A generator that only counts (one token per whitespace-separated word)."""
+
+    model_id = "words"
+    generates = False
+
+    def __init__(self, window):
+        self.context_window, self.tokenizer = window, WordTokenizer()
+
+    def prompt_tokens(self, prompt):
+        return self.tokenizer.count((prompt.system or "") + " " + prompt.user)
+
+    def sampling_params(self):
+        return {}
+
+
+def _words(text):
+    return len(re.findall(r"\S+", text))
+
+
+@pytest.mark.skipif(not (LOONG / "loong.jsonl").is_file(), reason="../shared/data/loong is absent")
+def test_loong_drops_documents_before_the_second_shuffle_as_the_released_step1():
+    from eval.benchmarks import load_benchmark
+    from eval.benchmarks.loong import _unique_ids
+    from longctx.arm import LongContextArm, LongContextConfig
+    from llm.prompt import Prompt
+
+    samples = load_benchmark({"name": "loong", "path": str(LOONG), "domains": ["financial"],
+                              "tasks": ["comparison"]}).samples
+    sample = next(s for s in samples if s.metadata["shuffle_doc"] and len(s.documents) >= 4)
+    pieces = {}  # doc id -> the released `content` (header, text, blank line)
+    ordered = sorted(sample.documents, key=lambda d: d.start)
+    for d, nxt in zip(ordered, ordered[1:] + [None]):
+        pieces[d.doc_id] = sample.context[d.start: nxt.start if nxt else len(sample.context)]
+    total = sum(_words(p) for p in pieces.values())
+    tpl = sample.template
+    overhead = WordGenerator(0).prompt_tokens(Prompt(user=tpl.render("", sample.question), system=tpl.system))
+    window = overhead + tpl.max_new_tokens + 16 + total // 2  # about half of the documents fit
+    budget = window - tpl.max_new_tokens - overhead - 16
+
+    # the released get_doc_str, walking the loader's RNG over every item of the file (all fitting but this one)
+    rng = random.Random(1000000007)
+    expected = None
+    for line in (LOONG / "loong.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        n, shuffle = len(item["doc"]), item.get("shuffle_doc", True)
+        order = list(range(n))
+        if shuffle and item["type"] == "financial":
+            rng.shuffle(order)
+        if item["id"] == sample.metadata["id"]:
+            ids = _unique_ids(sample.metadata["docs"])
+            kept, used = [], 0
+            for i in order:  # drop after the first shuffle ...
+                n_tokens = _words(pieces[ids[i]])
+                if used + n_tokens <= budget:
+                    kept.append(ids[i])
+                    used += n_tokens
+            if shuffle:
+                rng.shuffle(kept)  # ... then shuffle what is kept
+            expected = "".join(pieces[i] for i in kept)
+            break
+        if shuffle:
+            rng.shuffle(order)
+    assert expected is not None and 0 < len(expected) < len(sample.context)
+
+    arm = LongContextArm(WordGenerator(window), LongContextConfig())
+    prompt = arm.build(sample)
+    assert prompt.meta["truncated"]
+    assert prompt.user == tpl.render(expected, sample.question)
