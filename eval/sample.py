@@ -71,6 +71,8 @@ class PromptTemplate:
     truncation: str = "middle"  # how the long-context arm cuts an over-long context
     system: str | None = None
     source: str = ""  # where the template comes from (benchmark repository and file)
+    chat: bool = True  # False: the model sees the raw text, no chat template (LooGLE's open-model scripts)
+    repetition_penalty: float | None = None  # HF-style penalty (LooGLE: 2); None: none
 
     def __post_init__(self) -> None:
         names = _PLACEHOLDER.findall(self.text)

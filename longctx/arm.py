@@ -34,7 +34,7 @@ class LongContextArm:
 
     def build(self, sample: Sample) -> Prompt:
         tpl = sample.template
-        empty = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens)
+        empty = Prompt.from_template(tpl, "", sample.question)
         overhead = self.gen.prompt_tokens(empty)
         budget = self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
         if budget <= 0:
@@ -55,12 +55,11 @@ class LongContextArm:
             kept = truncation.keep_regions(offsets, len(sample.context), budget, policy, documents)
         context = truncation.apply(sample.context, kept)
         head, _ = tpl.parts()
-        user = tpl.render(context, sample.question)
         prefix_chars = len(head.replace("{question}", sample.question)) + len(context)
         regions = _regions_with_documents(kept, sample)
         retained = present_fraction(sample.evidence, regions, self.cfg.min_coverage)
-        return Prompt(
-            user=user, system=tpl.system, max_new_tokens=tpl.max_new_tokens, prefix_chars=prefix_chars,
+        return Prompt.from_template(
+            tpl, context, sample.question, prefix_chars=prefix_chars,
             meta={
                 "context_tokens": min(len(offsets), budget),
                 "context_tokens_full": len(offsets),

@@ -125,3 +125,72 @@ def test_loong_drops_documents_before_the_second_shuffle_as_the_released_step1()
     prompt = arm.build(sample)
     assert prompt.meta["truncated"]
     assert prompt.user == tpl.render(expected, sample.question)
+
+
+# ---------------------------------------------------------------- 8: LooGLE's generation settings
+
+def test_loogle_templates_say_raw_prompt_and_repetition_penalty_2():
+    from eval.benchmarks.loogle import TEMPLATES
+    import eval.benchmarks.loogle as loogle
+
+    for tpl in TEMPLATES.values():
+        assert tpl.chat is False and tpl.repetition_penalty == 2.0
+    assert "repetition_penalty" in loogle.__doc__ and "no chat template" in loogle.__doc__
+
+
+def test_arm_prompts_carry_the_templates_generation_settings():
+    from dataclasses import replace
+
+    from eval.benchmarks.loogle import TEMPLATES
+    from eval.benchmarks.synthetic import make_haystack
+    from longctx.arm import LongContextArm, LongContextConfig
+
+    s = replace(make_haystack(seed=0, language="en", tokens=300, n_questions=1)[0], template=TEMPLATES["shortdep_qa"])
+    p = LongContextArm(WordGenerator(4000), LongContextConfig()).build(s)
+    assert p.chat is False and p.repetition_penalty == 2.0
+
+
+def test_response_cache_key_includes_chat_and_repetition_penalty():
+    from llm.cache import response_key
+    from llm.prompt import Prompt
+
+    plain = Prompt(user="Q?", max_new_tokens=8)
+    keys = {response_key("m", plain, {}), response_key("m", Prompt(user="Q?", max_new_tokens=8, chat=False), {}),
+            response_key("m", Prompt(user="Q?", max_new_tokens=8, repetition_penalty=2.0), {})}
+    assert len(keys) == 3
+
+
+def test_transformers_backend_raw_prompt_and_repetition_penalty(generator):
+    import torch
+
+    from llm.prompt import Prompt
+
+    text = "Please answer the question based on the long texts below. \nThe sky is blue. The sky is blue.\nQuestion: What colour is the sky?\nAnswer: "
+    raw = Prompt(user=text, max_new_tokens=12, chat=False, repetition_penalty=2.0)
+    chat = Prompt(user=text, max_new_tokens=12)
+    hf_tok = generator._hf_tok
+    ids = hf_tok(text, add_special_tokens=True, return_tensors="pt")["input_ids"]
+    assert generator.prompt_tokens(raw) == ids.shape[1] < generator.prompt_tokens(chat)
+    with torch.inference_mode():
+        out = generator.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=12, do_sample=False,
+                                       repetition_penalty=2.0, pad_token_id=hf_tok.pad_token_id or hf_tok.eos_token_id)
+    expected = hf_tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True).strip()
+    assert generator.generate([raw])[0].text == expected
+    # two questions sharing the prefix: the shared-prefix path honours the penalty too
+    other = Prompt(user=text.replace("What colour", "Which colour"), max_new_tokens=12, chat=False,
+                   repetition_penalty=2.0, prefix_chars=text.index("\nQuestion"))
+    raw.prefix_chars = text.index("\nQuestion")
+    assert generator.generate([raw, other])[0].text == expected
+
+
+def test_openai_backend_sends_a_raw_prompt_as_the_system_message(monkeypatch):
+    from llm.openai_backend import OpenAICompatGenerator
+    from llm.prompt import Prompt
+
+    monkeypatch.setenv("RAGLC_TEST_LLM_KEY", "sk-test")
+    gen = OpenAICompatGenerator(model="bundled:smollm2", base_url="http://127.0.0.1:9/v1",
+                                api_key_env="RAGLC_TEST_LLM_KEY", tokenizer="bundled:smollm2", context_window=8192)
+    body = gen.request_body(Prompt(user="Summarise: ...", chat=False, repetition_penalty=2.0))
+    assert body["messages"] == [{"role": "system", "content": "Summarise: ..."}]
+    assert body["repetition_penalty"] == 2.0  # an OpenAI-compatible server (vLLM) takes it
+    assert gen.request_body(Prompt(user="x"))["messages"] == [{"role": "user", "content": "x"}]
