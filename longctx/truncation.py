@@ -3,8 +3,13 @@
 Policies work on token offsets (from the generator's tokenizer) and return the kept char
 regions, so the arm knows exactly which evidence survived.
 
-- `middle` (LV-Eval, LongBench): keep the first and last budget/2 tokens, drop the middle, so the
-  instruction before the context and the question after it always survive.
+- `middle` (LongBench, LooGLE): keep the first and last budget/2 tokens of the context, drop the
+  middle, so the instruction before the context and the question after it always survive.
+- `prompt_middle` (LV-Eval's `utils.truncate_prompt`): the whole raw prompt (template, context and
+  question) is cut to `window - longctx.reserve_tokens` tokens, first and last half kept; the
+  template's text being shorter than a half, this keeps `half - head` tokens of the context's start
+  and `half - tail` of its end (`longctx.arm`, which knows the template). `keep_regions` treats it
+  as `middle`.
 - `head`: keep the first `budget` tokens.
 - `tail`: keep the last `budget` tokens.
 - `drop_documents` (Loong): for multi-document contexts, keep whole documents in order and drop
@@ -21,7 +26,7 @@ from bisect import bisect_right
 from typing import Callable, Sequence
 
 Offsets = Sequence[tuple[int, int]]
-POLICIES = ("middle", "head", "tail", "drop_documents")
+POLICIES = ("middle", "head", "tail", "drop_documents", "prompt_middle")
 
 
 def keep_regions(offsets: Offsets, text_len: int, budget: int, policy: str,
@@ -44,12 +49,18 @@ def keep_regions(offsets: Offsets, text_len: int, budget: int, policy: str,
         return [(0, offsets[budget - 1][1])]
     if policy == "tail":
         return [(offsets[n - budget][0], text_len)]
-    head = budget // 2
-    tail = budget - head
+    return keep_ends(offsets, text_len, budget // 2, budget - budget // 2)
+
+
+def keep_ends(offsets: Offsets, text_len: int, head: int, tail: int) -> list[tuple[int, int]]:
+    """The first `head` and the last `tail` tokens (all of the text when they cover it)."""
+    n = len(offsets)
+    if head + tail >= n:
+        return [(0, text_len)]
     regions = []
-    if head:
+    if head > 0:
         regions.append((0, offsets[head - 1][1]))
-    if tail:
+    if tail > 0:
         regions.append((offsets[n - tail][0], text_len))
     return regions
 

@@ -194,3 +194,62 @@ def test_openai_backend_sends_a_raw_prompt_as_the_system_message(monkeypatch):
     assert body["messages"] == [{"role": "system", "content": "Summarise: ..."}]
     assert body["repetition_penalty"] == 2.0  # an OpenAI-compatible server (vLLM) takes it
     assert gen.request_body(Prompt(user="x"))["messages"] == [{"role": "user", "content": "x"}]
+
+
+# ---------------------------------------------------------------- 7: LV-Eval cuts the whole prompt; one cut per document
+
+def _lveval_sample(question, n_words=3000, dataset="factrecall_en", sid="0"):
+    from eval.benchmarks.lveval import TEMPLATES
+    from eval.sample import Sample
+
+    context = " ".join(f"w{i}" for i in range(n_words))
+    return Sample(id=f"lveval/{dataset}_16k/{sid}", benchmark="lveval", task=dataset, language="en", length_level="16k",
+                  context=context, question=question, answers=["x"], template=TEMPLATES[dataset],
+                  metric="qa_f1", group="lveval/doc")
+
+
+def _token_spans(text):
+    return WordTokenizer().offsets(text)
+
+
+@pytest.mark.parametrize("reserve", [500, 700])
+def test_lveval_cuts_the_whole_prompt_in_the_middle_to_window_minus_reserve(reserve):
+    """utils.truncate_prompt: the formatted prompt's tokens, first and last int(max_length/2) kept,
+    max_length = the window less what is reserved (the CLI's 15,500 for a 16k model)."""
+    from longctx.arm import LongContextArm, LongContextConfig
+
+    s = _lveval_sample("Who is the person who discovered the comet?")
+    assert s.template.truncation == "prompt_middle"
+    window = 2500
+    arm = LongContextArm(WordGenerator(window), LongContextConfig(reserve_tokens=reserve))
+    p = arm.build(s)
+    head, tail = s.template.parts()
+    head_n, tail_n = len(_token_spans(head)), len(_token_spans(tail.replace("{question}", s.question)))
+    half = (window - reserve) // 2
+    offsets = _token_spans(s.context)
+    keep_head, keep_tail = half - head_n, half - tail_n
+    assert p.meta["truncated"] and p.meta["kept_spans"] == [(0, offsets[keep_head - 1][1]),
+                                                            (offsets[-keep_tail][0], len(s.context))]
+    assert p.meta["context_tokens"] == keep_head + keep_tail
+    # nothing cut when the whole prompt fits
+    short = _lveval_sample(s.question, n_words=window - reserve - head_n - tail_n)
+    assert not arm.build(short).meta["truncated"]
+
+
+@pytest.mark.parametrize("policy", [None, "middle", "head", "tail"])
+def test_questions_over_one_document_share_one_cut(policy):
+    from longctx.arm import LongContextArm, LongContextConfig
+    from experiments.arms.base import answer_with_prompts
+
+    short = _lveval_sample("Who?", sid="0")
+    long_q = _lveval_sample("Who is the person who discovered the comet that passed near the valley in the old "
+                            "records of the observatory?", sid="1")
+    arm = LongContextArm(WordGenerator(2500), LongContextConfig(truncation=policy))
+    answers = answer_with_prompts(arm, WordGenerator(2500), [short, long_q])
+    a, b = (x.meta for x in answers)
+    assert a["truncated"] and a["kept_spans"] == b["kept_spans"]
+    prompts = [arm.build(x) for x in (short, long_q)]  # after prepare: the group's cut
+    assert prompts[0].user[: prompts[0].prefix_chars] == prompts[1].user[: prompts[1].prefix_chars]
+    # the cut fits the longest question: it is what that question gets on its own
+    alone = LongContextArm(WordGenerator(2500), LongContextConfig(truncation=policy)).build(long_q)
+    assert alone.meta["kept_spans"] == b["kept_spans"]

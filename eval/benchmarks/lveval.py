@@ -14,8 +14,12 @@ stops once enough samples are read. Order is deterministic: datasets in the rele
 `lveval/{dataset}_{level}/{i}` (the i-th record of the file, from 0); `task` is the dataset, `length_level` the level.
 
 Prompt and generation settings are the released ones (`config.py`: `DATASET_PROMPT`,
-`DATASET_MAXGEN`: 64 new tokens, 16 for factrecall); over-long prompts are cut in the middle by
-tokens (`utils.truncate_prompt`), so `truncation="middle"`. Each sample's metric is its dataset's
+`DATASET_MAXGEN`: 64 new tokens, 16 for factrecall). Over-long prompts are cut as
+`prediction.py` / `utils.truncate_prompt` cut them: the whole formatted prompt (before any chat
+template) to `--model-max-length` tokens (15,500 by default: a 16k window less ~500 for the
+answer), its first and last half kept. So `truncation="prompt_middle"`: the window is the
+generator's, the reserve `longctx.reserve_tokens` (500); see longctx/truncation.py. Questions over
+one context share one cut, sized for the longest of them (longctx/arm.py `prepare`). Each sample's metric is its dataset's
 primary metric in `eval.metrics.lveval` (gated F1, plain F1 for factrecall, ROUGE-L for dureader).
 
 Gold evidence: LV-Eval releases no evidence spans, so these proxies are derived and recorded per
@@ -105,7 +109,7 @@ PROMPTS: dict[str, str] = {
 }
 MAX_NEW_TOKENS: dict[str, int] = {name: 16 if name.startswith("factrecall") else 64 for name in DATASETS}
 TEMPLATES: dict[str, PromptTemplate] = {
-    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="middle", source=SOURCE)
+    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="prompt_middle", source=SOURCE)
     for name in DATASETS
 }
 
