@@ -253,3 +253,19 @@ def test_questions_over_one_document_share_one_cut(policy):
     # the cut fits the longest question: it is what that question gets on its own
     alone = LongContextArm(WordGenerator(2500), LongContextConfig(truncation=policy)).build(long_q)
     assert alone.meta["kept_spans"] == b["kept_spans"]
+
+
+def test_loogle_evidence_found_verbatim_twice_is_one_any_of_group(tmp_path):
+    from eval.benchmarks import load_benchmark
+
+    fact = "The lighthouse keeper logged the storm at dawn."
+    doc = "Intro text about the coast. " * 5 + fact + " Middle text about ships. " * 10 + fact + " Closing words."
+    qa = [{"Q": "When was the storm logged?", "A": "At dawn", "S": fact}]
+    folder = tmp_path / "loogle"
+    folder.mkdir()
+    (folder / "shortdep_qa.jsonl").write_text(json.dumps({"input": doc, "title": "T", "qa_pairs": repr(qa),
+                                                          "output": "none"}) + "\n", encoding="utf-8")
+    s = load_benchmark({"name": "loogle", "path": str(folder)}).samples[0]
+    assert [doc[e.start:e.end] for e in s.evidence] == [fact, fact]
+    second = s.evidence[1]
+    assert present_fraction(s.evidence, [Region(second.start, second.end)], 0.6) == 1.0

@@ -31,7 +31,8 @@ Gold evidence (`S`, QA tasks only; a cloze item's `S` is the unmasked question, 
 each string is split at the annotators' joins (runs of 4+ dots), and each piece aligned to a
 char span of the document (`eval.align`): verbatim, token-exact, or fuzzy with quality = share of
 its tokens matched; a piece below `evidence_threshold` is retried sentence by sentence; what is
-still below is dropped. Counts per sample are in `metadata['evidence_alignment']`
+still below is dropped. A piece found verbatim more than once is one any-of group (`Span.alt`):
+present when any copy is. Counts per sample are in `metadata['evidence_alignment']`
 ({exact, tokens, fuzzy, dropped}); `evidence_stats(samples)` sums them.
 
 Length levels: LooGLE has none. Contexts are bucketed by approximate tokens (1 per English
@@ -338,6 +339,24 @@ def build(cfg: LoogleConfig, tasks: list[str] | None = None) -> list[Sample]:
     return consecutive_groups(samples)
 
 
+def _with_repeats(context: str, spans: list[Alignment]) -> list[Span]:
+    """Evidence spans; a piece found verbatim more than once becomes one any-of group (`Span.alt`):
+    the evidence is present when any of its copies is."""
+    out: list[Span] = []
+    for k, a in enumerate(spans):
+        copies = []
+        if a.method == "exact":
+            text, at = context[a.start:a.end], context.find(context[a.start:a.end])
+            while at != -1:
+                copies.append((at, at + len(text)))
+                at = context.find(text, at + len(text))
+        if len(copies) > 1:
+            out += [Span(x, y, None, a.quality, alt=f"S{k}") for x, y in copies]
+        else:
+            out.append(Span(a.start, a.end, None, a.quality))
+    return out
+
+
 def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str, TokenIndex],
             lengths: dict[str, int], seen: set[str]) -> Sample:
     task, row = item.task, item.row
@@ -358,7 +377,7 @@ def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str,
             indexes.clear()  # questions of one document come together: keep one index
             indexes[digest] = TokenIndex(item.context)
         spans, counts = align_evidence(evidence_pieces(item.evidence), indexes[digest], cfg.evidence_threshold)
-        evidence = [Span(a.start, a.end, None, a.quality) for a in spans]
+        evidence = _with_repeats(item.context, spans)
         meta["evidence_alignment"] = counts
     sid = f"loogle-{task}-{item.local_id}"
     if sid in seen:
