@@ -3,7 +3,8 @@
 Regions are what an arm put into the prompt: char spans of the context, each optionally tagged
 with the document it comes from. A char-span piece of evidence counts as present when the regions
 cover at least `min_coverage` of its characters; a document-level piece (no char span) counts as
-present when any region comes from that document.
+present when any region comes from that document. Spans sharing an `alt` key are one piece of
+evidence found in several places (an answer occurring more than once): present when any is.
 """
 
 from __future__ import annotations
@@ -45,11 +46,29 @@ def is_present(span: Span, regions: Sequence[Region], min_coverage: float) -> bo
     return any(r.doc_id == span.doc_id for r in regions)
 
 
+def evidence_units(spans: Sequence[Span]) -> list[list[Span]]:
+    """The pieces of evidence: each span alone, except spans sharing an `alt` key (one group, in
+    order of first appearance)."""
+    units: list[list[Span]] = []
+    by_alt: dict[str, list[Span]] = {}
+    for s in spans:
+        if s.alt is None:
+            units.append([s])
+        elif s.alt in by_alt:
+            by_alt[s.alt].append(s)
+        else:
+            by_alt[s.alt] = [s]
+            units.append(by_alt[s.alt])
+    return units
+
+
 def present_fraction(spans: Sequence[Span], regions: Sequence[Region], min_coverage: float) -> float | None:
-    """Share of `spans` present in `regions`; None when there is no evidence to check."""
+    """Share of the pieces of evidence in `spans` present in `regions` (an any-of group counts
+    once, present when any member is); None when there is no evidence to check."""
     if not spans:
         return None
-    return sum(is_present(s, regions, min_coverage) for s in spans) / len(spans)
+    units = evidence_units(spans)
+    return sum(any(is_present(s, regions, min_coverage) for s in unit) for unit in units) / len(units)
 
 
 def recall_at(spans: Sequence[Span], ranked: Sequence[Region], ns: Iterable[int], min_coverage: float) -> dict[str, float] | None:

@@ -27,13 +27,16 @@ class Span:
     """A piece of evidence: a char span of the sample's context, a whole document, or both.
 
     `quality` is how well the benchmark's evidence text was located in the context (1.0 for an
-    exact match; fuzzy alignments score lower).
+    exact match; fuzzy alignments score lower). Spans sharing an `alt` key are alternatives: one
+    piece of evidence found in several places (an answer that occurs more than once), present
+    when any of them is (`eval.evidence`).
     """
 
     start: int | None = None
     end: int | None = None
     doc_id: str | None = None
     quality: float = 1.0
+    alt: str | None = None
 
     @property
     def is_char_span(self) -> bool:
@@ -68,6 +71,8 @@ class PromptTemplate:
     truncation: str = "middle"  # how the long-context arm cuts an over-long context
     system: str | None = None
     source: str = ""  # where the template comes from (benchmark repository and file)
+    chat: bool = True  # False: the model sees the raw text, no chat template (LooGLE's open-model scripts)
+    repetition_penalty: float | None = None  # HF-style penalty (LooGLE: 2); None: none
 
     def __post_init__(self) -> None:
         names = _PLACEHOLDER.findall(self.text)

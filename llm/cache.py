@@ -31,10 +31,14 @@ __all__ = ["CachedGenerator", "ResponseCache", "entry_checksum", "response_key"]
 
 
 def response_key(model_id: str, prompt: Prompt, params: dict) -> str:
-    payload = json.dumps(
-        {"model": model_id, "messages": prompt.messages(), "max_new_tokens": prompt.max_new_tokens, "params": params},
-        sort_keys=True, ensure_ascii=False,
-    )
+    entry: dict = {"model": model_id, "messages": prompt.messages(), "max_new_tokens": prompt.max_new_tokens,
+                   "params": params}
+    # only when set, so keys of prompts without them stay what they were
+    if not prompt.chat:
+        entry["chat"] = False
+    if prompt.repetition_penalty is not None:
+        entry["repetition_penalty"] = prompt.repetition_penalty
+    payload = json.dumps(entry, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

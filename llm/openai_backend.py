@@ -244,6 +244,8 @@ class OpenAICompatGenerator(Generator):
         if isinstance(prompt, ChatRequest):
             del body["max_tokens"]
             body.update(prompt.params)
+        elif prompt.repetition_penalty is not None and (self.base_url or OPENAI_URL).rstrip("/") != OPENAI_URL:
+            body["repetition_penalty"] = prompt.repetition_penalty  # vLLM-style servers; OpenAI's API has none
         return body
 
     def ask(self, messages: list[dict[str, str]], **params: Any) -> str:
@@ -301,7 +303,10 @@ class OpenAICompatGenerator(Generator):
     def _request(self, prompt: Prompt, attempt: _Attempt | None = None) -> Generation:
         body = self.request_body(prompt)
         api = self.client.chat.completions if self.mode == "chat" else self.client.completions
-        extra = {"extra_body": self.extra_body} if self.extra_body else {}
+        # parameters the openai client does not know travel in extra_body
+        extra_body = {**self.extra_body, **({"repetition_penalty": body.pop("repetition_penalty")}
+                                            if "repetition_penalty" in body else {})}
+        extra = {"extra_body": extra_body} if extra_body else {}
         with self._client_lock:
             self.attempts += 1
         t0 = time.perf_counter()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eval.sample import PromptTemplate
 
 
 class PromptTooLong(ValueError):
@@ -17,6 +20,12 @@ class Prompt:
     `prefix_chars` marks how much of `user` is shared with other prompts over the same context
     (the context ends there), so backends can reuse its KV cache. `meta` carries what the arm
     knows about the context it built (kept spans, retrieved chunks); it is not sent.
+
+    `chat=False` asks for the raw prompt: local backends (transformers, vLLM) tokenize the text
+    without the chat template; a chat API gets it as one system message (what LooGLE's released
+    scripts do for open and GPT models respectively). `repetition_penalty` (HF semantics) is
+    honoured by the transformers backend and sent to OpenAI-compatible servers other than
+    OpenAI's, whose API has no such parameter. Both are part of the response-cache key.
     """
 
     user: str
@@ -24,8 +33,22 @@ class Prompt:
     max_new_tokens: int = 64
     prefix_chars: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    chat: bool = True
+    repetition_penalty: float | None = None
+
+    @classmethod
+    def from_template(cls, tpl: "PromptTemplate", context: str, question: str, **kw: Any) -> "Prompt":
+        """The template filled, with its system message and generation settings."""
+        return cls(user=tpl.render(context, question), system=tpl.system, max_new_tokens=tpl.max_new_tokens,
+                   chat=tpl.chat, repetition_penalty=tpl.repetition_penalty, **kw)
+
+    def raw_text(self) -> str:
+        """The prompt as one text (system message first), for `chat=False`."""
+        return (self.system + "\n\n" if self.system else "") + self.user
 
     def messages(self) -> list[dict[str, str]]:
+        if not self.chat:
+            return [{"role": "system", "content": self.raw_text()}]
         msgs = [{"role": "system", "content": self.system}] if self.system else []
         return msgs + [{"role": "user", "content": self.user}]
 

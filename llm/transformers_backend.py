@@ -103,7 +103,7 @@ class TransformersGenerator(Generator):
 
     def _encode(self, prompt: Prompt, offsets: bool = False):
         # The rendered template already holds the special tokens it needs.
-        add_special = not bool(self._hf_tok.chat_template)
+        add_special = not uses_chat_template(self._hf_tok, prompt)
         return self._hf_tok(self._render(prompt), add_special_tokens=add_special, return_offsets_mapping=offsets,
                             return_tensors="pt")
 
@@ -123,7 +123,7 @@ class TransformersGenerator(Generator):
         out: list[Generation | None] = [None] * len(prompts)
         groups: dict[tuple, list[int]] = {}
         for i, p in enumerate(prompts):
-            key = (p.system, p.user[: p.prefix_chars]) if p.prefix_chars > 0 else ("solo", i)
+            key = (p.system, p.chat, p.user[: p.prefix_chars]) if p.prefix_chars > 0 else ("solo", i)
             groups.setdefault(key, []).append(i)
         for idx in groups.values():
             if len(idx) > 1 and self.reuse_prefix:
@@ -141,10 +141,12 @@ class TransformersGenerator(Generator):
                 f"window of {self.context_window}: the arm should have truncated it"
             )
 
-    def _decode(self, ids, past=None, max_new_tokens: int = 64, streamer=None):
+    def _decode(self, ids, past=None, max_new_tokens: int = 64, streamer=None, repetition_penalty: float | None = None):
         import torch
 
         sampling = {"do_sample": False} if self.temperature == 0 else {"do_sample": True, "temperature": self.temperature}
+        if repetition_penalty is not None:
+            sampling["repetition_penalty"] = float(repetition_penalty)
         with torch.inference_mode():
             return self.model.generate(
                 ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, past_key_values=past,
@@ -185,7 +187,7 @@ class TransformersGenerator(Generator):
         self._check_fits(ids.shape[1], prompt)
         self.model  # load outside the timed region
         t0 = time.perf_counter()
-        out = self._decode(ids, max_new_tokens=prompt.max_new_tokens)
+        out = self._decode(ids, max_new_tokens=prompt.max_new_tokens, repetition_penalty=prompt.repetition_penalty)
         return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
 
     def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
@@ -217,10 +219,13 @@ class TransformersGenerator(Generator):
             model(first, past_key_values=cache, use_cache=True, logits_to_keep=1)
         shared_s = (time.perf_counter() - t0) / len(prompts)
         results: list[Generation] = []
-        if self.temperature != 0:  # sampling: one question after another from the cropped cache
+        # sampling, or a repetition penalty (which the batched greedy loops do not apply): one question
+        # after another from the cropped cache
+        if self.temperature != 0 or any(p.repetition_penalty is not None for p in prompts):
             for ids, _ in encoded:
                 t1 = time.perf_counter()
-                out = self._decode(ids, past=cache, max_new_tokens=prompts[len(results)].max_new_tokens)
+                p = prompts[len(results)]
+                out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens, repetition_penalty=p.repetition_penalty)
                 extra = cache.get_seq_length() - n_prefix
                 if extra > 0:
                     cache.crop(-extra)  # back to the shared prefix for the next question
@@ -397,17 +402,22 @@ def tokenizer_context_window(hf_tok, spec: str, configured: int | None) -> int:
     return window
 
 
+def uses_chat_template(hf_tok, prompt: Prompt) -> bool:
+    return bool(hf_tok.chat_template) and prompt.chat
+
+
 def render_prompt(hf_tok, prompt: Prompt) -> str:
-    """The text a model with this tokenizer sees for `prompt`: its chat template when it has one."""
-    if hf_tok.chat_template:
+    """The text a model with this tokenizer sees for `prompt`: its chat template when it has one
+    and the prompt is a chat prompt; else the raw text (the tokenizer adds its special tokens)."""
+    if uses_chat_template(hf_tok, prompt):
         return hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
-    return (prompt.system + "\n\n" if prompt.system else "") + prompt.user
+    return prompt.raw_text()
 
 
 def count_prompt_tokens(hf_tok, prompt: Prompt) -> int:
     """Tokens of the rendered prompt (the template carries its special tokens; plain text gets the
     tokenizer's own, e.g. a BOS)."""
-    return len(hf_tok(render_prompt(hf_tok, prompt), add_special_tokens=not bool(hf_tok.chat_template))["input_ids"])
+    return len(hf_tok(render_prompt(hf_tok, prompt), add_special_tokens=not uses_chat_template(hf_tok, prompt))["input_ids"])
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -157,10 +157,10 @@ class VLLMGenerator(Generator):
         return {k: v for k, v in sampling_kwargs(self.cfg, 0).items() if k != "max_tokens"}
 
     def token_ids(self, prompt: Prompt) -> list[int]:
-        from llm.transformers_backend import render_prompt
+        from llm.transformers_backend import render_prompt, uses_chat_template
 
         text = render_prompt(self._hf_tok, prompt)
-        return self._hf_tok(text, add_special_tokens=not bool(self._hf_tok.chat_template))["input_ids"]
+        return self._hf_tok(text, add_special_tokens=not uses_chat_template(self._hf_tok, prompt))["input_ids"]
 
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
         if not prompts:
@@ -175,7 +175,10 @@ class VLLMGenerator(Generator):
                 raise ValueError(f"prompt of {len(ids)} tokens + {prompts[i].max_new_tokens} new tokens exceeds "
                                  f"max_model_len={self.context_window}: the arm should have truncated it")
             requests.append({"prompt_token_ids": ids})
-            params.append(self._vllm.SamplingParams(**sampling_kwargs(self.cfg, prompts[i].max_new_tokens)))
+            kwargs = sampling_kwargs(self.cfg, prompts[i].max_new_tokens)
+            if prompts[i].repetition_penalty is not None:  # the template's (LooGLE: 2)
+                kwargs["repetition_penalty"] = float(prompts[i].repetition_penalty)
+            params.append(self._vllm.SamplingParams(**kwargs))
         engine = self.engine
         t0 = time.perf_counter()
         outputs = engine.generate(requests, params, use_tqdm=False)

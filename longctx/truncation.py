@@ -3,23 +3,30 @@
 Policies work on token offsets (from the generator's tokenizer) and return the kept char
 regions, so the arm knows exactly which evidence survived.
 
-- `middle` (LV-Eval, LongBench): keep the first and last budget/2 tokens, drop the middle, so the
-  instruction before the context and the question after it always survive.
+- `middle` (LongBench, LooGLE): keep the first and last budget/2 tokens of the context, drop the
+  middle, so the instruction before the context and the question after it always survive.
+- `prompt_middle` (LV-Eval's `utils.truncate_prompt`): the whole raw prompt (template, context and
+  question) is cut to `window - longctx.reserve_tokens` tokens, first and last half kept; the
+  template's text being shorter than a half, this keeps `half - head` tokens of the context's start
+  and `half - tail` of its end (`longctx.arm`, which knows the template). `keep_regions` treats it
+  as `middle`.
 - `head`: keep the first `budget` tokens.
 - `tail`: keep the last `budget` tokens.
 - `drop_documents` (Loong): for multi-document contexts, keep whole documents in order and drop
   each one that would overflow what is left of the budget (Loong's released code; a later, shorter
   document may still fit); a context without documents, or where no document fits, is cut like
-  `head`.
+  `head`. With a `walk` order and a `reshuffle` (Loong's items: `released_documents`), the
+  documents are dropped in the order of the released first shuffle and the kept ones put in the
+  order of its second shuffle, as the released step 1 does (shuffle, drop, shuffle).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Sequence
+from typing import Callable, Sequence
 
 Offsets = Sequence[tuple[int, int]]
-POLICIES = ("middle", "head", "tail", "drop_documents")
+POLICIES = ("middle", "head", "tail", "drop_documents", "prompt_middle")
 
 
 def keep_regions(offsets: Offsets, text_len: int, budget: int, policy: str,
@@ -42,12 +49,18 @@ def keep_regions(offsets: Offsets, text_len: int, budget: int, policy: str,
         return [(0, offsets[budget - 1][1])]
     if policy == "tail":
         return [(offsets[n - budget][0], text_len)]
-    head = budget // 2
-    tail = budget - head
+    return keep_ends(offsets, text_len, budget // 2, budget - budget // 2)
+
+
+def keep_ends(offsets: Offsets, text_len: int, head: int, tail: int) -> list[tuple[int, int]]:
+    """The first `head` and the last `tail` tokens (all of the text when they cover it)."""
+    n = len(offsets)
+    if head + tail >= n:
+        return [(0, text_len)]
     regions = []
-    if head:
+    if head > 0:
         regions.append((0, offsets[head - 1][1]))
-    if tail:
+    if tail > 0:
         regions.append((offsets[n - tail][0], text_len))
     return regions
 
@@ -80,6 +93,38 @@ def _whole_documents(offsets: Offsets, budget: int, documents: Sequence[tuple[in
     if len(regions) == (1 if docs[0][0] > 0 else 0):  # not one document fits: cut like `head`
         return [(0, offsets[budget - 1][1])]
     return _merge(regions)
+
+
+def released_documents(offsets: Offsets, text_len: int, budget: int, documents: Sequence[tuple[str, int, int]],
+                       walk: Sequence[str], reshuffle: Callable[[list], None] | None) -> list[tuple[int, int]]:
+    """Loong's released `get_doc_str` over a context built in its final (all-fit) order: each
+    document (id, start, end) owns the text up to the next one; walking them in `walk` order, keep
+    every one that fits what is left of `budget`, then `reshuffle` the kept ones in place (the
+    released second shuffle). Regions come back in the order the text is to be joined; everything
+    fits: the whole context as it is; not one document fits: cut like `head`."""
+    n = len(offsets)
+    if n <= budget:
+        return [(0, text_len)]
+    if budget <= 0:
+        return []
+    ends = [b for _, b in offsets]
+    docs = sorted(documents, key=lambda d: d[1])
+    text_end = ends[-1] if ends else 0
+    piece = {d[0]: (d[1], docs[i + 1][1] if i + 1 < len(docs) else max(d[2], text_end)) for i, d in enumerate(docs)}
+    lead: list[tuple[int, int]] = [(0, docs[0][1])] if docs and docs[0][1] > 0 else []
+    used = sum(bisect_right(ends, b) - bisect_right(ends, a) for a, b in lead)
+    kept = []
+    for doc_id in walk:
+        a, b = piece[doc_id]
+        tokens = bisect_right(ends, b) - bisect_right(ends, a)
+        if used + tokens <= budget:
+            kept.append(doc_id)
+            used += tokens
+    if not kept:
+        return [(0, offsets[budget - 1][1])]
+    if reshuffle is not None:
+        reshuffle(kept)
+    return lead + [piece[d] for d in kept]
 
 
 def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:

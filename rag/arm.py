@@ -115,7 +115,7 @@ class RagArm:
     # ------------------------------------------------------------ ranking, selection, figures
     def _room(self, sample: Sample) -> int:
         tpl = sample.template
-        empty = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens)
+        empty = Prompt.from_template(tpl, "", sample.question)
         overhead = self.gen.prompt_tokens(empty)
         if overhead + tpl.max_new_tokens > self.gen.context_window:
             raise PromptTooLong(
@@ -164,9 +164,8 @@ class RagArm:
     def build(self, sample: Sample) -> Prompt:
         ordered, meta = self._retrieve(sample)
         tpl = sample.template
-        prompt = Prompt(
-            user=tpl.render(join_chunks(ordered, self.cfg.separator), sample.question), system=tpl.system,
-            max_new_tokens=tpl.max_new_tokens,
+        prompt = Prompt.from_template(
+            tpl, join_chunks(ordered, self.cfg.separator), sample.question,
             prefix_chars=0,  # retrieved context differs per question: nothing reusable
         )
         prompt.meta = meta

@@ -67,3 +67,20 @@ def test_retrieval_query_falls_back_when_the_question_is_empty():
     assert retrieval_query(empty) == "Which company had the highest revenue?"
     bare = replace(s, question="", metadata={})
     assert retrieval_query(bare) and "{question}" not in retrieval_query(bare)
+
+
+def test_selfroute_instruction_goes_with_the_question_before_the_answer_cue(generator, tmp_path):
+    """Li et al. 2024: the 'unanswerable' instruction follows the query, before the answer cue; the rest of
+    the prompt is the plain RAG arm's prompt."""
+    samples = make_haystack(seed=3, language="en", tokens=500, n_questions=1)
+    cfg = _plain_cfg(["arm=selfroute", "rag.top_k=2", f"run.cache_dir={tmp_path}"])
+    arm = build_arm("selfroute", generator, cfg)
+    s = samples[0]
+    plain = arm.rag.build(s)
+    routed = arm.rag_prompt(s)
+    assert plain.user.endswith("\nAnswer:") and routed.user.endswith("\nAnswer:")
+    q_at = routed.user.rindex("Question: " + s.question)
+    i_at = routed.user.rindex(SELF_ROUTE_INSTRUCTION)
+    assert q_at < i_at < routed.user.rindex("Answer:")
+    assert routed.user.replace("\n" + SELF_ROUTE_INSTRUCTION, "", 1) == plain.user
+    assert routed.system == plain.system and routed.max_new_tokens == plain.max_new_tokens

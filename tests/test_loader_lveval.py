@@ -121,7 +121,7 @@ def test_templates_metrics_and_gold_answers(lveval_dir):
         prompt = s.template.render(s.context, s.question)
         assert s.context in prompt and prompt.rstrip().endswith(("Answer:", "回答："))
         assert s.question in prompt
-        assert s.template.truncation == "middle"
+        assert s.template.truncation == "prompt_middle"
         assert s.template.max_new_tokens == (16 if s.task.startswith("factrecall") else 64)
         assert s.language == lv.LVEVAL_DATASETS[s.task]
         assert score(s.metric, s.answers[0], s.reference())["score"] == pytest.approx(1.0), s.id

@@ -17,16 +17,22 @@ one task, named the same way.
 
 Prompts are the released `config/task2prompt.json` after `str.format` (so the cloze example's
 `{{...}}` is single-braced), `{input}` -> `{context}`, `{Q}` -> `{question}`; max new tokens from
-`config/task2maxlen.json`. The released prediction scripts send the prompt as one user turn to
-open models (as the `system` message to GPT models) and cut an over-long prompt to its first and
-last max_length/2 tokens: `middle` truncation here (applied to the context, so the question at
-the end always survives).
+`config/task2maxlen.json`. Generation as the released prediction scripts: open models
+(`Prediction/pred_opensource_models.py`) get the raw prompt with no chat template, greedy, with
+`repetition_penalty=2`; GPT models (`pred_gpt_models.py`) get the prompt as the one `system`
+message, temperature 0. The templates say so (`chat=False`, `repetition_penalty=2.0`): the
+transformers and vLLM backends tokenize the raw text and the transformers backend applies the
+penalty; a chat API gets the prompt as the system message, and the penalty is sent to
+OpenAI-compatible servers other than OpenAI's (whose API has none). Both scripts cut an
+over-long prompt to its first and last max_length/2 tokens: `middle` truncation here (applied to
+the context, so the question at the end always survives).
 
 Gold evidence (`S`, QA tasks only; a cloze item's `S` is the unmasked question, not evidence):
 each string is split at the annotators' joins (runs of 4+ dots), and each piece aligned to a
 char span of the document (`eval.align`): verbatim, token-exact, or fuzzy with quality = share of
 its tokens matched; a piece below `evidence_threshold` is retried sentence by sentence; what is
-still below is dropped. Counts per sample are in `metadata['evidence_alignment']`
+still below is dropped. A piece found verbatim more than once is one any-of group (`Span.alt`):
+present when any copy is. Counts per sample are in `metadata['evidence_alignment']`
 ({exact, tokens, fuzzy, dropped}); `evidence_stats(samples)` sums them.
 
 Length levels: LooGLE has none. Contexts are bucketed by approximate tokens (1 per English
@@ -68,19 +74,21 @@ TASK_FILES = {
 HUB_ID = "bigai-nlco/LooGLE"
 SOURCE = "bigai-nlco/LooGLE config/task2prompt.json, config/task2maxlen.json, Prediction/pred_*.py"
 
+# Prediction/pred_opensource_models.py: the raw prompt (no chat template), greedy, repetition_penalty=2
+_GENERATION = {"chat": False, "repetition_penalty": 2.0}
 _QA = "Please answer the question based on the long texts below. \n{context}\nQuestion: {question}\nAnswer: "
 TEMPLATES = {
-    "shortdep_qa": PromptTemplate(_QA, max_new_tokens=300, truncation="middle", source=SOURCE),
-    "longdep_qa": PromptTemplate(_QA, max_new_tokens=500, truncation="middle", source=SOURCE),
+    "shortdep_qa": PromptTemplate(_QA, max_new_tokens=300, truncation="middle", source=SOURCE, **_GENERATION),
+    "longdep_qa": PromptTemplate(_QA, max_new_tokens=500, truncation="middle", source=SOURCE, **_GENERATION),
     "longdep_summarization": PromptTemplate(
         "Please generate a summary of the below paper. \n{context}\n Summarization: ",
-        max_new_tokens=500, truncation="middle", source=SOURCE),
+        max_new_tokens=500, truncation="middle", source=SOURCE, **_GENERATION),
     "shortdep_cloze": PromptTemplate(
         "Please fill in the clozes based on the given long texts below. Each of the placeholder '<mask-n>' in the "
         "question could be an entity of Person, Location or Organiocation. The same masks represent the same entity. "
         "Output a json format answer, for example: {'<mask-0>': 'Bob', '<mask-1>': 'Gorrosion Magazine',"
         "'<mask-2>': 'Bethel Horizon'}\n{context}\n Question: {question} What are the masked entities? \nAnswer:",
-        max_new_tokens=50, truncation="middle", source=SOURCE),
+        max_new_tokens=50, truncation="middle", source=SOURCE, **_GENERATION),
 }
 
 _JOINS = re.compile(r"\s*(?:\.{4,}|…{2,})\s*")  # annotators join non-adjacent extracts with dots
@@ -331,6 +339,24 @@ def build(cfg: LoogleConfig, tasks: list[str] | None = None) -> list[Sample]:
     return consecutive_groups(samples)
 
 
+def _with_repeats(context: str, spans: list[Alignment]) -> list[Span]:
+    """Evidence spans; a piece found verbatim more than once becomes one any-of group (`Span.alt`):
+    the evidence is present when any of its copies is."""
+    out: list[Span] = []
+    for k, a in enumerate(spans):
+        copies = []
+        if a.method == "exact":
+            text, at = context[a.start:a.end], context.find(context[a.start:a.end])
+            while at != -1:
+                copies.append((at, at + len(text)))
+                at = context.find(text, at + len(text))
+        if len(copies) > 1:
+            out += [Span(x, y, None, a.quality, alt=f"S{k}") for x, y in copies]
+        else:
+            out.append(Span(a.start, a.end, None, a.quality))
+    return out
+
+
 def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str, TokenIndex],
             lengths: dict[str, int], seen: set[str]) -> Sample:
     task, row = item.task, item.row
@@ -351,7 +377,7 @@ def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str,
             indexes.clear()  # questions of one document come together: keep one index
             indexes[digest] = TokenIndex(item.context)
         spans, counts = align_evidence(evidence_pieces(item.evidence), indexes[digest], cfg.evidence_threshold)
-        evidence = [Span(a.start, a.end, None, a.quality) for a in spans]
+        evidence = _with_repeats(item.context, spans)
         meta["evidence_alignment"] = counts
     sid = f"loogle-{task}-{item.local_id}"
     if sid in seen:

@@ -32,8 +32,12 @@ reproduces the released order exactly when `--max_length` holds every item (with
 `--max_length 128000` the released code also drops documents of long items, which changes the
 RNG stream from then on). `shuffle: none` keeps the documents in the item's listed order.
 
-Truncation is left to the long-context arm (`drop_documents`, longctx/truncation.py): as the
-released code, it skips, in order, every document that would overflow and keeps later ones that fit.
+Truncation is left to the long-context arm (`drop_documents`, longctx/truncation.py) and follows
+the released order of steps (shuffle, drop, shuffle): it walks the documents in the order of the
+first shuffle (`metadata['drop_order']`), skips every one that would overflow and keeps later ones
+that fit, then shuffles the kept ones with the RNG in the state the released second shuffle
+starts from (`metadata['second_shuffle']`: seed and 32-bit words drawn before it). When nothing
+is dropped this is the load-time order.
 
 Samples: task from `level` (1 spotlight_locating, 2 comparison, 3 clustering, 4
 chain_of_reasoning), length level from `set` (`10k-50k`, `50k-100k`, `100k-200k`, `200k+`), the
@@ -218,13 +222,39 @@ def spotlight_document(names: list[str], question: str, answer: Any) -> str | No
     return None
 
 
-def _order(rng: random.Random | None, n: int, doc_type: str, shuffle: bool) -> list[int]:
+class CountingRandom(random.Random):
+    """`random.Random` that counts the 32-bit words it has drawn, so the state at any point is
+    (seed, words): `advanced(seed, words)` rebuilds it (the long-context arm re-runs the released
+    second shuffle over the documents it kept)."""
+
+    def __init__(self, seed: int):
+        self.words = 0
+        super().__init__(seed)
+
+    def getrandbits(self, k: int) -> int:
+        self.words += max(1, -(-k // 32))
+        return super().getrandbits(k)
+
+
+def advanced(seed: int, words: int) -> random.Random:
+    """A `random.Random(seed)` after `words` 32-bit draws (the state `CountingRandom` counted)."""
+    rng = random.Random(seed)
+    for _ in range(words):
+        rng.getrandbits(32)
+    return rng
+
+
+def _order(rng: CountingRandom | None, n: int, doc_type: str, shuffle: bool) -> tuple[list[int], list[int], int | None]:
+    """(the order truncation walks: after the first shuffle, the final order when everything fits,
+    the RNG's words drawn before the second shuffle; None without one)."""
     order = list(range(n))
-    if rng is not None and shuffle:
-        if doc_type == "financial":
-            rng.shuffle(order)  # get_doc_str shuffles the contents of a financial item first
-        rng.shuffle(order)  # then the kept documents of every item
-    return order
+    if rng is None or not shuffle:
+        return order, order, None
+    if doc_type == "financial":
+        rng.shuffle(order)  # get_doc_str shuffles the contents of a financial item first
+    first, words = list(order), rng.words
+    rng.shuffle(order)  # then the kept documents of every item
+    return first, order, words
 
 
 def _locate(path: Path, doc_path: str | None) -> tuple[Path, Path]:
@@ -261,7 +291,7 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
     _check_names("domains", cfg.domains, list(DOMAINS))
     jsonl, doc_root = _locate(Path(cfg.path), cfg.doc_path)
     docs = _Docs(doc_root)
-    rng = random.Random(cfg.seed) if cfg.shuffle == "official" else None
+    rng = CountingRandom(cfg.seed) if cfg.shuffle == "official" else None
     samples: list[Sample] = []
     missing: dict[str, int] = {}
     missing_examples: list[str] = []
@@ -279,7 +309,8 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
                 raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
             names = row.str_list("doc")
             shuffle = row.field("shuffle_doc", bool, True)
-            order = _order(rng, len(names), doc_type, shuffle)  # the RNG walks every item, selected or not
+            # the RNG walks every item, selected or not
+            first_order, order, words = _order(rng, len(names), doc_type, shuffle)
             language = row.field("language", str)
             if (tasks and TASKS[level] not in tasks) or (levels and LEVELS[set_] not in levels) or \
                (cfg.domains and doc_type not in cfg.domains) or (cfg.languages and language not in cfg.languages):
@@ -318,6 +349,9 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
             meta: dict[str, Any] = {
                 "id": item_id, "type": doc_type, "level": level, "set": set_, "length": row.field("length", int, None),
                 "docs": names, "doc_order": [ids[i] for i in order], "shuffle_doc": shuffle,
+                # for `drop_documents`: drop in this order, then re-run the second shuffle on what is kept
+                "drop_order": [ids[i] for i in first_order],
+                "second_shuffle": None if words is None else {"seed": cfg.seed, "words": words},
                 "evidence_kind": "named_document" if gold is not None else "all_documents",
                 "source": f"{row.source}:{row.line}",
             }

@@ -14,8 +14,12 @@ stops once enough samples are read. Order is deterministic: datasets in the rele
 `lveval/{dataset}_{level}/{i}` (the i-th record of the file, from 0); `task` is the dataset, `length_level` the level.
 
 Prompt and generation settings are the released ones (`config.py`: `DATASET_PROMPT`,
-`DATASET_MAXGEN`: 64 new tokens, 16 for factrecall); over-long prompts are cut in the middle by
-tokens (`utils.truncate_prompt`), so `truncation="middle"`. Each sample's metric is its dataset's
+`DATASET_MAXGEN`: 64 new tokens, 16 for factrecall). Over-long prompts are cut as
+`prediction.py` / `utils.truncate_prompt` cut them: the whole formatted prompt (before any chat
+template) to `--model-max-length` tokens (15,500 by default: a 16k window less ~500 for the
+answer), its first and last half kept. So `truncation="prompt_middle"`: the window is the
+generator's, the reserve `longctx.reserve_tokens` (500); see longctx/truncation.py. Questions over
+one context share one cut, sized for the longest of them (longctx/arm.py `prepare`). Each sample's metric is its dataset's
 primary metric in `eval.metrics.lveval` (gated F1, plain F1 for factrecall, ROUGE-L for dureader).
 
 Gold evidence: LV-Eval releases no evidence spans, so these proxies are derived and recorded per
@@ -23,6 +27,8 @@ sample in `metadata["evidence_source"]`:
 
 * factrecall_en / factrecall_zh: the needle, i.e. the sentence around each occurrence of the
   answer (the inserted fact; the answer name is a replaced keyword that occurs nowhere else);
+  when it occurs more than once the sentences are alternatives (`Span.alt`): any one present
+  counts the evidence as present;
 * cmrc_mixup (extractive answers; `evidence_datasets` configures the list): the paragraph around
   the answer, or the sentence around it when the paragraph is longer than `evidence_max_chars`.
   When the answer occurs in several places, the place whose text shares the most words (English)
@@ -103,7 +109,7 @@ PROMPTS: dict[str, str] = {
 }
 MAX_NEW_TOKENS: dict[str, int] = {name: 16 if name.startswith("factrecall") else 64 for name in DATASETS}
 TEMPLATES: dict[str, PromptTemplate] = {
-    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="middle", source=SOURCE)
+    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="prompt_middle", source=SOURCE)
     for name in DATASETS
 }
 
@@ -351,7 +357,8 @@ def answer_evidence(
         return [], {"evidence_source": "none", "evidence_note": "answer not found verbatim in the context"}
     if needle:
         units = sorted({sentence_around(context, a, b, max_chars) for a, b in hits})
-        return [Span(a, b) for a, b in units], {
+        alt = "answer" if len(units) > 1 else None  # any one occurrence of the needle is the evidence
+        return [Span(a, b, alt=alt) for a, b in units], {
             "evidence_source": "factrecall_needle: the sentence around each occurrence of the answer",
             "answer_occurrences": len(hits),
         }

@@ -55,8 +55,14 @@ def usage_of(gens: list[Generation]) -> dict[str, Any]:
     }
 
 
-def answer_with_prompts(arm, generator, samples: list[Sample]) -> list[Answer]:
-    """Build every sample's prompt, then generate them together (one context: one prefix)."""
+def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = True) -> list[Answer]:
+    """Build every sample's prompt, then generate them together (one context: one prefix).
+
+    An arm with a `prepare(samples)` hook sees the whole group first (the long-context arm decides
+    there one cut of the document for all its questions); `prepare=False` when the caller already
+    prepared the group and passes only part of it (Self-Route's fallback)."""
+    if prepare and hasattr(arm, "prepare"):
+        arm.prepare(samples)
     answers, ready = [], []
     for sample in samples:
         try:

@@ -21,8 +21,7 @@ class ClosedBookArm:
 
     def build(self, sample: Sample) -> Prompt:
         tpl = sample.template
-        prompt = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens,
-                        prefix_chars=0)
+        prompt = Prompt.from_template(tpl, "", sample.question, prefix_chars=0)
         tokens = self.gen.prompt_tokens(prompt)
         if tokens + tpl.max_new_tokens > self.gen.context_window:
             raise PromptTooLong(f"the prompt takes {tokens} tokens; with {tpl.max_new_tokens} new tokens it does "

@@ -22,6 +22,7 @@ from llm.prompt import Generation, PromptTooLong
 # the `route` a Self-Route record answered by
 ROUTE_RAG, ROUTE_LONGCTX = "rag", "longctx"
 
+# The paper's instruction (Li et al. 2024, Sec. 5 / Appendix): it goes with the query, before the answer cue.
 SELF_ROUTE_INSTRUCTION = "Write unanswerable if the query can not be answered based on the provided text."
 _DECLINE = re.compile(r"unanswerable|not answerable|cannot be answered|无法回答|不能回答", re.IGNORECASE)
 
@@ -40,16 +41,27 @@ class SelfRouteArm:
     def index_builds(self) -> int | None:
         return getattr(self.rag, "index_builds", None)
 
+    def rag_prompt(self, sample: Sample):
+        """The plain RAG arm's prompt with the instruction right after the question (so before the
+        template's answer cue, as in the paper); retrieval still searches with the question alone.
+        A template without `{question}` (summaries) gets the instruction at its end."""
+        prompt = self.rag.build(sample)
+        prompt.user = with_instruction(prompt.user, sample)
+        return prompt
+
     def answer(self, samples: list[Sample]) -> list[Answer]:
         first: list[Answer] = []
         ready = []
+        # the fallback's truncation is decided once for the whole group, not for the declined subset
+        prepare = getattr(self.longctx, "prepare", None)
+        if prepare is not None:
+            prepare(samples)
         for sample in samples:
             try:
-                prompt = self.rag.build(sample)
+                prompt = self.rag_prompt(sample)
             except PromptTooLong as err:
                 first.append(Answer(sample, skipped=str(err)))
                 continue
-            prompt.user = prompt.user.rstrip() + "\n\n" + SELF_ROUTE_INSTRUCTION
             ready.append((sample, prompt))
         if not getattr(self.gen, "generates", True):
             return first + [Answer(s, meta={**p.meta, "route": ROUTE_RAG}) for s, p in ready]
@@ -61,7 +73,7 @@ class SelfRouteArm:
             else:
                 first.append(Answer(sample, meta={**prompt.meta, "route": ROUTE_RAG, "selfroute_declined": False},
                                     text=gen.text, usage=usage_of([gen])))
-        fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx])
+        fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx], prepare=False)
         for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
             rag_meta = {k: rag_prompt.meta.get(k) for k in ("evidence_recall", "evidence_in_prompt", "distractors_retrieved",
                                                              "retrieved", "n_chunks")}
@@ -75,6 +87,21 @@ class SelfRouteArm:
             first.append(ans)
         order = {s.id: i for i, s in enumerate(samples)}
         return sorted(first, key=lambda a: order[a.sample.id])
+
+
+def with_instruction(user: str, sample: Sample) -> str:
+    """`user` (the filled template) with SELF_ROUTE_INSTRUCTION on the line after the question."""
+    head, tail = sample.template.parts()
+    asked = sample.question + "\n" + SELF_ROUTE_INSTRUCTION
+    if "{question}" in tail:
+        filled = tail.replace("{question}", sample.question)
+        if user.endswith(filled):
+            return user[: len(user) - len(filled)] + tail.replace("{question}", asked)
+    elif "{question}" in head:
+        filled = head.replace("{question}", sample.question)
+        if user.startswith(filled):
+            return head.replace("{question}", asked) + user[len(filled):]
+    return user.rstrip() + "\n\n" + SELF_ROUTE_INSTRUCTION
 
 
 def _generation_of(ans: Answer) -> Generation:
