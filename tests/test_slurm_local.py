@@ -44,8 +44,12 @@ NOT_COMPARED = {"latency_s", "ttft_s", "cost_usd", "cached", "calls"}
 RETRIEVAL = ["arm=rag", "retriever=bm25", "generator=none", "benchmark=synthetic", "benchmark.levels=[1k,2k]",
              "benchmark.languages=[en]", "benchmark.questions_per_haystack=2", "benchmark.haystacks_per_level=2",
              "run.progress=false"]
-GENERATION = ["arm=rag", "retriever=bm25", "benchmark=synthetic", "benchmark.levels=[1k]", "benchmark.languages=[en]",
-              "benchmark.questions_per_haystack=2", "run.progress=false"]
+# two questions over one small haystack per job (the first record written, the second still generating at
+# the kill); a job's time is mostly its process start and model load. submitit starts every job at once and,
+# unlike joblib's loky, does not cap each worker's threads: one torch thread per job (two jobs with all
+# cores each ran ~100x slower per generation on a 2-core machine)
+GENERATION = ["arm=rag", "retriever=bm25", "benchmark=synthetic", "benchmark.levels=[100]", "benchmark.languages=[en]",
+              "benchmark.questions_per_haystack=2", "rag.chunk_size=32", "generator.threads=1", "run.progress=false"]
 TOP_K = (2, 4)
 
 
@@ -164,7 +168,7 @@ def test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records(tmp_pa
         assert proc.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
         assert time.monotonic() < deadline, "no job wrote a record in 5 minutes"
         time.sleep(0.05)
-    time.sleep(random.Random(16).uniform(0.0, 0.5))  # somewhere in the next generation
+    time.sleep(random.Random(16).uniform(0.0, 0.2))  # within the job's next generation (~1 s on a CPU)
     assert proc.poll() is None, "the sweep finished before the kill: nothing was tested"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
