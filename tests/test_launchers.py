@@ -72,5 +72,5 @@ def test_slurm_gpu_preset_becomes_an_sbatch_script_with_a_gpu_request(tmp_path, 
 
 def test_presets_are_files_users_can_find():
     names = sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("*.yaml"))
-    assert names == ["local_parallel", "slurm_cpu", "slurm_gpu"]
+    assert names == ["local_parallel", "slurm_cpu", "slurm_gpu", "slurm_local"]
     assert Path(CONF / "hydra" / "launcher" / "slurm_gpu.yaml").read_text().count("submitit_slurm") == 1

@@ -10,6 +10,9 @@ Where the data comes from (`benchmark.path`), in the released layout (one folder
 * `null`: the hub dataset `zexuanqiu22/CLongEval` (`benchmark.hub_id`), whose
   `{task folder}/{size}.jsonl` files are downloaded with `huggingface_hub` (no remote code).
 
+A snapshot of the hub repository (`huggingface-cli download --repo-type dataset zexuanqiu22/CLongEval
+--local-dir DIR`) is the data folder: `path: DIR` (its `.cache/huggingface/` is ignored).
+
 Only the files of the selected tasks and sizes are opened; with `limit`, reading stops once enough
 samples are read. Order: tasks in the released order (as `eval.metrics.clongeval` lists them),
 sizes small, medium, large, records in file order. `task` is the task name, `length_level` the

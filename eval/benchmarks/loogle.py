@@ -12,8 +12,12 @@ Two schemas are read, from a local file or folder (`path`) or from the Hugging F
   `title`, `doc_id`, `id`, `type`.
 
 A folder holds one file per task, named by the task (`shortdep_qa.jsonl`; `.json` also read;
-`summarization.jsonl` for `longdep_summarization`), directly or under `data/`. A single file is
-one task, named the same way.
+`summarization.jsonl` for `longdep_summarization`), directly or under `data/`, or in a `data.zip`
+beside them (read without unpacking). A single file is one task, named the same way; a single
+`.zip` holds such files. So a snapshot of the Hub repository (`huggingface-cli download
+--repo-type dataset bigai-nlco/LooGLE --local-dir DIR`: `data.zip` holding `{task}.json`, plus
+`LooGLE.py`, `README.md`, parquet conversions and `.cache/huggingface/`) loads as `path: DIR`; the
+repository's loading script and everything else in it is never read, let alone run.
 
 Prompts are the released `config/task2prompt.json` after `str.format` (so the cloze example's
 `{{...}}` is single-braced), `{input}` -> `{context}`, `{Q}` -> `{question}`; max new tokens from
@@ -47,15 +51,17 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import logging
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
-from eval.benchmarks._files import (DataError, Row, as_list, check_keys, first_existing, hub_records, read_records,
-                                    record_guard)
+from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
+                                    parse_jsonl, read_records, record_guard)
 from eval.benchmarks.loong import consecutive_groups
 from eval.benchmarks.synthetic import approx_tokens
 from eval.metrics.loogle import loogle_metric, loogle_reference
@@ -274,7 +280,57 @@ def _task_of_file(path: Path) -> str | None:
     return None
 
 
+def _zip_members(archive: Path) -> dict[str, str]:
+    """{file name: member} of the data files in a zip (the shallowest member of each name; no folders,
+    no macOS resource forks)."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            names = [n for n in zf.namelist() if not n.endswith("/") and "__MACOSX" not in n]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataError(str(archive), None, f"not a readable zip archive ({exc})") from None
+    members: dict[str, str] = {}
+    for name in sorted(names, key=lambda n: (n.count("/"), n)):
+        members.setdefault(name.rsplit("/", 1)[-1], name)
+    return members
+
+
+def _zip_rows(archive: Path, member: str) -> Iterator[Row]:
+    """Rows of one member of a zip, JSON Lines or a JSON array (as `read_records`), streamed from the archive."""
+    source = f"{archive}!{member}"
+    with zipfile.ZipFile(archive) as zf, zf.open(member) as raw:
+        if raw.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"[":
+            yield from parse_jsonl(raw, source)
+            return
+        try:
+            items = json.loads(decode_text(raw.read(), source))
+        except (ValueError, RecursionError) as exc:
+            raise DataError(source, getattr(exc, "lineno", None), f"malformed JSON: {exc}") from None
+    for i, item in enumerate(items):
+        with record_guard():
+            if not isinstance(item, dict):
+                raise DataError(source, i + 1, f"item {i + 1} of the JSON array is {type(item).__name__}, not an object")
+            yield Row(item, source, i + 1)
+
+
+def _task_files(task: str) -> list[str]:
+    return [f"{n}{ext}" for n in TASK_FILES[task] for ext in (".jsonl", ".json")]
+
+
+def _zip_task_rows(archive: Path, tasks: list[str]) -> Iterator[tuple[str, Iterator[Row]]]:
+    members = _zip_members(archive)
+    for task in tasks:
+        member = next((members[n] for n in _task_files(task) if n in members), None)
+        if member is not None:
+            yield task, _zip_rows(archive, member)
+
+
 def _local_rows(path: Path, tasks: list[str]) -> Iterator[tuple[str, Iterator[Row]]]:
+    if path.is_file() and path.suffix == ".zip":
+        found = list(_zip_task_rows(path, tasks))
+        if not found:
+            raise DataError(str(path), None, "holds none of the task files " + ", ".join(f"{t}.json(l)" for t in tasks))
+        yield from found
+        return
     if path.is_file():
         task = _task_of_file(path)
         if task is None:
@@ -286,16 +342,25 @@ def _local_rows(path: Path, tasks: list[str]) -> Iterator[tuple[str, Iterator[Ro
     if not path.is_dir():
         raise DataError(str(path), None, "no such file or folder (set benchmark.path to a local copy of LooGLE, "
                         "or benchmark.path=null to read the Hugging Face Hub)")
+    # plain files first (an unpacked copy), then the Hub repository's data.zip; a snapshot's LooGLE.py,
+    # README.md, parquet conversions and .cache/huggingface/ are never looked at
+    archive = path / "data.zip"
+    zipped = dict(_zip_task_rows(archive, tasks)) if archive.is_file() else {}
     found_any = False
     for task in tasks:
-        names = [f"{n}{ext}" for n in TASK_FILES[task] for ext in (".jsonl", ".json")]
+        names = _task_files(task)
         f = first_existing(path, names) or first_existing(path / "data", names)
-        if f is None:
+        if f is not None:
+            rows: Iterator[Row] = read_records(f)
+        elif task in zipped:
+            rows = zipped[task]
+        else:
             continue
         found_any = True
-        yield task, read_records(f)
+        yield task, rows
     if not found_any:
-        raise DataError(str(path), None, "holds none of the task files " + ", ".join(f"{t}.jsonl" for t in tasks))
+        raise DataError(str(path), None, "holds none of the task files " + ", ".join(f"{t}.jsonl" for t in tasks)
+                        + " (directly, under data/, or in data.zip)")
 
 
 def _hub_rows(cfg: LoogleConfig, tasks: list[str]) -> Iterator[tuple[str, Iterator[Row]]]:

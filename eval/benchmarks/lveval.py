@@ -8,6 +8,12 @@ Where the data comes from (`benchmark.path`):
 * `null`: the hub dataset `Infinigence/LVEval` (`benchmark.hub_id`), whose `{dataset}.zip` data
   files are downloaded with `huggingface_hub`. The hub repository's loading script is never run.
 
+A snapshot of the hub repository (`huggingface-cli download --repo-type dataset Infinigence/LVEval
+--local-dir DIR`, for compute nodes without a network) is such a folder of `{dataset}.zip` files:
+`path: DIR` reads the zips and ignores everything else there (`LVEval.py`, which is never run,
+`README.md`, the licences, `.cache/huggingface/`); a snapshot of some of the zips (`--include`)
+loads the datasets present.
+
 Only the files of the selected datasets (`tasks`) and levels are opened, and with `limit` reading
 stops once enough samples are read. Order is deterministic: datasets in the released
 `DATASET_SELECTED` order, levels from 16k to 256k, records in file order. Sample ids are
