@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from experiments.report.run_dirs import Run, levels_of  # noqa: E402
+from experiments import records as schema  # noqa: E402
 
 ARM_COLOURS = {"longctx": "tab:red", "rag": "tab:blue", "closedbook": "tab:gray", "selfroute": "tab:purple",
                "budget": "tab:orange", "oracle": "black"}
@@ -119,7 +120,7 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
         if run.arm not in ("rag", "selfroute"):
             continue
         for rec in run.records:
-            if rec.get("status") not in ("ok", "retrieved"):
+            if not schema.has_context(rec):
                 continue
             for n, v in (rec.get("evidence_recall") or {}).items():
                 if v is not None:
@@ -197,7 +198,7 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
 
 def _retrieved_mean(run: Run) -> float | None:
     vals = [r["evidence_in_prompt"] for r in run.records
-            if r.get("status") in ("ok", "retrieved") and r.get("evidence_in_prompt") is not None]
+            if schema.has_context(r) and r.get("evidence_in_prompt") is not None]
     return mean(vals) if vals else None
 
 
@@ -221,7 +222,7 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
     for j, k in enumerate(sorted(best)):
         bins: dict[int, list[float]] = defaultdict(list)
         for rec in best[k].records:
-            if rec.get("depth") is None or rec.get("status") not in ("ok", "skipped") or rec.get("score") is None:
+            if rec.get("depth") is None or not schema.is_scored(rec):
                 continue
             bins[min(int(float(rec["depth"]) * DEPTH_BINS), DEPTH_BINS - 1)].append(rec["score"])
         xs = [i for i in range(DEPTH_BINS) if bins[i]]
