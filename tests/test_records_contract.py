@@ -129,3 +129,13 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
     assert "torn" not in schema.read_records(path) and path.read_bytes().endswith(b'"sta')
     assert set(schema.RecordStore(path).load()) == {r["id"] for r in schema.read_records(path).values()}
     assert path.read_bytes() == before
+
+
+def test_every_key_the_readme_lists_is_in_the_schema():
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("- `records.jsonl`"):text.index("- `metrics.json`")]
+    named = set(re.findall(r"`([a-z_0-9]+)`", section)) - set(schema.STATUSES)
+    assert {"id", "status", "evidence_recall", "kept_spans"} <= named
+    assert named <= schema.RECORD_KEYS, sorted(named - schema.RECORD_KEYS)
