@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from statistics import mean
 from typing import Any, Iterable
 
 from eval.sample import level_sort_key
+from experiments import records as schema
 
 
 def _pct(values: list[float]) -> float | None:
@@ -31,15 +32,16 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     Retrieval-only runs (`generator=none`, status `retrieved`) have no score (None) but their
     evidence recall is aggregated like that of answered samples."""
     records = list(records)
-    scored = [r for r in records if r["status"] in ("ok", "skipped") and r.get("score") is not None]
-    ok = [r for r in records if r["status"] in ("ok", "retrieved")]
-    answered = [r for r in records if r["status"] == "ok"]
+    scored = [r for r in records if schema.is_scored(r)]
+    ok = [r for r in records if schema.has_context(r)]
+    answered = [r for r in records if schema.is_answered(r)]
+    status = Counter(schema.status_of(r) for r in records)
     out: dict[str, Any] = {
         "n": len(records),
-        "n_ok": sum(r["status"] == "ok" for r in records),
-        "n_retrieved": sum(r["status"] == "retrieved" for r in records),
-        "n_skipped": sum(r["status"] == "skipped" for r in records),
-        "n_failed": sum(r["status"] == "failed" for r in records),
+        "n_ok": status[schema.OK],
+        "n_retrieved": status[schema.RETRIEVED],
+        "n_skipped": status[schema.SKIPPED],
+        "n_failed": status[schema.FAILED],
         "score": _pct([r["score"] for r in scored]),
     }
     for field in ("length_level", "task", "language"):
@@ -83,7 +85,7 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["cached"] = sum(bool(r.get("cached")) for r in ok)
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
-        if r["status"] not in ("ok", "retrieved"):
-            reasons[f"{r['status']}: {r.get('reason', '')[:120]}"] += 1
+        if not schema.has_context(r):
+            reasons[f"{schema.status_of(r)}: {r.get('reason', '')[:120]}"] += 1
     out["not_ok_reasons"] = dict(reasons)
     return out

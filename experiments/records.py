@@ -1,8 +1,12 @@
-"""records.jsonl: one JSON line per sample, appended as each sample finishes.
+"""records.jsonl: the record schema, its one reader, its one writer, and the record constructors.
+
+One JSON line per sample, appended as each sample finishes. The runner (experiments/run.py), the
+report (experiments/report/) and the report's test data (simulated_sweeps.py) all go through here.
 
 Each line is written with a single `write` on a file opened for appending and synced, so a crash
-loses at most the line being written; a torn last line is cut off on the next open. The last
-record of an id wins, so a sample that failed and later succeeded counts once.
+loses at most the line being written. Readers tolerate that torn last line; the runner's reader
+also cuts it off (`repair=True`) before appending again. The last record of an id wins, so a
+sample that failed and later succeeded counts once.
 """
 
 from __future__ import annotations
@@ -11,41 +15,184 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 log = logging.getLogger(__name__)
 
-FINAL = ("ok", "skipped", "retrieved")  # statuses that are not retried on resume (retrieved: a retrieval-only run)
+# ---------------------------------------------------------------- statuses
+OK = "ok"  # the model answered; the record has a prediction and a score
+SKIPPED = "skipped"  # the arm could not serve the sample (the prompt cannot fit): `reason`, score 0
+FAILED = "failed"  # the endpoint or the judge still failed after retries: `reason`, no score
+RETRIEVED = "retrieved"  # retrieval-only run (`generator=none`): context built, nothing generated
+STATUSES = (OK, SKIPPED, FAILED, RETRIEVED)
+
+FINAL = frozenset({OK, SKIPPED, RETRIEVED})  # not retried on resume (failed samples are)
+SCORED = frozenset({OK, SKIPPED})  # count in the score: a skipped sample scores 0
+WITH_CONTEXT = frozenset({OK, RETRIEVED})  # the arm built a context: evidence recall / retention
+ANSWERED = frozenset({OK})  # the model answered: tokens, latency, cost
 
 
+class Record(TypedDict, total=False):
+    """Every key a line of records.jsonl may hold (the README's run-directory section)."""
+
+    # every record (`base_record`)
+    id: str
+    benchmark: str
+    task: str
+    language: str
+    length_level: str
+    group: str | None  # samples sharing one context
+    arm: str
+    config_hash: str
+    depth: float | None  # synthetic: where the needle sits (0..1)
+    answers: list[str]
+    status: str  # one of STATUSES
+    reason: str  # skipped / failed: why (secrets masked)
+    # answered (ok), and skipped with score 0
+    prediction: str
+    score: float  # the benchmark's primary metric, 0..1
+    scores: dict[str, Any]  # every metric value
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    ttft_s: float | None
+    cached: bool  # every generation came from the response cache
+    calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)
+    cost_usd: float | None
+    # what the arm put in the prompt (ok and retrieved)
+    context_tokens: int
+    # RAG
+    n_chunks: int
+    retrieved: list[dict[str, Any]]  # chunk, start, end, score, doc_id, rank
+    retrieved_tokens: int
+    evidence_recall: dict[str, float | None]  # {n: share of gold evidence in the top-n chunks}
+    evidence_in_prompt: float | None
+    distractors_retrieved: float | None
+    first_evidence_rank: int | None
+    # long context
+    context_tokens_full: int
+    truncated: bool
+    kept_spans: list[list[int]]
+    evidence_retained: float | None  # share of gold evidence that survived truncation
+    distractors_retained: float | None
+    # selfroute
+    route: str  # which arm answered: rag or longctx
+    selfroute_declined: bool
+    rag_context_tokens: int
+
+
+RECORD_KEYS = frozenset(Record.__annotations__)
+
+
+def is_final(rec: dict[str, Any] | None) -> bool:
+    return bool(rec) and rec.get("status") in FINAL
+
+
+def is_scored(rec: dict[str, Any]) -> bool:
+    """Counts in the score (ok, and skipped as 0) and has one."""
+    return rec.get("status") in SCORED and rec.get("score") is not None
+
+
+def has_context(rec: dict[str, Any]) -> bool:
+    return rec.get("status") in WITH_CONTEXT
+
+
+def is_answered(rec: dict[str, Any]) -> bool:
+    return rec.get("status") in ANSWERED
+
+
+def status_of(rec: dict[str, Any]) -> str | None:
+    return rec.get("status")
+
+
+# ---------------------------------------------------------------- constructors
+def base_record(sample, arm: str, config_hash: str) -> dict[str, Any]:
+    """What every record of `sample` holds (an eval.sample.Sample)."""
+    return {
+        "id": sample.id, "benchmark": sample.benchmark, "task": sample.task, "language": sample.language,
+        "length_level": sample.length_level, "group": sample.group, "arm": arm, "config_hash": config_hash,
+        "depth": sample.metadata.get("depth"), "answers": sample.answers,
+    }
+
+
+def skipped_record(base: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {**base, "status": SKIPPED, "reason": reason, "score": 0.0}
+
+
+def failed_record(base: dict[str, Any], reason: str, **fields: Any) -> dict[str, Any]:
+    return {**base, **fields, "status": FAILED, "reason": reason}
+
+
+def retrieved_record(base: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    return {**base, "status": RETRIEVED, **meta}
+
+
+def answered_record(base: dict[str, Any], prediction: str, scores: dict[str, Any], usage: dict[str, Any],
+                    cost_usd: float | None, meta: dict[str, Any]) -> dict[str, Any]:
+    return {**base, "status": OK, "prediction": prediction, "score": scores["score"], "scores": scores, **usage,
+            "cost_usd": cost_usd, **meta}
+
+
+# ---------------------------------------------------------------- the reader
+def read_records(path: str | Path, repair: bool = False) -> dict[str, dict[str, Any]]:
+    """Records by sample id, the last record of an id winning.
+
+    A torn last line (no newline after it: a run killed mid-write) is ignored, and with `repair`
+    cut off the file so the next append starts on a fresh line. Any other bad line raises a
+    ValueError naming the file and line."""
+    path = Path(path)
+    records: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return records
+    data = path.read_bytes()
+    good_end, tail = 0, b""
+    for lineno, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.endswith(b"\n"):  # the last line, unfinished: kept only if it is a whole record
+            rec = _parse(raw)
+            if rec is None:
+                log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path, len(raw))
+            else:
+                records[str(rec["id"])], good_end, tail = rec, good_end + len(raw), b"\n"
+            break
+        good_end += len(raw)
+        if not raw.strip():
+            continue
+        rec = _parse(raw)
+        if rec is None:
+            try:
+                json.loads(raw)
+                err = "not a JSON object with an id"
+            except ValueError as e:
+                err = str(e)
+            raise ValueError(f"{path}:{lineno}: not a valid record ({err}); move the file away to start over")
+        records[str(rec["id"])] = rec
+    if repair and good_end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(good_end)
+    if repair and tail:
+        with open(path, "ab") as f:
+            f.write(tail)
+    return records
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) and "id" in rec else None
+
+
+# ---------------------------------------------------------------- the writers
 class RecordStore:
+    """The runner's records.jsonl: `load` (repairing a torn tail) and `append` (one synced write)."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def load(self) -> dict[str, dict[str, Any]]:
-        """Records by sample id, repairing a torn tail left by a crash."""
-        records: dict[str, dict[str, Any]] = {}
-        if not self.path.exists():
-            return records
-        data = self.path.read_bytes()
-        good_end = 0
-        pos = 0
-        for lineno, raw in enumerate(data.splitlines(keepends=True), 1):
-            end = pos + len(raw)
-            if not raw.endswith(b"\n"):
-                log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", self.path, len(raw))
-                break
-            try:
-                rec = json.loads(raw)
-                records[rec["id"]] = rec
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"{self.path}:{lineno}: not a valid record ({err}); move the file away to start over") from None
-            good_end = pos = end
-        if good_end < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(good_end)
-        return records
+        return read_records(self.path, repair=True)
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n").encode()
@@ -55,6 +202,13 @@ class RecordStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def write_records(path: str | Path, records: list[dict[str, Any]]) -> None:
+    """A whole records.jsonl at once (test data, simulated sweeps)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False, default=_jsonable) + "\n")
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:

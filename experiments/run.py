@@ -35,13 +35,14 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from eval import metrics  # noqa: E402
-from eval.benchmarks import load_benchmark  # noqa: E402
+from eval.benchmarks import SELECTION_KEYS, load_benchmark  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import Answer, arm_spec  # noqa: E402
 from experiments import redact  # noqa: E402
 from experiments.versions import run_versions  # noqa: E402
-from experiments.records import FINAL, RecordStore, write_json_atomic  # noqa: E402
+from experiments import records as schema  # noqa: E402
+from experiments.records import RecordStore, write_json_atomic  # noqa: E402
 
 log = logging.getLogger("experiments.run")
 
@@ -53,9 +54,8 @@ def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
     return knobs
 
 
-# Settings that choose which samples run, or how patiently a backend is asked, but cannot change a
-# sample's record: left out of the config hash, so changing them keeps a run resumable.
-SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad")
+# Settings that choose which samples run (eval.benchmarks.SELECTION_KEYS), or how patiently a backend is
+# asked, but cannot change a sample's record: left out of the config hash, so changing them keeps a run resumable.
 OPERATIONAL_KEYS = ("timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency", "stream",
                     "stream_usage", "api_key_env")
 
@@ -73,14 +73,6 @@ def config_hash(cfg: DictConfig) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _base_record(sample: Sample, knobs: dict[str, Any], chash: str) -> dict[str, Any]:
-    return {
-        "id": sample.id, "benchmark": sample.benchmark, "task": sample.task, "language": sample.language,
-        "length_level": sample.length_level, "group": sample.group, "arm": knobs["arm"], "config_hash": chash,
-        "depth": sample.metadata.get("depth"), "answers": sample.answers,
-    }
-
-
 def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
     groups: list[list[Sample]] = []
     for s in samples:
@@ -92,19 +84,18 @@ def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
 
 
 def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=None) -> dict[str, Any]:
-    sample, base = ans.sample, _base_record(ans.sample, knobs, chash)
+    sample, base = ans.sample, schema.base_record(ans.sample, knobs["arm"], chash)
     if ans.skipped is not None:
-        return {**base, "status": "skipped", "reason": ans.skipped, "score": 0.0}
+        return schema.skipped_record(base, ans.skipped)
     if ans.text is None:  # retrieval only (generator=none)
-        return {**base, "status": "retrieved", **ans.meta}
+        return schema.retrieved_record(base, ans.meta)
     values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
     failed_reason = values.pop("failed_reason", None)
     u = ans.usage
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
-    record = {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
-              **u, "cost_usd": cost, **ans.meta}
+    record = schema.answered_record(base, ans.text, values, u, cost, ans.meta)
     if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
-        record.update(status="failed", reason=f"judge call failed: {failed_reason or 'no reply'}")
+        record = schema.failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
     return record
 
 
@@ -118,7 +109,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
             f"{store.path} holds records of another configuration (config_hash {', '.join(map(str, other))}; this "
             f"run is {chash}): resuming would mix the two. Use a new hydra.run.dir / hydra.sweep.dir (cached "
             "generations make the rerun cheap) or move records.jsonl away")
-    todo = [s for s in samples if done.get(s.id, {}).get("status") not in FINAL]
+    todo = [s for s in samples if not schema.is_final(done.get(s.id))]
     if len(todo) < len(samples):
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
@@ -133,14 +124,14 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
             reason = redact.redact_text(f"{type(err).__name__}: {err}", secrets)
             for sample in group:
-                store.append({**_base_record(sample, knobs, chash), "status": "failed", "reason": reason})
+                store.append(schema.failed_record(schema.base_record(sample, knobs["arm"], chash), reason))
             bar.update(len(group))
             continue
         for rec in records:
-            if rec["status"] == "failed":
+            if schema.status_of(rec) == schema.FAILED:
                 rec["reason"] = redact.redact_text(rec["reason"], secrets)
                 log.warning("%s failed: %s", rec["id"], rec["reason"])
-            if rec["status"] == "skipped":
+            if schema.status_of(rec) == schema.SKIPPED:
                 log.warning("%s skipped: %s", rec["id"], rec["reason"])
             store.append(rec)
             bar.update(1)

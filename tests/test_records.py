@@ -41,3 +41,28 @@ def test_aggregate_counts_and_levels():
     assert m["score_by_length_level"] == {"1k": 100.0, "2k": 25.0}
     assert m["evidence_recall"] == {"1": 1.0, "3": 1.0}
     assert list(m["not_ok_reasons"].values()) == [1, 1]
+
+
+def test_one_reader_for_runner_and_report(tmp_path):
+    from experiments.records import read_records
+    from experiments.report.run_dirs import find_runs
+    from experiments.report.simulated_sweeps import write_run
+
+    run_dir = write_run(tmp_path / "run", {"arm": "longctx", "benchmark": "b", "generator": "g"},
+                        [{**rec(1), "task": "t"}, {**rec(2), "task": "t"}])
+    path = run_dir / "records.jsonl"
+    whole = path.read_bytes()
+    # a complete last record missing only its newline is kept; with repair the newline is added
+    path.write_bytes(whole[:-1])
+    assert set(read_records(path)) == {"s1", "s2"} and path.read_bytes() == whole[:-1]
+    assert set(read_records(path, repair=True)) == {"s1", "s2"} and path.read_bytes() == whole
+    # a torn last line: ignored by both, cut off only with repair (the runner's RecordStore)
+    path.write_bytes(whole + b'{"id": "s3"')
+    assert [r["id"] for r in find_runs([run_dir], with_records=True)[0].records] == ["s1", "s2"]
+    assert path.read_bytes().endswith(b'{"id": "s3"')
+    assert set(RecordStore(path).load()) == {"s1", "s2"} and path.read_bytes() == whole
+    # a bad middle line stops both readers, naming file and line
+    path.write_bytes(whole + b"[1]\n" + whole)
+    for load in (lambda: read_records(path), lambda: find_runs([run_dir], with_records=True)):
+        with pytest.raises(ValueError, match=r"records\.jsonl:3: not a valid record"):
+            load()

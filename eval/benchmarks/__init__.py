@@ -41,7 +41,11 @@ LOADERS = Registry("benchmark.name", {
     "loong": "eval.benchmarks.loong",
 })
 
-SELECTION_KEYS = ("name", "tasks", "levels", "limit", "metric", "skip_bad")
+# Keys that choose which samples load, not what a sample or its score is: a run's records do not depend on
+# them (the runner leaves them out of its config hash, so changing them keeps a run resumable).
+SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad")
+# Keys every benchmark config group accepts besides its loader's own fields.
+COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
 
 
 def _as_list(value: Any) -> list[str] | None:

@@ -307,12 +307,12 @@ def first_samples(streams: Iterable[Iterable[Any]], limit: int | None) -> list[A
 
 def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> None:
     """Reject unknown keys of a `benchmark` config group, naming the known ones."""
-    from eval.benchmarks import SELECTION_KEYS
+    from eval.benchmarks import COMMON_KEYS
 
     known = set(known)
-    unknown = set(cfg) - known - set(SELECTION_KEYS)
+    unknown = set(cfg) - known - set(COMMON_KEYS)
     if unknown:
-        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; known: {sorted(known | set(SELECTION_KEYS))}")
+        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; known: {sorted(known | set(COMMON_KEYS))}")
 
 
 def as_list(value: Any) -> list[str] | None:

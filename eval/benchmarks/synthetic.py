@@ -386,10 +386,10 @@ LEVELS_ARE_GENERATED = True  # `levels` says what to generate (eval.benchmarks.l
 
 def load(cfg: dict) -> "LoadResult":
     """The `benchmark=synthetic` config group -> samples."""
-    from eval.benchmarks import SELECTION_KEYS, LoadResult
+    from eval.benchmarks import COMMON_KEYS, LoadResult
 
     fields = SyntheticConfig.__dataclass_fields__
-    unknown = set(cfg) - set(fields) - set(SELECTION_KEYS)
+    unknown = set(cfg) - set(fields) - set(COMMON_KEYS)
     if unknown:
         raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
     opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}

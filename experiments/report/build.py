@@ -35,6 +35,7 @@ from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.reproducibility import provenance, shared_config
 from experiments.versions import package_versions
 from experiments.report.run_dirs import Run, dedupe, find_runs, levels_of
+from experiments import records as schema
 from experiments.report.verdict import ALL, VerdictRow, budget_pairs, verdicts
 from experiments.report.whatif import WhatIfRow, what_if
 
@@ -83,7 +84,7 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
     levels, ns = levels_of(runs), _recall_ns(runs)
     rows = []
     for r in runs:
-        answered = [x for x in r.records if x.get("status") in ("ok", "retrieved")]
+        answered = [x for x in r.records if schema.has_context(x)]
         row: dict[str, Any] = {"config": r.label}
         row.update({k: r.knobs.get(k, "") for k in KNOB_COLUMNS})
         row["benchmark"] = r.benchmark
@@ -110,9 +111,9 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
         routes = [x["route"] for x in r.answered() if x.get("route")]
         row["route_longctx_share"] = round(routes.count(ROUTE_LONGCTX) / len(routes), 4) if routes else None
-        status = Counter(x.get("status") for x in r.records)
-        row.update(n=len(r.records) or r.metrics.get("n"), ok=status["ok"], skipped=status["skipped"],
-                   failed=status["failed"], retrieved=status["retrieved"],
+        status = Counter(schema.status_of(x) for x in r.records)
+        row.update(n=len(r.records) or r.metrics.get("n"), ok=status[schema.OK], skipped=status[schema.SKIPPED],
+                   failed=status[schema.FAILED], retrieved=status[schema.RETRIEVED],
                    config_hash=r.metrics.get("config_hash", ""), run_dir=str(r.path))
         rows.append(row)
     return rows, levels, ns

@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs  # noqa: E402
 from experiments.report.run_dirs import Run, levels_of  # noqa: E402
+from experiments import records as schema  # noqa: E402
 
 # series that are not an arm; an arm's colour and name come from its spec
 KIND_COLOURS = {"budget": "tab:orange", "oracle": "black"}
@@ -131,7 +132,7 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
         if not run.spec.indexed:
             continue
         for rec in run.records:
-            if rec.get("status") not in ("ok", "retrieved"):
+            if not schema.has_context(rec):
                 continue
             for n, v in (rec.get("evidence_recall") or {}).items():
                 if v is not None:
@@ -209,7 +210,7 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
 
 def _retrieved_mean(run: Run) -> float | None:
     vals = [r["evidence_in_prompt"] for r in run.records
-            if r.get("status") in ("ok", "retrieved") and r.get("evidence_in_prompt") is not None]
+            if schema.has_context(r) and r.get("evidence_in_prompt") is not None]
     return mean(vals) if vals else None
 
 
@@ -233,7 +234,7 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
     for j, k in enumerate(sorted(best)):
         bins: dict[int, list[float]] = defaultdict(list)
         for rec in best[k].records:
-            if rec.get("depth") is None or rec.get("status") not in ("ok", "skipped") or rec.get("score") is None:
+            if rec.get("depth") is None or not schema.is_scored(rec):
                 continue
             bins[min(int(float(rec["depth"]) * DEPTH_BINS), DEPTH_BINS - 1)].append(rec["score"])
         xs = [i for i in range(DEPTH_BINS) if bins[i]]

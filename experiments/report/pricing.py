@@ -22,6 +22,7 @@ from typing import Any
 from experiments.report.settings import ReportSettings
 from llm.cost import HourlyCost, PerTokenCost, build_cost_model
 from experiments.report.run_dirs import Run
+from experiments import records as schema
 
 
 class Pricing:
@@ -72,7 +73,7 @@ class Pricing:
         return text
 
     def answer_cost(self, rec: dict[str, Any]) -> float | None:
-        if rec.get("status") != "ok":
+        if not schema.is_answered(rec):
             return None
         if self.source == "records":
             return float(rec["cost_usd"])

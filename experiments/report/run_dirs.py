@@ -10,11 +10,9 @@ from typing import Any
 import yaml
 
 from eval.sample import level_sort_key
+from experiments import records as schema
 from experiments.arms import ArmSpec, spec_of_run
 from experiments.redact import redact, redact_text
-
-SCORED = ("ok", "skipped")  # a skipped sample scores 0: the arm could not serve it
-ANSWERED = ("ok", "retrieved")  # the arm built a context for it (retrieval-only runs stop there)
 
 
 @dataclass
@@ -47,13 +45,12 @@ class Run:
     def scores(self, level: str | None = None) -> dict[str, float]:
         """{sample id: score 0..1} of the scored samples (ok, and skipped as 0); failed ones are left out."""
         if level not in self._scores:
-            self._scores[level] = {str(r["id"]): float(r["score"]) for r in self.records_at(level)
-                                   if r.get("status") in SCORED and r.get("score") is not None}
+            self._scores[level] = {str(r["id"]): float(r["score"]) for r in self.records_at(level) if schema.is_scored(r)}
         return self._scores[level]
 
     def answered(self, level: str | None = None) -> list[dict[str, Any]]:
         """Records the model answered (status ok): the ones with tokens, latency and cost."""
-        return [r for r in self.records_at(level) if r.get("status") == "ok"]
+        return [r for r in self.records_at(level) if schema.is_answered(r)]
 
     def score_at(self, level: str | None = None) -> float | None:
         s = self.scores(level)
@@ -87,7 +84,7 @@ class Run:
 
     @property
     def retrieval_only(self) -> bool:
-        return bool(self.records) and all(r.get("status") == "retrieved" for r in self.records)
+        return bool(self.records) and all(schema.status_of(r) == schema.RETRIEVED for r in self.records)
 
     @property
     def label(self) -> str:
@@ -96,26 +93,6 @@ class Run:
     @property
     def config_label(self) -> str:
         return self.spec.label(self.knobs, self.retrieval_only)
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """records.jsonl, last record of an id winning (a failed sample retried later counts once).
-    A torn last line (a run killed mid-write) is ignored."""
-    by_id: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError as err:
-            if lineno == len(lines):  # unfinished last line, no newline after it
-                break
-            raise ValueError(f"{path}:{lineno}: not a valid record ({err})") from None
-        by_id[str(rec["id"])] = rec
-    return list(by_id.values())
 
 
 def _read_yaml(path: Path) -> Any:
@@ -147,7 +124,7 @@ def find_runs(paths: list[str | Path], with_records: bool = False) -> list[Run]:
             run.config = redact(_read_yaml(hydra / "config.yaml") or {})
             run.overrides = [redact_text(str(o)) for o in (_read_yaml(hydra / "overrides.yaml") or [])]
             if with_records:
-                run.records = read_records(m.parent / "records.jsonl")
+                run.records = list(schema.read_records(m.parent / "records.jsonl").values())
             found[run.path] = run
     if not found:
         raise FileNotFoundError(f"no run directories (with metrics.json) under {', '.join(map(str, paths))}")

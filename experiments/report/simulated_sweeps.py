@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from experiments import records as schema
 from experiments.aggregate import aggregate
 from experiments.arms.closedbook import ClosedBookSpec
 from experiments.arms.longctx import LongContextSpec
@@ -38,11 +39,9 @@ def write_run(run_dir: Path, knobs: dict[str, Any], records: list[dict[str, Any]
     chash = hashlib.sha256(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:12]
     for r in records:
         r.setdefault("config_hash", chash)
-    with open(run_dir / "records.jsonl", "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    schema.write_records(run_dir / "records.jsonl", records)
     metrics = {"knobs": knobs, "config_hash": chash, **aggregate(records), "wall_s": 1.0, **(extra_metrics or {})}
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    schema.write_json_atomic(run_dir / "metrics.json", metrics)
     cfg = config or {"benchmark": {"name": knobs.get("benchmark"), "seed": 0, "levels": list(LEVELS)},
                      "generator": {"model": knobs.get("generator"), "backend": "transformers"},
                      "arm": {"name": knobs["arm"]}}
@@ -67,7 +66,7 @@ def _base(benchmark: str, sid: str, lvl: str, depth: float, knobs: dict[str, Any
 
 def _answered(rng: random.Random, p: float, prompt_tokens: int) -> dict[str, Any]:
     right = rng.random() < p
-    return {"status": "ok", "prediction": "x" if right else "y", "score": 1.0 if right else 0.0,
+    return {"status": schema.OK, "prediction": "x" if right else "y", "score": 1.0 if right else 0.0,
             "scores": {"score": 1.0 if right else 0.0}, "prompt_tokens": prompt_tokens, "completion_tokens": 8,
             "latency_s": round(0.5 + prompt_tokens / 800, 4), "ttft_s": None, "cached": False}
 
@@ -105,7 +104,7 @@ def rag_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, retri
                 "context_tokens": min(k, n_chunks) * chunk, "evidence_recall": recall, "evidence_in_prompt": in_prompt,
                 "distractors_retrieved": 1.0 if rng.random() < min(0.9, 0.1 * k) else 0.0}
         if retrieval_only:
-            out.append({**base, "status": "retrieved"})
+            out.append(schema.retrieved_record(base, {}))
             continue
         p = (0.85 - 0.02 * max(0, k - 4)) if in_prompt else 0.1
         out.append({**base, **_answered(rng, p, base["context_tokens"] + 60)})

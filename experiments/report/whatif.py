@@ -18,6 +18,7 @@ from experiments.arms import ROLE_OTHER, specs
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
 from experiments.report.run_dirs import Run
+from experiments import records as schema
 from experiments.report.verdict import VerdictRow, longctx_candidates, rag_candidates
 
 
@@ -39,7 +40,7 @@ class WhatIfRow:
 
 
 def _latencies(records: list[dict]) -> list[float]:
-    return [r["latency_s"] for r in records if r.get("status") == "ok" and r.get("latency_s") is not None]
+    return [r["latency_s"] for r in records if schema.is_answered(r) and r.get("latency_s") is not None]
 
 
 def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSettings) -> WhatIfRow:
