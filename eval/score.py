@@ -12,7 +12,9 @@ Answer keywords: `answer_keywords` or `gold_ans`. For LV-Eval a length suffix (`
 accepted and ignored by the metric (it is kept for the per-level table).
 
 Output on stdout: one JSON object with `benchmark`, `task`, `metric`, `variant`, `n`, `score`
-(primary metric, 100 x mean, 2 decimals, as the papers report it), `ci95` (bootstrap, same scale)
+(primary metric, 100 x mean, 2 decimals, as the papers report it), `ci95` (bootstrap, same scale;
+it resamples whole documents, the `--group-field` of each line (default `group`), when lines carry
+one, since questions about one document are correlated; `n_groups` says how many were resampled)
 and each secondary metric's mean (same scale, except raw counts and deviations). `--per-sample`
 writes one JSON line per non-blank input line, in input order.
 
@@ -36,7 +38,7 @@ from eval.benchmarks._files import DataError, parse_json_object
 from eval.metrics import get_metric, score as run_metric
 from eval.metrics.aggregate import mean
 from eval.metrics.clongeval import clongeval_metric, is_api_error
-from eval.metrics.confidence import bootstrap_ci
+from eval.metrics.confidence import bootstrap_ci, n_clusters
 from eval.metrics.lveval import LVEVAL_DATASETS, lveval_dataset, lveval_metric
 from eval.sample import Reference
 
@@ -212,6 +214,9 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
             row: dict[str, Any] = {"line": lineno}
             if "id" in rec:
                 row["id"] = rec["id"]
+            group = rec.get(options.group_field) if options.group_field else None
+            if isinstance(group, (str, int)) and not isinstance(group, bool) and str(group):
+                row["group"] = str(group)  # the document: the interval resamples documents, not questions
             if task.benchmark == "clongeval" and options.variant == "official" and is_api_error(pred):
                 counts["excluded_api_errors"] += 1  # the released eval.py drops these
                 row["excluded"] = "api_error"
@@ -243,13 +248,16 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
     else:
         values = [r["score"] for r in scored]
         out["n"] = len(values)
-    lo, hi = bootstrap_ci(values, seed=options.seed) if values else (float("nan"), float("nan"))
+    pool_rows = parsed if task.metric.endswith("_judge") else scored
+    groups = [r.get("group") for r in pool_rows]
+    lo, hi = (bootstrap_ci(values, seed=options.seed, groups=groups) if values else (float("nan"), float("nan")))
+    out["n_groups"] = n_clusters(groups, len(values)) if values else 0
     out["score"] = _round(100 * mean(values)) if values else None
     out["ci95"] = [_round(100 * lo), _round(100 * hi)]
     keys = []
     for r in scored:
         for k in r:
-            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason") and k not in FLAG_KEYS and k not in keys:
+            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group") and k not in FLAG_KEYS and k not in keys:
                 keys.append(k)
     for k in keys:
         pool = parsed if task.metric.endswith("_judge") else scored
@@ -276,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", choices=("official", "strict"), default="official")
     p.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--group-field", default="group", help="field naming each line's document (the bootstrap resamples "
+                   "documents); empty: resample lines")
     p.add_argument(
         "--typo-answer-order",
         choices=("id,correct,typo", "id,typo,correct"),

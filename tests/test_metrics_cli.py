@@ -93,3 +93,19 @@ def test_module_entry_point_runs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 100.0
+
+
+def test_ci95_resamples_documents_when_lines_name_one(tmp_path, capsys):
+    lines = []
+    for d in range(12):  # all questions of a document right or all wrong: they move together
+        for q in range(5):
+            right = d % 3 != 0
+            lines.append({"id": f"{d}-{q}", "prediction": "x" if right else "y", "answers": ["x"], "group": f"doc{d}"})
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    code, grouped, _ = _run(capsys, "--benchmark", "synthetic", "--task", "kv", str(path))
+    code2, flat, _ = _run(capsys, "--benchmark", "synthetic", "--task", "kv", "--group-field", "", str(path))
+    assert code == code2 == 0
+    assert grouped["n_groups"] == 12 and flat["n_groups"] == 60
+    width = lambda out: out["ci95"][1] - out["ci95"][0]  # noqa: E731
+    assert width(grouped) > 1.5 * width(flat)

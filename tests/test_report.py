@@ -6,6 +6,7 @@ report's modules (only the bootstrap itself is shared, fed with arrays built her
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import shutil
@@ -100,21 +101,35 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float):
     rags = [(k, r) for k, r in runs if k["arm"] == "rag" and any(x["status"] == "ok" for x in r)]
     out = {}
     for lvl in ("1k", "2k", "4k", "all"):
-        def score_of(kr):
-            s = scores(kr[1], lvl)
+        group = {r["id"]: r["group"] for _, recs in lcs + rags for r in recs
+                 if lvl == "all" or r["length_level"] == lvl}
+        # the documented split: documents ordered by sha256("seed:name"), first half chooses, second half reports
+        docs = sorted(set(group.values()), key=lambda g: hashlib.sha256(f"0:{g}".encode()).hexdigest())
+        half = len(docs) // 2
+        if half >= 4:
+            choose_ids = {i for i, g in group.items() if g in set(docs[:half])}
+            report_ids = {i for i, g in group.items() if g in set(docs[half:])}
+        else:  # too few documents: naive, on all samples
+            choose_ids = report_ids = set(group)
+
+        def score_of(kr, ids=None):
+            s = {i: v for i, v in scores(kr[1], lvl).items() if ids is None or i in ids}
             return 100 * sum(s.values()) / len(s)
 
-        lc = max(lcs, key=lambda kr: (round(score_of(kr), 9), -mean_ok(kr[1], lvl, "prompt_tokens")))
+        lc = max(lcs, key=lambda kr: (round(score_of(kr, choose_ids), 9), -mean_ok(kr[1], lvl, "prompt_tokens")))
         best_rag = max(rags, key=lambda kr: (round(score_of(kr), 9), -mean_ok(kr[1], lvl, "prompt_tokens")))
-        within = [kr for kr in rags if score_of(kr) >= score_of(lc) - tolerance - 1e-9]
-        rag = min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within else best_rag
+        chosen_best_rag = max(rags, key=lambda kr: (round(score_of(kr, choose_ids), 9),
+                                                    -mean_ok(kr[1], lvl, "prompt_tokens")))
+        within = [kr for kr in rags if score_of(kr, choose_ids) >= score_of(lc, choose_ids) - tolerance - 1e-9]
+        rag = min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within else chosen_best_rag
         a, b = scores(rag[1], lvl), scores(lc[1], lvl)
-        shared = sorted(set(a) & set(b))
-        boot = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared])
+        shared = sorted(set(a) & set(b) & report_ids)
+        boot = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], groups=[group[i] for i in shared])
         oa, ob = scores(best_rag[1], lvl), scores(lc[1], lvl)
         oshared = sorted(set(oa) & set(ob))
         out[lvl] = {
-            "longctx_score": score_of(lc), "rag_score": score_of(rag), "rag_within_tolerance": bool(within),
+            "longctx_score": score_of(lc, report_ids), "rag_score": score_of(rag, report_ids),
+            "rag_within_tolerance": bool(within), "n_groups": len({group[i] for i in shared}),
             "n_shared": len(shared), "diff_rag_minus_longctx": 100 * sum(a[i] - b[i] for i in shared) / len(shared),
             "ci95_low": 100 * boot.ci95[0], "ci95_high": 100 * boot.ci95[1],
             "prompt_token_ratio": mean_ok(rag[1], lvl, "prompt_tokens") / mean_ok(lc[1], lvl, "prompt_tokens"),
@@ -122,6 +137,7 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float):
             "cost_ratio": cost(*rag, lvl) / cost(*lc, lvl),
             "oracle_router_score": 100 * sum(max(oa[i], ob[i]) for i in oshared) / len(oshared),
             "rag_top_k": str(rag[0]["top_k"]), "rag_retriever": rag[0]["retriever"],
+            "split": half >= 4,
         }
     return out
 
@@ -136,7 +152,11 @@ def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, toler
         g = got[lvl]
         assert g["rag_config"].startswith(f"rag {w['rag_retriever']} ") and f" k{w['rag_top_k']}" in g["rag_config"], (lvl, g["rag_config"])
         assert (g["rag_within_tolerance"] == "True") == w["rag_within_tolerance"]
-        assert int(g["n_shared"]) == w["n_shared"]
+        assert int(g["n_shared"]) == w["n_shared"] and int(g["n_groups"]) == w["n_groups"]
+        assert g["selection"].startswith("split by document" if w["split"] else "naive"), (lvl, g["selection"])
+        assert g["decision"] in ("rag", "longctx", "inconclusive", "no_decision")
+        if not w["split"]:  # configs chosen on the samples reported on: never more than inconclusive
+            assert g["decision"] in ("inconclusive", "no_decision"), (lvl, g["decision"])
         for key in ("longctx_score", "rag_score", "diff_rag_minus_longctx", "ci95_low", "ci95_high", "oracle_router_score"):
             assert float(g[key]) == pytest.approx(w[key], abs=0.006), (lvl, key)
         for key in ("prompt_token_ratio", "latency_ratio", "cost_ratio"):
@@ -194,7 +214,8 @@ def test_records_own_cost_is_used_when_every_answer_has_one(tmp_path):
     v = _csv(tmp_path / "out" / "verdict.csv")[0]
     assert float(v["cost_ratio"]) == pytest.approx(0.2)
     assert float(v["diff_rag_minus_longctx"]) == pytest.approx(50.0)
-    assert "Use RAG" in v["recommendation"] and "beats long context" in v["recommendation"]
+    assert v["decision"] == "rag" and v["selection"].startswith("single config per arm")
+    assert "Use RAG" in v["recommendation"] and "RAG is better" in v["recommendation"]
     assert "record's own `cost_usd`" in (tmp_path / "out" / "report.md").read_text()
 
 

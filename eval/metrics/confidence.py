@@ -1,9 +1,15 @@
 """Bootstrap confidence intervals for aggregate scores, and the paired bootstrap for comparing two
 runs on the same samples (the RAG-vs-long-context decision rests on the latter).
 
-Both resample samples with replacement with a seeded generator (numpy PCG64), so a given input
-and seed always give the same interval. Intervals are percentile intervals of the resampled
-means, in the units of the inputs (per-sample scores in 0..1 give an interval in 0..1).
+Both resample with replacement with a seeded generator (numpy PCG64), so a given input and seed
+always give the same interval. Intervals are percentile intervals of the resampled means, in the
+units of the inputs (per-sample scores in 0..1 give an interval in 0..1).
+
+Questions about one document rise and fall together (a config that happens to retrieve one
+document well answers all its questions), so per-question intervals are too narrow. Given
+`groups` (the document or context of each sample), the cluster bootstrap resamples whole groups
+and keeps each group's questions together; a sample without a group is its own group, and with
+one sample per group it is the ordinary bootstrap.
 """
 
 from __future__ import annotations
@@ -29,16 +35,54 @@ def _resampled_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndar
     return means
 
 
+def _group_index(groups: Sequence[object] | None, n: int) -> np.ndarray:
+    """Each sample's cluster number 0..G-1 (a None or empty group: the sample alone)."""
+    if groups is None:
+        return np.arange(n)
+    if len(groups) != n:
+        raise ValueError(f"groups has {len(groups)} entries for {n} values")
+    ids: dict[object, int] = {}
+    out = np.empty(n, dtype=np.int64)
+    for i, g in enumerate(groups):
+        key = ("__sample__", i) if g is None or g == "" else ("g", str(g))
+        out[i] = ids.setdefault(key, len(ids))
+    return out
+
+
+def _resampled_cluster_means(values: np.ndarray, cluster: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Means of `values` over resamples of whole clusters (sum of the drawn clusters' values over
+    the number of their samples)."""
+    n_groups = int(cluster.max()) + 1
+    sums = np.bincount(cluster, weights=values, minlength=n_groups)
+    counts = np.bincount(cluster, minlength=n_groups).astype(float)
+    if n_groups == len(values):  # one sample per group: the ordinary bootstrap, same draws
+        return _resampled_means(values, n_resamples, seed)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    chunk = max(1, min(n_resamples, 2_000_000 // n_groups))
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, n_groups, size=(stop - start, n_groups))
+        means[start:stop] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    return means
+
+
+def n_clusters(groups: Sequence[object] | None, n: int) -> int:
+    """How many groups the cluster bootstrap resamples for `n` samples with these `groups`."""
+    return int(_group_index(groups, n).max()) + 1 if n else 0
+
+
 def bootstrap_ci(
-    values: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    values: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    groups: Sequence[object] | None = None,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of `values`."""
+    """Percentile bootstrap interval of the mean of `values` (resampling whole `groups` when given)."""
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         raise ValueError("bootstrap_ci needs at least one value")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    means = _resampled_means(arr, n_resamples, seed)
+    means = _resampled_cluster_means(arr, _group_index(groups, arr.size), n_resamples, seed)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     return float(lo), float(hi)
@@ -53,22 +97,26 @@ class PairedResult:
     ci95: tuple[float, float]  # interval of the difference
     p_value: float  # two-sided: how often the resampled difference lands on the other side of 0
     prob_a_better: float  # share of resamples with mean(a) > mean(b)
+    n_groups: int = 0  # clusters resampled (documents); n when every sample is its own
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    groups: Sequence[object] | None = None,
 ) -> PairedResult:
-    """Paired bootstrap of mean(a) - mean(b) over the same samples (a[i] and b[i] are one sample)."""
+    """Paired bootstrap of mean(a) - mean(b) over the same samples (a[i] and b[i] are one sample),
+    resampling whole `groups` (groups[i]: sample i's document) when given."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if xa.shape != xb.shape:
         raise ValueError(f"paired_bootstrap needs scores for the same samples: {xa.shape} vs {xb.shape}")
     if xa.size == 0:
         raise ValueError("paired_bootstrap needs at least one pair")
     d = xa - xb
-    means = _resampled_means(d, n_resamples, seed)
+    cluster = _group_index(groups, d.size)
+    means = _resampled_cluster_means(d, cluster, n_resamples, seed)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     diff = float(d.mean())
@@ -86,4 +134,5 @@ def paired_bootstrap(
         ci95=(float(lo), float(hi)),
         p_value=p,
         prob_a_better=float(np.mean(means > 0)),
+        n_groups=int(cluster.max()) + 1,
     )

@@ -154,23 +154,43 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], settings: ReportSettings,
                     summary: list[dict[str, Any]], levels: list[str], ns: list[str]) -> None:
     doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Paragraph(
-        f"Per benchmark and length level: the best long-context config against the **cheapest RAG config whose score is "
-        f"within {settings.tolerance:g} points** of it (cost per answer including indexing over "
-        f"{settings.queries_per_doc:g} queries per document; when no RAG config is that close, the best RAG config). "
-        "Δ is RAG minus long context in points with its paired-bootstrap 95% interval over the samples both scored "
-        f"({settings.resamples} resamples). Ratios are RAG / long context. The oracle router takes, per sample, the "
-        "better of the best long-context and the best RAG config: no router can do better."))
-    head = ["benchmark", "level", "long context", "score", "RAG", "score", f"within {settings.tolerance:g}",
-            "Δ RAG−LC [95% CI]", "n", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
-            "recommendation"]
+        "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
+        f"{settings.tolerance:g} points of it (cost per answer including indexing over {settings.queries_per_doc:g} "
+        "queries per document; when no RAG config is that close, the best RAG config). **Configs are chosen without "
+        "looking at the samples reported on**: when an arm has several configs, the documents are split in two by a "
+        f"seeded hash (seed {settings.seed}); the configs are chosen on one half, and the scores, Δ (RAG minus long "
+        "context, points) and its 95% interval come from the other half. The interval is a paired cluster bootstrap "
+        f"that resamples whole documents ({settings.resamples} resamples), since questions about one document rise and "
+        "fall together. The **decision** is read from the interval, not the point estimate: `rag` when RAG is better "
+        f"(interval above 0) or no more than {settings.tolerance:g} points worse (lower end above "
+        f"-{settings.tolerance:g}) and cheaper; `longctx` when long context is better by more than the tolerance, or no "
+        "more than the tolerance worse and cheaper; `inconclusive` when the interval allows both; `no_decision` when "
+        f"both chosen configs answer at most {100 * settings.floor_share:g}% of questions correctly (score >= "
+        f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
+        "ceiling cannot tell the arms apart. Ratios are RAG / long context. The oracle router takes, per sample, the "
+        "better of the best long-context and the best RAG config (ties counted as ties): no router can do better."))
+    head = ["benchmark", "level", "decision", "long context", "score", "RAG", "score", "Δ RAG−LC [95% CI]", "documents",
+            "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
+            "selection", "recommendation"]
     rows = []
     for v in vrows:
         delta = "-" if v.diff is None else f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
-        oracle = "-" if v.oracle is None else f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG)"
-        rows.append([v.benchmark, v.level, v.lc.label if v.lc else "-", _fmt(v.lc_score, 1), v.rag.label if v.rag else "-",
-                     _fmt(v.rag_score, 1), _fmt(v.within_tolerance) if v.rag and v.lc else "-", delta, str(v.n_shared),
-                     _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio), oracle, v.recommendation])
+        oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
+                                               f"{100 * v.oracle.share_second:.0f}% LC, {100 * v.oracle.share_tie:.0f}% tie)")
+        correct = ("-" if not v.correct_shares or None in v.correct_shares
+                   else f"{_pct(v.correct_shares[0])} / {_pct(v.correct_shares[1])}")
+        rows.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", v.lc.label if v.lc else "-",
+                     _fmt(v.lc_score, 1), v.rag.label if v.rag else "-", _fmt(v.rag_score, 1), delta, str(v.n_groups),
+                     str(v.n_shared), correct, _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio),
+                     oracle, v.selection or "-", v.recommendation])
     doc.add(Table(head, rows))
+    naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, _fmt(v.naive_diff, 1)]
+             for v in vrows if v.naive_lc is not None and v.naive_rag is not None and v.configs_compared > 2]
+    if naive:
+        doc.add(Paragraph("Naive same-sample picks (not selection-adjusted: the configs were chosen and scored on all "
+                          "samples, so with many configs the difference is biased towards the luckiest one; shown for "
+                          "reference only, never used for the decision):"),
+                Table(["benchmark", "level", "long context", "RAG", "Δ RAG−LC (same samples)"], naive))
 
     # Other arms: floors, routers and controls, per level.
     other_arms = [s for s in specs() if s.role == ROLE_OTHER]
@@ -268,7 +288,7 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
             # the oracle answers each sample with one of two configs (first: the best RAG): its tokens are theirs
             by_first = {str(r["id"]): r for r in overall.best_rag.records}
             by_second = {str(r["id"]): r for r in overall.lc.records}
-            toks = [(by_first if c == "first" else by_second)[i].get("prompt_tokens") for i, c in overall.oracle.choice.items()]
+            toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens") for i, c in overall.oracle.choice.items()]
             toks = [t for t in toks if t is not None]
             if toks:
                 oracle_pt = (sum(toks) / len(toks), overall.oracle.score)

@@ -15,17 +15,20 @@ from experiments.report.run_dirs import Run
 class OracleResult:
     score: float  # x100, over the shared samples
     n: int
-    share_first: float  # share of samples answered by the first (cheaper) config
-    choice: dict[str, str]  # sample id -> "first" | "second"
+    share_first: float  # share of samples where the first config scores strictly higher
+    share_second: float  # ... the second config strictly higher
+    share_tie: float  # both score the same
+    choice: dict[str, str]  # sample id -> "first" | "second" | "tie" (a tie is answered by the first)
 
 
 def oracle_router(first: Run, second: Run, level: str | None = None) -> OracleResult | None:
-    """Per shared sample max(score of `first`, score of `second`); ties go to `first`."""
+    """Per shared sample max(score of `first`, score of `second`); equal scores are ties."""
     a, b = first.scores(level), second.scores(level)
     shared = sorted(set(a) & set(b))
     if not shared:
         return None
-    choice = {i: "first" if a[i] >= b[i] else "second" for i in shared}
+    choice = {i: "first" if a[i] > b[i] else "second" if b[i] > a[i] else "tie" for i in shared}
     best = [max(a[i], b[i]) for i in shared]
-    return OracleResult(score=100 * sum(best) / len(best), n=len(shared),
-                        share_first=sum(c == "first" for c in choice.values()) / len(shared), choice=choice)
+    share = lambda kind: sum(c == kind for c in choice.values()) / len(shared)  # noqa: E731
+    return OracleResult(score=100 * sum(best) / len(best), n=len(shared), share_first=share("first"),
+                        share_second=share("second"), share_tie=share("tie"), choice=choice)

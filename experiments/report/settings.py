@@ -51,6 +51,7 @@ class ReportSettings:
     indexing: Indexing = field(default_factory=Indexing)
     resamples: int = 2000
     seed: int = 0
+    floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
 
     def check(self) -> "ReportSettings":
         if self.tolerance < 0:
@@ -64,6 +65,8 @@ class ReportSettings:
         if self.latency_target_s is not None and self.latency_target_s <= 0:
             raise ValueError(f"latency_target_s={self.latency_target_s}: must be > 0")
         self.price.model()  # raises ValueError naming a bad price key
+        if not 0 <= self.floor_share < 0.5:
+            raise ValueError(f"floor_share={self.floor_share}: must be in [0, 0.5)")
         if self.resamples < 100:
             raise ValueError(f"bootstrap resamples={self.resamples}: use at least 100")
         return self
@@ -82,7 +85,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of settings")
     known = {"tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s", "price",
-             "indexing", "bootstrap"}
+             "indexing", "bootstrap", "floor_share"}
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -103,10 +106,12 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         latency_target_s=None if raw.get("latency_target_s") is None else float(raw["latency_target_s"]),
         price=price, indexing=Indexing(**ix),
         resamples=int(boot.get("resamples", 2000)), seed=int(boot.get("seed", 0)),
+        floor_share=float(raw.get("floor_share", 0.05)),
     )
-    for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s"):
+    for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
+                "floor_share", "resamples", "seed"):
         if overrides.get(key) is not None:
-            setattr(s, key, float(overrides[key]))
+            setattr(s, key, int(overrides[key]) if key in ("resamples", "seed") else float(overrides[key]))
     if overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")

@@ -134,6 +134,48 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
     return out
 
 
+def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, n_docs: int = 40,
+                      questions_per_doc: int = 10, base: float = 0.6, doc_sd: float = 0.15, config_doc_sd: float = 0.08,
+                      seed: int = 0, benchmark: str = "sim", level: str = "8k") -> Path:
+    """One long-context config and `n_rag_configs` RAG configs whose TRUE mean accuracy is
+    `base` and `base + rag_minus_lc` (every RAG config the same), written as run directories.
+
+    Questions are correlated within documents: each document has a difficulty shared by every
+    config (sd `doc_sd`), and each (config, document) pair its own luck (sd `config_doc_sd`, e.g.
+    one config happening to retrieve that document well), on the probability scale; each answer
+    is then right or wrong. RAG configs differ in chunk size and top-k (so in prompt tokens and
+    cost), never in truth: any RAG config that looks better than another got lucky.
+    """
+    rng = random.Random(seed)
+    docs = [f"doc{d:03d}" for d in range(n_docs)]
+    difficulty = {d: rng.gauss(0.0, doc_sd) for d in docs}
+    clip = lambda p: min(1.0, max(0.0, p))  # noqa: E731
+
+    def records(arm: str, mean: float, tokens: int) -> list[dict[str, Any]]:
+        out = []
+        for d in docs:
+            p = clip(mean + difficulty[d] + rng.gauss(0.0, config_doc_sd))
+            for q in range(questions_per_doc):
+                right = rng.random() < p
+                out.append({"id": f"{d}-q{q}", "benchmark": benchmark, "task": "qa", "language": "en",
+                            "length_level": level, "group": d, "arm": arm, "answers": ["x"], "status": schema.OK,
+                            "prediction": "x" if right else "y", "score": 1.0 if right else 0.0,
+                            "scores": {"score": 1.0 if right else 0.0}, "prompt_tokens": tokens,
+                            "completion_tokens": 8, "latency_s": round(0.2 + tokens / 4000, 4), "cached": False})
+        return out
+
+    root = Path(root)
+    lc = {"arm": "longctx", "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"}
+    write_run(root / "lc", lc, records("longctx", base, 8000))
+    sizes, ks = (128, 256, 512), (1, 2, 4, 8)
+    for c in range(n_rag_configs):
+        size, k = sizes[c % len(sizes)], ks[(c // len(sizes)) % len(ks)]
+        knobs = {"arm": "rag", "benchmark": benchmark, "generator": "sim", "retriever": "bm25", "chunk_size": size,
+                 "chunk_overlap": 0, "top_k": k, "order": "document", "config": c}
+        write_run(root / f"rag{c:02d}", knobs, records("rag", base + rag_minus_lc, size * k + 100))
+    return root
+
+
 def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels: tuple[str, ...] = LEVELS,
                per_level: int = 12, retrievers: tuple[str, ...] = ("bm25", "minilm"), chunk_sizes: tuple[int, ...] = (128,),
                top_ks: tuple[int, ...] = (1, 2, 4, 8), orders: tuple[str, ...] = ("document",), seed: int = 0,

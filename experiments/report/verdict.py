@@ -1,16 +1,25 @@
 """The verdict: per benchmark and length level, the best long-context config against the cheapest
-RAG config whose score is within a tolerance of it, with a paired bootstrap over shared samples.
+RAG config that holds up, with a decision read from a document-level interval.
 
-- Long-context candidates: arm `longctx` runs without a token budget (budget-matched runs are a
-  control, shown elsewhere). The best is the highest score at that level (ties: fewer tokens).
-- RAG candidates: arm `rag` runs with scores (retrieval-only runs have none). The chosen one is
-  the cheapest (deployment cost per answer: generation plus indexing spread over the configured
-  queries per document; ties: fewer prompt tokens) whose score is at least the long-context score
-  minus the tolerance; when none is, the best-scoring RAG config.
-- The difference is RAG minus long context, in points (x100), with its paired-bootstrap 95%
-  interval over the samples both configs scored (eval.metrics.confidence.paired_bootstrap).
-- Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer.
-- The oracle router is the per-sample better of the best long-context and the best RAG config.
+Selection is honest: configs are chosen without looking at the samples the verdict reports on.
+- When each arm has one candidate config there is nothing to choose: all samples are reported on
+  (`selection` = "single config per arm").
+- Otherwise the documents (`group` of each record; a sample without one is its own) are split in
+  two by a seeded hash of their names (`split_documents`): on the selection half the best long
+  context (highest score; ties: fewer prompt tokens) and the cheapest RAG config whose score is at
+  least that minus the tolerance (else the best RAG config) are chosen; the difference and its
+  interval come from the report half only. The split depends on the seed and the document names,
+  not on any score, so every config sees the same halves.
+- With fewer than `MIN_GROUPS` documents in a half there is no honest split: the configs are
+  chosen on the samples reported on, the row says so (`selection` = "naive ..."), and its decision
+  is at most `inconclusive`.
+
+The difference is RAG minus long context in points (x100), with a paired cluster-bootstrap 95%
+interval that resamples documents (eval.metrics.confidence.paired_bootstrap with groups); the
+decision follows `experiments.report.decision.decide`. The same-sample ("naive") best configs of
+all samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
+Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer. The oracle
+router is the per-sample better of the best long-context and the best RAG config.
 """
 
 from __future__ import annotations
@@ -18,8 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import hashlib
+
 from eval.metrics.confidence import paired_bootstrap
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.report.decision import INCONCLUSIVE, Decision, decide
 from experiments.report.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
@@ -27,6 +39,7 @@ from experiments.report.run_dirs import Run, levels_of
 
 ALL = "all"
 SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
+MIN_GROUPS = 4  # documents each half of the selection split needs; fewer: no honest split
 
 
 @dataclass
@@ -48,6 +61,14 @@ class VerdictRow:
     latency_ratio: float | None = None
     cost_ratio: float | None = None
     oracle: OracleResult | None = None
+    decision: Decision | None = None
+    selection: str = ""  # how the configs were chosen
+    configs_compared: int = 0  # long-context plus RAG candidate configs
+    n_groups: int = 0  # documents the interval resamples
+    naive_lc: Run | None = None  # the same-sample picks on all samples (not selection-adjusted)
+    naive_rag: Run | None = None
+    naive_diff: float | None = None
+    correct_shares: tuple[float, float] | None = None  # (RAG, long context) share answered correctly
     recommendation: str = ""
 
     def as_csv(self) -> dict[str, Any]:
@@ -63,6 +84,14 @@ class VerdictRow:
             "best_rag_config": self.best_rag.label if self.best_rag else "", "best_rag_score": _r(self.best_rag_score),
             "oracle_router_score": _r(self.oracle.score) if self.oracle else None,
             "oracle_router_share_rag": _r(self.oracle.share_first, 4) if self.oracle else None,
+            "decision": self.decision.kind if self.decision else "",
+            "selection": self.selection, "configs_compared": self.configs_compared, "n_groups": self.n_groups,
+            "naive_longctx_config": self.naive_lc.label if self.naive_lc else "",
+            "naive_rag_config": self.naive_rag.label if self.naive_rag else "",
+            "naive_diff_rag_minus_longctx": _r(self.naive_diff),
+            "rag_share_correct": _r(self.correct_shares[0], 4) if self.correct_shares else None,
+            "longctx_share_correct": _r(self.correct_shares[1], 4) if self.correct_shares else None,
+            "oracle_router_share_tie": _r(self.oracle.share_tie, 4) if self.oracle else None,
             "recommendation": self.recommendation,
         }
 
@@ -91,8 +120,32 @@ def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level:
     return gen + pricing.index_cost_per_doc(run) / settings.queries_per_doc
 
 
-def _best(runs: list[Run], level: str | None) -> tuple[Run | None, float | None]:
-    scored = [(r.score_at(level), r) for r in runs]
+def _groups_of(runs: list[Run], level: str | None) -> dict[str, str]:
+    """Sample id -> its document (`group`; the id itself when the record has none)."""
+    out: dict[str, str] = {}
+    for run in runs:
+        for r in run.records_at(level):
+            out.setdefault(str(r["id"]), str(r.get("group") or f"sample:{r['id']}"))
+    return out
+
+
+def split_documents(groups: set[str], seed: int) -> tuple[set[str], set[str]]:
+    """(selection half, report half) of the documents, by a seeded hash of each name: the same
+    documents land in the same half for every config, whatever their scores."""
+    key = lambda g: hashlib.sha256(f"{seed}:{g}".encode()).hexdigest()  # noqa: E731
+    ordered = sorted(groups, key=key)
+    half = len(ordered) // 2
+    return set(ordered[:half]), set(ordered[half:])
+
+
+def _mean_over(run: Run, level: str | None, ids: set[str] | None) -> float | None:
+    s = run.scores(level)
+    vals = [v for i, v in s.items() if ids is None or i in ids]
+    return 100 * sum(vals) / len(vals) if vals else None
+
+
+def _best(runs: list[Run], level: str | None, ids: set[str] | None = None) -> tuple[Run | None, float | None]:
+    scored = [(_mean_over(r, level, ids), r) for r in runs]
     scored = [(s, r) for s, r in scored if s is not None]
     if not scored:
         return None, None
@@ -100,41 +153,93 @@ def _best(runs: list[Run], level: str | None) -> tuple[Run | None, float | None]
     return r, s
 
 
+def _choose(lcs: list[Run], rags: list[Run], level: str | None, ids: set[str] | None, pricing: Pricing,
+            settings: ReportSettings) -> tuple[Run | None, Run | None, bool]:
+    """(long context, RAG, RAG within tolerance) chosen on the samples `ids` (None: all)."""
+    lc, lc_score = _best(lcs, level, ids)
+    best_rag, _ = _best(rags, level, ids)
+    if lc is None or best_rag is None:
+        return lc, best_rag, False
+    within = [r for r in rags if (_mean_over(r, level, ids) or -1e9) >= lc_score - settings.tolerance - 1e-9]
+    if not within:
+        return lc, best_rag, False
+
+    def cost_key(r: Run) -> tuple[float, float]:
+        c = deployment_cost(r, pricing, settings, level)
+        toks = r.mean_of("prompt_tokens", level) or 0.0
+        return (c if c is not None else toks, toks)
+
+    return lc, min(within, key=cost_key), True
+
+
+def _paired(a_run: Run, b_run: Run, level: str | None, ids: set[str] | None, groups: dict[str, str],
+            settings: ReportSettings):
+    a, b = a_run.scores(level), b_run.scores(level)
+    shared = sorted(i for i in set(a) & set(b) if ids is None or i in ids)
+    if not shared:
+        return shared, None
+    return shared, paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
+                                    seed=settings.seed, groups=[groups.get(i, i) for i in shared])
+
+
+def _share_correct(run: Run, level: str | None, ids: list[str], threshold: float) -> float | None:
+    s = run.scores(level)
+    vals = [s[i] >= threshold - 1e-12 for i in ids if i in s]
+    return sum(vals) / len(vals) if vals else None
+
+
 def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
     lvl = None if level == ALL else level
     row = VerdictRow(benchmark, level)
-    row.lc, row.lc_score = _best(longctx_candidates(runs), lvl)
-    rags = rag_candidates(runs)
+    lcs, rags = longctx_candidates(runs), rag_candidates(runs)
+    row.configs_compared = len(lcs) + len(rags)
     row.best_rag, row.best_rag_score = _best(rags, lvl)
-    if row.best_rag is None:
-        row.recommendation = recommend(row, settings)
-        return row
-    if row.lc is None:
+    row.naive_lc, row.naive_rag, _ = _choose(lcs, rags, lvl, None, pricing, settings)
+    if not lcs or not rags:
+        row.lc, row.lc_score = _best(lcs, lvl)
         row.rag, row.rag_score = row.best_rag, row.best_rag_score
         row.recommendation = recommend(row, settings)
         return row
-    within = [r for r in rags if (r.score_at(lvl) is not None and r.score_at(lvl) >= row.lc_score - settings.tolerance - 1e-9)]
-    if within:
-        def cost_key(r: Run) -> tuple[float, float]:
-            c = deployment_cost(r, pricing, settings, lvl)
-            toks = r.mean_of("prompt_tokens", lvl) or 0.0
-            return (c if c is not None else toks, toks)
-
-        row.rag = min(within, key=cost_key)
-        row.rag_score, row.within_tolerance = row.rag.score_at(lvl), True
+    groups = _groups_of(lcs + rags, lvl)
+    naive = False
+    if len(lcs) == 1 and len(rags) == 1:
+        select_ids = report_ids = None
+        row.selection = "single config per arm (nothing chosen): all samples"
     else:
-        row.rag, row.rag_score = row.best_rag, row.best_rag_score
-    a, b = row.rag.scores(lvl), row.lc.scores(lvl)
-    shared = sorted(set(a) & set(b))
+        chosen_on, reported_on = split_documents(set(groups.values()), settings.seed)
+        if min(len(chosen_on), len(reported_on)) < MIN_GROUPS:
+            naive = True
+            select_ids = report_ids = None
+            row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
+                             f"so the {row.configs_compared} configs were chosen on the samples reported on")
+        else:
+            select_ids = {i for i, g in groups.items() if g in chosen_on}
+            report_ids = {i for i, g in groups.items() if g in reported_on}
+            row.selection = (f"split by document (seed {settings.seed}): {row.configs_compared} configs compared on "
+                             f"{len(chosen_on)} documents, reported on the other {len(reported_on)}")
+    row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, select_ids, pricing, settings)
+    row.lc_score, row.rag_score = _mean_over(row.lc, lvl, report_ids), _mean_over(row.rag, lvl, report_ids)
+    shared, res = _paired(row.rag, row.lc, lvl, report_ids, groups, settings)
     row.n_shared = len(shared)
-    if shared:
-        res = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
-                               seed=settings.seed)
+    if res is not None:
         row.diff, row.ci, row.p_value = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1]), res.p_value
+        row.n_groups = res.n_groups
+        row.correct_shares = (_share_correct(row.rag, lvl, shared, settings.correct_threshold),
+                              _share_correct(row.lc, lvl, shared, settings.correct_threshold))
+    if row.naive_lc is not None and row.naive_rag is not None:
+        _, naive_res = _paired(row.naive_rag, row.naive_lc, lvl, None, groups, settings)
+        row.naive_diff = 100 * naive_res.diff if naive_res is not None else None
     row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl), deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
+    cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
+    shares = row.correct_shares if row.correct_shares and None not in row.correct_shares else None
+    row.decision = decide(row.ci, settings.tolerance, None if cheaper is None else cheaper < 1, shares,
+                          settings.floor_share)
+    if naive and row.decision.kind not in (INCONCLUSIVE, "no_decision"):
+        row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
+                                              "chosen on the same samples (too few documents to split)")
     row.recommendation = recommend(row, settings)
     return row
 
@@ -144,45 +249,40 @@ def _times(ratio: float) -> str:
 
 
 def recommend(row: VerdictRow, settings: ReportSettings) -> str:
-    """One sentence a team can act on."""
-    tol = settings.tolerance
+    """One sentence a team can act on; it follows the row's decision."""
     if row.lc is None and row.rag is None:
         return "No long-context or RAG run with scores for this benchmark and level."
     if row.lc is None:
         return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
     if row.rag is None:
         return f"No scored RAG run to compare with; long context ({row.lc.label}) scores {row.lc_score:.1f}."
-    ci = f"95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}]" if row.ci else "no shared samples"
-    diff = f"{row.diff:+.1f} points" if row.diff is not None else f"{row.rag_score - row.lc_score:+.1f} points"
+    ci = f"95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}] over {row.n_groups} documents" if row.ci else "no shared samples"
+    diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
     cost = f", {row.cost_ratio:.2f}x the cost" if row.cost_ratio is not None else ""
-    latency = ""
+    decision = row.decision or Decision(INCONCLUSIVE, "no interval")
+    if decision.kind == "rag":
+        text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
+    elif decision.kind == "longctx":
+        text = f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = {diff} ({ci})."
+    elif decision.kind == "no_decision":
+        text = f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} ({ci})."
+    else:
+        text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
+                f"({ci}), {tokens}{cost}.")
+    if 0 < row.n_shared < SMALL_SAMPLE and decision.kind in ("rag", "longctx"):
+        text += f" Only {row.n_shared} shared samples: indicative, not settled."
+    if row.oracle and row.lc_score is not None and row.oracle.score - (row.lc.score_at(_lvl(row)) or 0) > settings.tolerance:
+        text += (f" A perfect router would reach {row.oracle.score:.1f} "
+                 f"({row.oracle.score - row.lc.score_at(_lvl(row)):+.1f} over long context).")
     target = settings.latency_target_s
     lc_lat, rag_lat = row.lc.mean_of("latency_s", _lvl(row)), row.rag.mean_of("latency_s", _lvl(row))
     if target is not None and lc_lat is not None and rag_lat is not None:
         if lc_lat > target >= rag_lat:
-            latency = f" Only RAG meets the {target:g} s latency target."
+            text += f" Only RAG meets the {target:g} s latency target."
         elif rag_lat > target >= lc_lat:
-            latency = f" Only long context meets the {target:g} s latency target."
-    if row.within_tolerance:
-        if row.ci and row.ci[0] > 0:
-            text = f"Use RAG ({row.rag.label}): it beats long context by {diff} ({ci}) with {tokens}{cost}."
-        elif (row.cost_ratio if row.cost_ratio is not None else row.token_ratio or 1) >= 1:
-            text = (f"Either arm: RAG ({row.rag.label}) is within {tol:g} points of long context ({diff}, {ci}) but "
-                    f"saves nothing ({tokens}{cost}); long context is simpler.")
-        else:
-            text = f"Use RAG ({row.rag.label}): within {tol:g} points of long context ({diff}, {ci}) with {tokens}{cost}."
-            if row.ci and row.ci[0] < -tol:
-                text += f" The interval still allows a loss of more than {tol:g} points; more samples would settle it."
-    else:
-        text = f"Use long context ({row.lc.label}): the best RAG config ({row.rag.label}) is {diff} ({ci})."
-        if row.ci and row.ci[1] >= 0:
-            text += " The interval includes no difference, so more samples could change this."
-    if 0 < row.n_shared < SMALL_SAMPLE:
-        text += f" Only {row.n_shared} shared samples: indicative, not settled."
-    if row.oracle and row.oracle.score - row.lc_score > tol:
-        text += f" A perfect router would reach {row.oracle.score:.1f} ({row.oracle.score - row.lc_score:+.1f} over long context)."
-    return text + latency
+            text += f" Only long context meets the {target:g} s latency target."
+    return text
 
 
 def _lvl(row: VerdictRow) -> str | None:
@@ -237,12 +337,42 @@ def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
             rag, rag_score = _best(same, None)
             if rag is None:
                 continue
-            a, b = rag.scores(), blc.scores()
-            shared = sorted(set(a) & set(b))
+            shared, res = _paired(rag, blc, None, None, _groups_of([rag, blc], None), settings)
             diff = ci = None
-            if shared:
-                res = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
-                                       seed=settings.seed)
+            if res is not None:
                 diff, ci = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1])
             pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared), diff, ci))
     return pairs
+
+
+SCENARIOS = {  # name -> true RAG minus long context (accuracy, 0..1); see simulated_sweeps.known_truth_sweep
+    "rag_worse_than_tolerance": -0.05,
+    "all_equal": 0.0,
+    "rag_clearly_better": 0.2,
+    "longctx_clearly_better": -0.2,
+}
+
+
+def decision_rates(root, scenario: str, n_sweeps: int, settings: ReportSettings, n_rag_configs: int = 12,
+                   seed: int = 0, **sweep_kwargs) -> dict[str, float]:
+    """Simulate `n_sweeps` sweeps with a known truth, run each through the real report reader and
+    verdict, and return the share decided rag / longctx / inconclusive / no_decision, and the share
+    whose interval excludes 0 (the statistics' check on simulated data)."""
+    import shutil
+    from pathlib import Path
+
+    from experiments.report.run_dirs import dedupe, find_runs
+    from experiments.report.simulated_sweeps import known_truth_sweep
+
+    counts = {"rag": 0, "longctx": 0, "inconclusive": 0, "no_decision": 0, "excludes_0": 0}
+    for i in range(n_sweeps):
+        where = Path(root) / f"{scenario}_{i}"
+        known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
+                          **sweep_kwargs)
+        runs, _ = dedupe(find_runs([where], with_records=True))
+        rows = verdicts(runs, Pricing(settings, runs), settings)
+        row = rows[0]
+        counts[row.decision.kind if row.decision else "inconclusive"] += 1
+        counts["excludes_0"] += bool(row.ci and (row.ci[0] > 0 or row.ci[1] < 0))
+        shutil.rmtree(where)
+    return {k: v / n_sweeps for k, v in counts.items()}

@@ -70,7 +70,7 @@ def _oracle_row(bench: str, lc: Run, rag: Run, pricing: Pricing, settings: Repor
     if res is None:
         return None
     rag_by, lc_by = {str(r["id"]): r for r in rag.records}, {str(r["id"]): r for r in lc.records}
-    chosen = [rag_by[i] if c == "first" else lc_by[i] for i, c in res.choice.items()]
+    chosen = [rag_by[i] if c in ("first", "tie") else lc_by[i] for i, c in res.choice.items()]
     costs = [x for x in (pricing.answer_cost(r) for r in chosen) if x is not None]
     lats = _latencies(chosen)
     c = mean(costs) if costs else None

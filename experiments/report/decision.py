@@ -1,0 +1,57 @@
+"""The decision a verdict row states, read from its interval, never from a point estimate.
+
+With `d` = RAG minus long context (points, x100), its 95% interval [lo, hi], the tolerance `tol`
+(points a team accepts to lose for a cheaper arm) and which arm is cheaper at the report's
+queries per document:
+
+| decision       | when                                                                          |
+|----------------|-------------------------------------------------------------------------------|
+| `no_decision`  | the generator is at the floor (both chosen configs answer at most `floor_share` of their samples correctly) or at the ceiling (both at least 1 - `floor_share`): the benchmark cannot separate the arms with this model |
+| `rag`          | RAG is better (lo > 0), or non-inferior (lo > -tol) and cheaper                |
+| `longctx`      | long context is better by more than the tolerance (hi < -tol), or long context is non-inferior (hi < tol) and cheaper |
+| `inconclusive` | anything else: the interval allows both (more documents would settle it), or there is no interval |
+
+Both arms are held to the same rule, so with a correct 95% interval a wrong `rag` (RAG truly
+worse by more than the tolerance) or a wrong `longctx` happens in at most about 2.5% of sweeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RAG, LONGCTX, INCONCLUSIVE, NO_DECISION = "rag", "longctx", "inconclusive", "no_decision"
+DECISIONS = (RAG, LONGCTX, INCONCLUSIVE, NO_DECISION)
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # one of DECISIONS
+    why: str  # the reason, in words, for the recommendation sentence
+
+
+def decide(ci: tuple[float, float] | None, tolerance: float, rag_cheaper: bool | None,
+           correct_shares: tuple[float, float] | None = None, floor_share: float = 0.05) -> Decision:
+    """`ci`: interval of RAG - long context (points); `rag_cheaper`: None when the cost is unknown;
+    `correct_shares`: (RAG, long context) share of samples answered correctly."""
+    if correct_shares is not None:
+        top = max(correct_shares)
+        if top <= floor_share:
+            return Decision(NO_DECISION, f"the generator answers {100 * top:.0f}% of questions correctly with either "
+                                         "arm (floor): use a stronger model before deciding")
+        if min(correct_shares) >= 1 - floor_share:
+            return Decision(NO_DECISION, f"both arms answer at least {100 * min(correct_shares):.0f}% of questions "
+                                         "correctly (ceiling): this benchmark cannot separate them; choose on cost")
+    if ci is None:
+        return Decision(INCONCLUSIVE, "no shared samples to compare on")
+    lo, hi = ci
+    if lo > 0:
+        return Decision(RAG, "RAG is better (the whole interval is above 0)")
+    if hi < -tolerance:
+        return Decision(LONGCTX, f"long context is better by more than {tolerance:g} points (the whole interval)")
+    if lo > -tolerance and rag_cheaper:
+        return Decision(RAG, f"RAG is no more than {tolerance:g} points worse (the interval's lower end) and cheaper")
+    if hi < tolerance and rag_cheaper is False:
+        return Decision(LONGCTX, f"long context is no more than {tolerance:g} points worse (the interval's upper end) "
+                                 "and cheaper")
+    return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either way "
+                                  "or the cost is unknown; more documents would settle it")
