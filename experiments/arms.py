@@ -36,12 +36,25 @@ class Answer:
     skipped: str | None = None
 
 
-def _usage(gens: list[Generation]) -> dict[str, Any]:
+def _usage(gens: list[Generation], retrieval_s: float | None = None) -> dict[str, Any]:
+    """Tokens and times of one sample's generator calls (Self-Route: both).
+
+    `generation_s`: generator time charged to this request (what a batch costs; with prefix
+    reuse a share of one prefill plus a share of the batched decode). `latency_s`: what one user
+    waits: `retrieval_s` (RAG) plus each call's time as served to that user (with prefix reuse
+    the whole prefill and its batch's decode). `prefill_s` / `prefix_group_size`: the shared
+    prefill of the long-context call and how many questions shared it (None without reuse)."""
     ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
+    user = sum(g.user_latency_s if g.user_latency_s is not None else g.latency_s for g in gens)
+    shared = [g for g in gens if g.prefill_s is not None]
     return {
         "prompt_tokens": sum(g.prompt_tokens for g in gens),
         "completion_tokens": sum(g.completion_tokens for g in gens),
-        "latency_s": round(sum(g.latency_s for g in gens), 4),
+        "generation_s": round(sum(g.latency_s for g in gens), 4),
+        "retrieval_s": None if retrieval_s is None else round(retrieval_s, 6),
+        "latency_s": round(user + (retrieval_s or 0.0), 4),
+        "prefill_s": shared[-1].prefill_s if shared else None,
+        "prefix_group_size": shared[-1].prefix_group_size if shared else None,
         "ttft_s": round(ttft[0], 4) if ttft else None,
         "cached": all(g.cached for g in gens),
         "calls": len(gens),
@@ -62,7 +75,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample]) -> list[Answer]:
         answers += [Answer(s, meta=dict(p.meta)) for s, p in ready]
     else:
         gens = generator.generate([p for _, p in ready]) if ready else []
-        answers += [Answer(s, meta=dict(p.meta), text=g.text, usage=_usage([g])) for (s, p), g in zip(ready, gens)]
+        answers += [Answer(s, meta=dict(p.meta), text=g.text, usage=_usage([g], p.meta.get("retrieval_s")))
+                    for (s, p), g in zip(ready, gens)]
     order = {s.id: i for i, s in enumerate(samples)}
     return sorted(answers, key=lambda a: order[a.sample.id])
 
@@ -80,6 +94,10 @@ class SelfRouteArm:
     @property
     def index_builds(self) -> int | None:
         return getattr(self.rag, "index_builds", None)
+
+    @property
+    def index_seconds(self) -> float | None:
+        return getattr(self.rag, "index_seconds", None)
 
     def answer(self, samples: list[Sample]) -> list[Answer]:
         first: list[Answer] = []
@@ -101,17 +119,17 @@ class SelfRouteArm:
                 to_longctx.append((sample, prompt, gen))
             else:
                 first.append(Answer(sample, meta={**prompt.meta, "route": "rag", "selfroute_declined": False},
-                                    text=gen.text, usage=_usage([gen])))
+                                    text=gen.text, usage=_usage([gen], prompt.meta.get("retrieval_s"))))
         fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx])
         for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
             rag_meta = {k: rag_prompt.meta.get(k) for k in ("evidence_recall", "evidence_in_prompt", "distractors_retrieved",
-                                                             "retrieved", "n_chunks")}
+                                                             "retrieved", "n_chunks", "retrieval_s")}
             ans.meta = {**rag_meta, **ans.meta, "route": "longctx", "selfroute_declined": True,
                         "rag_context_tokens": rag_prompt.meta.get("context_tokens")}
             if ans.skipped is None:
-                ans.usage = _usage([rag_gen, _generation_of(ans)])
+                ans.usage = _usage([rag_gen, _generation_of(ans)], rag_prompt.meta.get("retrieval_s"))
             else:  # long context could not serve it: the RAG answer stands
-                ans.text, ans.usage, ans.skipped = rag_gen.text, _usage([rag_gen]), None
+                ans.text, ans.usage, ans.skipped = rag_gen.text, _usage([rag_gen], rag_prompt.meta.get("retrieval_s")), None
                 ans.meta["route"] = "rag"
             first.append(ans)
         order = {s.id: i for i, s in enumerate(samples)}
@@ -121,7 +139,8 @@ class SelfRouteArm:
 def _generation_of(ans: Answer) -> Generation:
     u = ans.usage
     return Generation(text=ans.text or "", prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                      latency_s=u["latency_s"], cached=u["cached"], ttft_s=None)
+                      latency_s=u["generation_s"], cached=u["cached"], ttft_s=None, prefill_s=u["prefill_s"],
+                      prefix_group_size=u["prefix_group_size"], user_latency_s=u["latency_s"])
 
 
 def answer_group(arm, generator, samples: list[Sample]) -> list[Answer]:

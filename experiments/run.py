@@ -117,7 +117,9 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model) -> dict[
         return {**base, "status": "retrieved", **ans.meta}
     values = metrics.score(sample.metric, ans.text, sample.reference())
     u = ans.usage
-    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
+    # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
+    seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
+    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
     record = {**base, "status": "ok", "prediction": ans.text, "score": values["score"], "scores": values,
               **u, "cost_usd": cost, **ans.meta}
     if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
@@ -219,13 +221,20 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     cache_stats = arm.cache_stats() if hasattr(arm, "cache_stats") else None
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
-              "index_builds": getattr(arm, "index_builds", None), "cache_stats": cache_stats, "price": price,
+              "index_builds": getattr(arm, "index_builds", None), "index_seconds": _index_seconds(arm),
+              "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats, "price": price,
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)
     return result
+
+
+def _index_seconds(arm) -> float | None:
+    """Measured chunk + embed + index build time of the arm's indexes, total (None: no index)."""
+    secs = getattr(arm, "index_seconds", None)
+    return None if secs is None else round(secs, 4)
 
 
 def run_secrets(cfg: DictConfig) -> set[str]:

@@ -30,7 +30,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-KINDS = ("chunks", "embeddings", "indexes", "sparse", "queries")
+KINDS = ("chunks", "embeddings", "indexes", "sparse", "queries", "timings")  # timings: measured index build seconds
 
 
 def content_key(*parts: Any) -> str:

@@ -47,4 +47,4 @@ def score(name: str, prediction: str, reference: Reference) -> dict[str, float]:
 
 
 # Registration happens on import of the metric modules.
-from eval.metrics import clongeval, judge, loogle, lveval  # noqa: E402,F401
+from eval.metrics import clongeval, contains, judge, loogle, lveval  # noqa: E402,F401

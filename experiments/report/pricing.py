@@ -10,6 +10,15 @@ twice, as an embedder sees it). Dense retrievers pay the embedding price per mil
 lexical ones (BM25) are priced as free. With a GPU-hour price the tokens become GPU time at the
 configured embedding throughput, or the measured index time when metrics.json has `index_seconds`;
 the same holds when the records' own cost came from an hourly price (metrics.json `price`, kind hourly).
+When metrics.json has `index_seconds` (measured chunk + embed + index build time, written since
+issue 14) and indexing is priced by time, that measured time is used for every retriever, BM25 included.
+
+Times of a record: `generation_s` + `retrieval_s` is what the request is charged (its share of a
+batch); `latency_s` is what one user waits. Records from before those fields had only `latency_s`,
+the charged generation time, which is used for both. Long-context records answered with prefix
+reuse carry `prefill_s` (their group's whole prefill) and `prefix_group_size`: `answer_cost_at`
+recomputes their cost with a prefix cache shared by q questions, or with no prefix cache (each
+question pays the whole prefill). Only a time price (hourly) separates the two; token prices do not.
 """
 
 from __future__ import annotations
@@ -68,8 +77,8 @@ class Pricing:
         if self.source == "records":
             return float(rec["cost_usd"])
         if self.source == "gpu_hour":
-            lat = rec.get("latency_s")
-            return None if lat is None else float(lat) * float(self.price.gpu_hour) / 3600
+            secs = charged_seconds(rec)
+            return None if secs is None else secs * float(self.price.gpu_hour) / 3600
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None:
             return None
@@ -78,6 +87,42 @@ class Pricing:
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
         return mean(costs) if costs else None
+
+    def time_rate(self) -> float | None:
+        """USD per second of machine time, when generation is priced by time."""
+        return None if self.hourly_rate is None else self.hourly_rate / 3600
+
+    def answer_cost_at(self, rec: dict[str, Any], queries_per_doc: float, prefix_cache: bool) -> float | None:
+        """One answer's generation cost when its document gets `queries_per_doc` questions: with a
+        prefix cache the document's prefill is paid once and shared; without one every question
+        pays it whole. Records with no shared prefill (RAG, old runs) cost what they cost."""
+        base = self.answer_cost(rec)
+        prefill, group, rate = rec.get("prefill_s"), rec.get("prefix_group_size"), self.time_rate()
+        if base is None or prefill is None or not group or rate is None:
+            return base
+        charged_share = float(prefill) / int(group)  # what the record was charged for the prefill
+        per_question = float(prefill) / max(float(queries_per_doc), 1.0) if prefix_cache else float(prefill)
+        return base + (per_question - charged_share) * rate
+
+    def lc_cost_terms(self, run: Run) -> tuple[float, float, float] | None:
+        """(shared prefill per document, rest per answer) with a prefix cache, and the cost per answer
+        without one: total for q questions = fixed + q x rest (cache) or q x no_cache."""
+        rate = self.time_rate()
+        terms = []
+        for rec in run.answered():
+            base = self.answer_cost(rec)
+            if base is None:
+                continue
+            prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
+            if prefill is None or not group or rate is None:
+                terms.append((0.0, base, base))
+            else:
+                p = float(prefill) * rate
+                rest = base - p / int(group)
+                terms.append((p, rest, rest + p))
+        if not terms:
+            return None
+        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
 
     def index_tokens_per_doc(self, run: Run) -> float | None:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""
@@ -96,9 +141,18 @@ class Pricing:
         lexical = str(run.knobs.get("retriever", "")).lower() in {x.lower() for x in self.ix.lexical_retrievers}
         tokens = self.index_tokens_per_doc(run) or 0.0
         if self.hourly_rate is not None:
+            builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
+            if secs is not None and builds:  # measured: every retriever, lexical ones included
+                return float(secs) / int(builds) * self.hourly_rate / 3600
             if lexical:
                 return 0.0
-            builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
-            seconds = secs / builds if secs and builds else tokens / self.ix.embed_tokens_per_s
-            return seconds * self.hourly_rate / 3600
+            return tokens / self.ix.embed_tokens_per_s * self.hourly_rate / 3600
         return tokens * (self.ix.lexical_per_m if lexical else self.ix.embed_per_m) / 1e6
+
+
+def charged_seconds(rec: dict[str, Any]) -> float | None:
+    """Machine time a record is charged: generation share + retrieval; old records: `latency_s`."""
+    if rec.get("generation_s") is not None:
+        return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
+    lat = rec.get("latency_s")
+    return None if lat is None else float(lat)
