@@ -64,6 +64,8 @@ def _usage(gens: list[Generation], retrieval_s: float | None = None) -> dict[str
 def answer_with_prompts(arm, generator, samples: list[Sample]) -> list[Answer]:
     """Build every sample's prompt, then generate them together (one context: one prefix)."""
     answers, ready = [], []
+    if hasattr(arm, "prepare"):
+        arm.prepare(samples)
     for sample in samples:
         try:
             prompt = arm.build(sample)

@@ -29,14 +29,32 @@ class LongContextArm:
 
     def __init__(self, generator: Generator, cfg: LongContextConfig):
         self.gen, self.cfg = generator, cfg
+        self._group_budget: dict[tuple[int, int], int] = {}
         if cfg.truncation is not None and cfg.truncation not in truncation.POLICIES:
             raise ValueError(f"longctx.truncation={cfg.truncation!r}; allowed: null, {', '.join(truncation.POLICIES)}")
 
-    def build(self, sample: Sample) -> Prompt:
+    def prepare(self, samples: list[Sample]) -> None:
+        """Before building a group's prompts: questions over one context get one context budget (the
+        smallest any of them allows), so a truncated context is cut the same way for all of them and
+        stays a shared prefix (one prefill per document, not one per question length)."""
+        self._group_budget: dict[tuple[int, str], int] = {}
+        for sample in samples:
+            key = _context_key(sample)
+            budget = self._budget(sample)
+            if budget > 0:
+                self._group_budget[key] = min(budget, self._group_budget.get(key, budget))
+
+    def _budget(self, sample: Sample) -> int:
         tpl = sample.template
         empty = Prompt(user=tpl.render("", sample.question), system=tpl.system, max_new_tokens=tpl.max_new_tokens)
-        overhead = self.gen.prompt_tokens(empty)
-        budget = self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
+        return self.gen.context_window - tpl.max_new_tokens - self.gen.prompt_tokens(empty) - self.cfg.margin_tokens
+
+    def build(self, sample: Sample) -> Prompt:
+        tpl = sample.template
+        budget = self._budget(sample)
+        overhead = self.gen.context_window - tpl.max_new_tokens - self.cfg.margin_tokens - budget
+        if budget > 0:
+            budget = min(budget, self._group_budget.get(_context_key(sample), budget))
         if budget <= 0:
             raise PromptTooLong(
                 f"the prompt without any context takes {overhead} tokens; with {tpl.max_new_tokens} new "
@@ -79,3 +97,7 @@ def _regions_with_documents(kept: list[tuple[int, int]], sample: Sample) -> list
                 regions.append(Region(lo, hi, d.doc_id))
         regions.append(Region(a, b))
     return regions
+
+
+def _context_key(sample: Sample) -> tuple[int, int]:
+    return len(sample.context), hash(sample.context)

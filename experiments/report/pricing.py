@@ -104,6 +104,13 @@ class Pricing:
         per_question = float(prefill) / max(float(queries_per_doc), 1.0) if prefix_cache else float(prefill)
         return base + (per_question - charged_share) * rate
 
+    def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
+                            level: str | None = None) -> float | None:
+        """`mean_answer_cost` with every document asked `queries_per_doc` questions (see `answer_cost_at`)."""
+        costs = [c for c in (self.answer_cost_at(r, queries_per_doc, prefix_cache) for r in run.answered(level))
+                 if c is not None]
+        return mean(costs) if costs else None
+
     def lc_cost_terms(self, run: Run) -> tuple[float, float, float] | None:
         """(shared prefill per document, rest per answer) with a prefix cache, and the cost per answer
         without one: total for q questions = fixed + q x rest (cache) or q x no_cache."""
