@@ -63,8 +63,9 @@ class Pricing:
                     f"${self.price.output_per_m:g} per million completion tokens.")
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
-                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index time when the "
-                     f"run recorded one; lexical retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
+                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time when the "
+                     f"run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
+                     f"({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
                      f"${self.ix.embed_per_m:g} per million for dense retrievers, ${self.ix.lexical_per_m:g} for "
