@@ -54,7 +54,11 @@ class Record(TypedDict, total=False):
     scores: dict[str, Any]  # every metric value
     prompt_tokens: int
     completion_tokens: int
-    latency_s: float
+    latency_s: float  # what one user waits: retrieval_s + generation as served to that user alone
+    generation_s: float  # generator time charged to this request (with prefix reuse: its share of the batch)
+    retrieval_s: float | None  # RAG / selfroute: query embedding + search + rerank; null for other arms
+    prefill_s: float | None  # long context with prefix reuse: the whole shared-prefix prefill of its group
+    prefix_group_size: int | None  # questions that shared that prefill
     ttft_s: float | None
     cached: bool  # every generation came from the response cache
     calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)

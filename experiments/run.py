@@ -92,7 +92,9 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
     failed_reason = values.pop("failed_reason", None)
     u = ans.usage
-    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], u["latency_s"]) if cost_model else None
+    # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
+    seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
+    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
     record = schema.answered_record(base, ans.text, values, u, cost, ans.meta)
     if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
         record = schema.failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
@@ -193,7 +195,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     cache_stats = spec.cache_stats(arm)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
-              "index_builds": spec.index_builds(arm), "cache_stats": cache_stats, "price": price,
+              "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
+              "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats, "price": price,
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)

@@ -174,8 +174,9 @@ class IndexingPrice:
              seconds: float | None = None) -> float:
         lexical = self.is_lexical(retriever)
         if usd_per_hour is not None:
+            if seconds is not None:  # measured build time: every retriever pays for it, lexical ones too
+                return seconds * usd_per_hour / 3600
             if lexical:
                 return 0.0
-            secs = seconds if seconds is not None else tokens / self.embed_tokens_per_s
-            return secs * usd_per_hour / 3600
+            return tokens / self.embed_tokens_per_s * usd_per_hour / 3600
         return tokens * (self.lexical_usd_per_million if lexical else self.embed_usd_per_million) / 1e6

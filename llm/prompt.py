@@ -55,9 +55,19 @@ class Prompt:
 
 @dataclass
 class Generation:
+    """One answer. `latency_s` is the generator time charged to this request (with prefix reuse:
+    its share of the group's one prefill plus its share of the batched decode). With prefix reuse,
+    `prefill_s` is the whole shared-prefix prefill of its group, `prefix_group_size` the number of
+    prompts that shared it, and `user_latency_s` what one user waits: the whole prefill plus the
+    decode of the batch that answered them. Without reuse those stay None and a user waits `latency_s`.
+    """
+
     text: str
     prompt_tokens: int
     completion_tokens: int
     latency_s: float
     cached: bool = False
     ttft_s: float | None = None
+    prefill_s: float | None = None
+    prefix_group_size: int | None = None
+    user_latency_s: float | None = None

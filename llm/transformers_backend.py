@@ -7,6 +7,7 @@ generation, so a rerun served entirely from the response cache never loads the m
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import logging
 import os
 import threading
@@ -217,7 +218,9 @@ class TransformersGenerator(Generator):
         cache = DynamicCache(config=model.config)
         with torch.inference_mode():
             model(first, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        shared_s = (time.perf_counter() - t0) / len(prompts)
+        prefill_s = time.perf_counter() - t0
+        shared_s = prefill_s / len(prompts)
+        group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts)}
         results: list[Generation] = []
         # sampling, or a repetition penalty (which the batched greedy loops do not apply): one question
         # after another from the cropped cache
@@ -229,7 +232,9 @@ class TransformersGenerator(Generator):
                 extra = cache.get_seq_length() - n_prefix
                 if extra > 0:
                     cache.crop(-extra)  # back to the shared prefix for the next question
-                results.append(self._result(out, int(ids.shape[1]), shared_s + time.perf_counter() - t1))
+                own = time.perf_counter() - t1
+                gen = self._result(out, int(ids.shape[1]), shared_s + own)
+                results.append(replace(gen, **group, user_latency_s=prefill_s + own))
             return results
         tree = self._full_attention_only(model.config)
         for start in range(0, len(prompts), self.prefix_batch_size):
@@ -244,12 +249,13 @@ class TransformersGenerator(Generator):
                 if len(batch) > 1:
                     batch_cache.batch_repeat_interleave(len(batch))
                 new_tokens = self._greedy_batch(batch_cache, suffixes, n_prefix, limits)
-            each_s = (time.perf_counter() - t1) / len(batch)
+            batch_s = time.perf_counter() - t1
+            each_s = batch_s / len(batch)
             for i, tokens in zip(batch, new_tokens):
                 results.append(Generation(
                     text=self._hf_tok.decode(tokens, skip_special_tokens=True).strip(),
                     prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
-                    latency_s=shared_s + each_s))
+                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s))
         return results
 
     @staticmethod

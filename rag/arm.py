@@ -9,6 +9,7 @@ for retrieval-only runs.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,7 @@ class RagArm:
         self._indexes: OrderedDict[str, tuple[list[Chunk], SearchIndex]] = OrderedDict()
         self.max_indexes = max_indexes
         self.index_builds = 0
+        self.index_seconds = 0.0  # chunk + embed + index build time of the documents indexed, total
         self.memory_hits = 0
 
     # ------------------------------------------------------------ chunks and index, cached
@@ -95,13 +97,28 @@ class RagArm:
             self._indexes.move_to_end(key)
             self.memory_hits += 1
             return self._indexes[key]
+        t0 = time.perf_counter()
         chunks = self.chunks_for(sample, key)
         index = self.retriever.index([c.text for c in chunks], sample.language, self.cache, key)
+        self.index_seconds += self._build_seconds(key, time.perf_counter() - t0)
         self.index_builds += 1
         self._indexes[key] = (chunks, index)
         while len(self._indexes) > self.max_indexes:
             self._indexes.popitem(last=False)
         return chunks, index
+
+    def _build_seconds(self, key: str, measured: float) -> float:
+        """The time this document's index took to build (chunk + embed + index): the first build's,
+        kept in the disk cache next to the index, so a sweep point that loads a cached index still
+        reports what building it costs (a deployment builds it once per document)."""
+        tkey = content_key("build_s", key, type(self.retriever).__name__, getattr(self.retriever, "name", None),
+                           _fingerprint(self.retriever))
+        value = self.cache.get_or_compute("timings", tkey, "json", lambda: {"seconds": measured},
+                                          dump_json, load_json)
+        try:
+            return float(value["seconds"])
+        except (KeyError, TypeError, ValueError):
+            return measured
 
     def cache_stats(self) -> dict[str, Any]:
         """Hits and misses of the on-disk cache per kind (chunks, embeddings, indexes), for metrics.json."""
@@ -133,9 +150,11 @@ class RagArm:
         room = self._room(sample)
         chunks, index = self._index_for(sample)
         query = retrieval_query(sample)
+        t0 = time.perf_counter()  # what this question adds to a user's wait: query embedding, search, rerank
         ranked = index.search(query, self._depth(len(chunks)))
         if self.reranker is not None:
             ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
+        retrieval_s = time.perf_counter() - t0
         ranked_chunks = [chunks[i] for i, _ in ranked]
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
@@ -154,6 +173,7 @@ class RagArm:
             "evidence_in_prompt": present_fraction(sample.evidence, top, self.cfg.min_coverage),
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
             "first_evidence_rank": first_hit_rank(sample, regions, self.cfg.min_coverage),
+            "retrieval_s": round(retrieval_s, 6),
         }
         return order_chunks(selected, self.cfg.order), meta
 
@@ -170,6 +190,12 @@ class RagArm:
         )
         prompt.meta = meta
         return prompt
+
+
+def _fingerprint(retriever) -> str | None:
+    embedder = getattr(retriever, "embedder", None)
+    fp = getattr(embedder, "fingerprint", None)
+    return fp() if callable(fp) else None
 
 
 def first_hit_rank(sample: Sample, ranked: list[Region], min_coverage: float) -> int | None:

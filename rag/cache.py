@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("chunks", "embeddings", "indexes", "sparse", "queries")
+KINDS = ("chunks", "embeddings", "indexes", "sparse", "queries", "timings")  # timings: measured index build seconds
 
 
 def content_key(*parts: Any) -> str:

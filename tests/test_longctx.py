@@ -123,3 +123,16 @@ def test_budget_matched_long_context_caps_the_context(generator):
     assert generator.tokenizer.count("".join(s.context[a:b] for a, b in p.meta["kept_spans"])) <= 302
     with pytest.raises(ValueError, match="budget_tokens"):
         LongContextConfig(budget_tokens=0)
+
+
+def test_truncated_context_stays_one_shared_prefix_for_a_group(generator):
+    """Questions of different lengths over one haystack that must be cut: one budget for the group,
+    so every prompt shares the truncated context as its prefix (one prefill, not one per question)."""
+    samples = make_haystack(seed=0, language="en", tokens=6000, n_questions=8)
+    arm = LongContextArm(generator, LongContextConfig())
+    alone = {arm.build(s).meta["context_tokens"] for s in samples}
+    arm.prepare(samples)
+    prompts = [arm.build(s) for s in samples]
+    assert all(p.meta["truncated"] for p in prompts)
+    assert len({p.user[: p.prefix_chars] for p in prompts}) == 1
+    assert {p.meta["context_tokens"] for p in prompts} == {min(alone)}

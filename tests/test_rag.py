@@ -83,3 +83,26 @@ def test_rag_arm_builds_prompt_in_document_order(generator):
     with pytest.raises(ValueError, match="rag.budget_tokens"):
         RagConfig(budget_tokens=0)
     assert RagConfig(top_k=None, budget_tokens=500).budget_tokens == 500
+
+
+def test_rag_run_records_retrieval_time_and_measured_index_time(tmp_path):
+    """Retrieval-only BM25 run: each record's retrieval_s (search time) and metrics.json's
+    index_seconds (chunk + index build time, measured) and document count (issue 14 item 4)."""
+    import json
+
+    from experiments.run import run
+    from tests.conftest import compose
+
+    cfg = compose(["benchmark.languages=[en]", "benchmark.levels=[400,800]", "benchmark.questions_per_haystack=2",
+                   "arm=rag", "retriever=bm25", "generator=none", "rag.chunk_size=64", f"run.cache_dir={tmp_path / 'c'}",
+                   "run.progress=false"])
+    metrics = run(cfg, tmp_path)
+    records = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and all(r["status"] == "retrieved" for r in records)
+    assert all(r["retrieval_s"] > 0 for r in records)
+    assert metrics["index_builds"] == 2 and metrics["n_documents"] == 2
+    assert metrics["index_seconds"] > 0
+    # a second run loads the cached index, and still reports what building it took
+    again = tmp_path / "again"
+    again.mkdir()
+    assert run(cfg, again)["index_seconds"] == pytest.approx(metrics["index_seconds"], abs=2e-4)

@@ -15,6 +15,10 @@ the char span of each needed fact; confusing facts are recorded as known distrac
 Lengths are counted with `approx_tokens`, a model-independent measure (one token per English
 word or punctuation mark, one per CJK character), so the same level means the same text for
 every model; records carry each model's own prompt token count.
+
+Scoring (`synthetic_contains_all`, eval/metrics/contains.py): correct when every reference answer
+is contained in the normalised prediction, as RULER scores its needle tasks, so a right answer
+given in a sentence counts; LV-Eval's keyword-gated F1 stays in `scores` as `f1_gated` and `f1`.
 """
 
 from __future__ import annotations
@@ -172,13 +176,16 @@ class _Names:
     def near_duplicate(self, name: str) -> str:
         """A confusable variant of `name` (one vowel or one character changed), reserved."""
         r = self.rng
-        for _ in range(1000):
+        for attempt in range(1000):
             if self.language == "zh":
                 i = r.randrange(len(name) - 1) if len(name) > 1 else 0
                 variant = name[:i] + r.choice(_ZH_CHARS) + name[i + 1 :]
             else:
                 vowels = [i for i, ch in enumerate(name) if ch in "aeiou"]
-                if not vowels:
+                if attempt >= 100 and len(name) > 1:  # every vowel variant clashes: change another letter
+                    i = r.randrange(1, len(name))
+                    variant = name[:i] + r.choice([c for c in "bcdfghklmnprstvz" if c != name[i]]) + name[i + 1 :]
+                elif not vowels:
                     variant = name + "e"
                 else:
                     i = r.choice(vowels)
@@ -280,7 +287,7 @@ class SyntheticConfig:
     seed: int = 0
     languages: tuple[str, ...] = ("en", "zh")
     levels: tuple[int | str, ...] = ("1k", "2k", "4k")
-    haystacks_per_level: int = 1
+    haystacks_per_level: int | dict = 1  # or {level: n}: more haystacks where they are cheap
     questions_per_haystack: int = 4
     two_hop_share: float = 0.25
     confusing_share: float = 0.5
@@ -353,7 +360,7 @@ def make_haystack(seed: int, language: str, tokens: int, n_questions: int,
                 answers=[q.answer],
                 answer_keywords=q.answer,
                 template=TEMPLATES[language],
-                metric="lveval_gated_f1",
+                metric="synthetic_contains_all",
                 evidence=[Span(*spans[id(f)]) for f in q.facts],
                 distractors=[Span(*spans[id(f)]) for f in q.distractors],
                 documents=[Document(doc_id=group, start=0, end=len(context))],
@@ -373,12 +380,21 @@ def generate(cfg: SyntheticConfig) -> list[Sample]:
     samples: list[Sample] = []
     for language in cfg.languages:
         for level in cfg.levels:
-            for h in range(cfg.haystacks_per_level):
+            for h in range(_haystacks(cfg.haystacks_per_level, level)):
                 samples += make_haystack(
                     cfg.seed, language, parse_level(level), cfg.questions_per_haystack,
                     cfg.two_hop_share, cfg.confusing_share, haystack_id=f"h{h}",
                 )
     return samples
+
+
+def _haystacks(per_level: int | dict, level: int | str) -> int:
+    if not isinstance(per_level, dict):
+        return int(per_level)
+    for key, n in per_level.items():
+        if str(key) == str(level) or parse_level(key) == parse_level(level):
+            return int(n)
+    raise ValueError(f"benchmark.haystacks_per_level has no entry for level {level!r}: {dict(per_level)}")
 
 
 LEVELS_ARE_GENERATED = True  # `levels` says what to generate (eval.benchmarks.load_benchmark)

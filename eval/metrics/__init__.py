@@ -62,4 +62,4 @@ def score(name: str, prediction: str, reference: Reference, judge: Any = None) -
 
 
 # Registration happens on import of the metric modules.
-from eval.metrics import clongeval, judge, loogle, lveval  # noqa: E402,F401
+from eval.metrics import clongeval, contains, judge, loogle, lveval  # noqa: E402,F401

@@ -43,12 +43,25 @@ class Answer:
     skipped: str | None = None
 
 
-def usage_of(gens: list[Generation]) -> dict[str, Any]:
+def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[str, Any]:
+    """Tokens and times of one sample's generator calls (Self-Route: both).
+
+    `generation_s`: generator time charged to this request (what a batch costs; with prefix
+    reuse a share of one prefill plus a share of the batched decode). `latency_s`: what one user
+    waits: `retrieval_s` (RAG) plus each call's time as served to that user (with prefix reuse
+    the whole prefill and its batch's decode). `prefill_s` / `prefix_group_size`: the shared
+    prefill of the long-context call and how many questions shared it (None without reuse)."""
     ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
+    user = sum(g.user_latency_s if g.user_latency_s is not None else g.latency_s for g in gens)
+    shared = [g for g in gens if g.prefill_s is not None]
     return {
         "prompt_tokens": sum(g.prompt_tokens for g in gens),
         "completion_tokens": sum(g.completion_tokens for g in gens),
-        "latency_s": round(sum(g.latency_s for g in gens), 4),
+        "generation_s": round(sum(g.latency_s for g in gens), 4),
+        "retrieval_s": None if retrieval_s is None else round(retrieval_s, 6),
+        "latency_s": round(user + (retrieval_s or 0.0), 4),
+        "prefill_s": shared[-1].prefill_s if shared else None,
+        "prefix_group_size": shared[-1].prefix_group_size if shared else None,
         "ttft_s": round(ttft[0], 4) if ttft else None,
         "cached": all(g.cached for g in gens),
         "calls": len(gens),
@@ -75,7 +88,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
         answers += [Answer(s, meta=dict(p.meta)) for s, p in ready]
     else:
         gens = generator.generate([p for _, p in ready]) if ready else []
-        answers += [Answer(s, meta=dict(p.meta), text=g.text, usage=usage_of([g])) for (s, p), g in zip(ready, gens)]
+        answers += [Answer(s, meta=dict(p.meta), text=g.text,
+                           usage=usage_of([g], p.meta.get("retrieval_s"))) for (s, p), g in zip(ready, gens)]
     order = {s.id: i for i, s in enumerate(samples)}
     return sorted(answers, key=lambda a: order[a.sample.id])
 
@@ -136,6 +150,11 @@ class ArmSpec:
 
     @classmethod
     def index_builds(cls, arm) -> int | None:
+        return None
+
+    @classmethod
+    def index_seconds(cls, arm) -> float | None:
+        """Measured chunk + embed + index build time of the arm's indexes, total (None: no index)."""
         return None
 
     @classmethod

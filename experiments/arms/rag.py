@@ -63,5 +63,9 @@ class RagSpec(ArmSpec):
         return arm.index_builds
 
     @classmethod
+    def index_seconds(cls, arm) -> float | None:
+        return None if arm.index_seconds is None else round(arm.index_seconds, 4)
+
+    @classmethod
     def cache_stats(cls, arm) -> dict[str, Any] | None:
         return arm.cache_stats()

@@ -72,17 +72,18 @@ class SelfRouteArm:
                 to_longctx.append((sample, prompt, gen))
             else:
                 first.append(Answer(sample, meta={**prompt.meta, "route": ROUTE_RAG, "selfroute_declined": False},
-                                    text=gen.text, usage=usage_of([gen])))
+                                    text=gen.text, usage=usage_of([gen], prompt.meta.get("retrieval_s"))))
         fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx], prepare=False)
         for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
             rag_meta = {k: rag_prompt.meta.get(k) for k in ("evidence_recall", "evidence_in_prompt", "distractors_retrieved",
-                                                             "retrieved", "n_chunks")}
+                                                             "retrieved", "n_chunks", "retrieval_s")}
             ans.meta = {**rag_meta, **ans.meta, "route": ROUTE_LONGCTX, "selfroute_declined": True,
                         "rag_context_tokens": rag_prompt.meta.get("context_tokens")}
             if ans.skipped is None:
-                ans.usage = usage_of([rag_gen, _generation_of(ans)])
+                ans.usage = usage_of([rag_gen, _generation_of(ans)], rag_prompt.meta.get("retrieval_s"))
             else:  # long context could not serve it: the RAG answer stands
-                ans.text, ans.usage, ans.skipped = rag_gen.text, usage_of([rag_gen]), None
+                ans.text, ans.skipped = rag_gen.text, None
+                ans.usage = usage_of([rag_gen], rag_prompt.meta.get("retrieval_s"))
                 ans.meta["route"] = ROUTE_RAG
             first.append(ans)
         order = {s.id: i for i, s in enumerate(samples)}
@@ -107,7 +108,8 @@ def with_instruction(user: str, sample: Sample) -> str:
 def _generation_of(ans: Answer) -> Generation:
     u = ans.usage
     return Generation(text=ans.text or "", prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                      latency_s=u["latency_s"], cached=u["cached"], ttft_s=None)
+                      latency_s=u["generation_s"], cached=u["cached"], ttft_s=None, prefill_s=u["prefill_s"],
+                      prefix_group_size=u["prefix_group_size"], user_latency_s=u["latency_s"])
 
 
 class SelfRouteSpec(ArmSpec):
@@ -139,6 +141,11 @@ class SelfRouteSpec(ArmSpec):
     @classmethod
     def index_builds(cls, arm: SelfRouteArm) -> int | None:
         return arm.index_builds
+
+    @classmethod
+    def index_seconds(cls, arm: SelfRouteArm) -> float | None:
+        secs = getattr(arm.rag, "index_seconds", None)
+        return None if secs is None else round(secs, 4)
 
     @classmethod
     def cache_stats(cls, arm: SelfRouteArm) -> dict[str, Any] | None:

@@ -258,16 +258,24 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
 def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings) -> None:
     target = "no latency target" if settings.latency_target_s is None else f"a mean latency target of {settings.latency_target_s:g} s"
     doc.add(Heading(2, SECTIONS["whatif"], "whatif"), Paragraph(
-        f"At **{settings.queries_per_doc:g} queries per document** and {target}, over all samples of each benchmark. "
-        "Cost per 1,000 answers = 1000 x (generation cost per answer + indexing cost per document / queries per document). "
-        "Break-even: the number of queries per document from which the config is cheaper than the best long-context "
-        "config (indexing I once per document, then c per answer: q* = I / (c_long context - c))."),
-        Paragraph(pricing.describe() + " Measured latency comes from the machine that ran the sweep."))
-    head = ["benchmark", "role", "config", "score", "cost/answer", "indexing/document", "cost per 1,000 answers",
-            "latency mean s", "latency p95 s", "meets target", "break-even queries/doc"]
+        f"At **{settings.queries_per_doc:g} queries per document** for every arm and {target}, over all samples of "
+        "each benchmark. Cost per 1,000 answers = 1000 x (generation cost per answer + indexing cost per document / "
+        "queries per document), for long context **without** a prefix cache (each question pays its document's whole "
+        "prefill) and **with** one (one prefill per document shared by its questions); RAG is the same in both. "
+        "Break-even: queries per document from which the config is cheaper than the best long-context config, "
+        "against each (q* = I / (c_long context - c); with a prefix cache (I - P) / (d - c), P one prefill). "
+        "Latency: *user s* is what one user waits (retrieval + generation served to that user alone, the whole "
+        "prefill included); *charged s* is the machine time an answer costs in the measured batch (its share of a "
+        "shared prefill and batched decode, plus retrieval); *index s/doc* is the measured index build time."),
+        Paragraph(pricing.describe() + " Measured times come from the machine that ran the sweep."))
+    head = ["benchmark", "role", "config", "score", "cost/answer", "indexing/document",
+            "cost per 1,000: no prefix cache", "cost per 1,000: with prefix cache", "user s mean", "user s p95",
+            "charged s/answer", "index s/doc", "meets target", "break-even q/doc: no prefix cache",
+            "break-even q/doc: with prefix cache"]
     table = [[r.benchmark, r.role, r.label, _fmt(r.score, 1), _usd(r.answer_cost), _usd(r.index_cost_per_doc),
-              _usd(r.cost_per_1000), _fmt(r.latency_mean), _fmt(r.latency_p95), _fmt(r.meets_target),
-              r.break_even_note or "-"] for r in rows]
+              _usd(r.cost_per_1000), _usd(r.cost_per_1000_prefix_cache), _fmt(r.latency_mean), _fmt(r.latency_p95),
+              _fmt(r.charged_s_mean), _fmt(r.index_s_per_doc), _fmt(r.meets_target), r.break_even_note or "-",
+              r.break_even_prefix_cache_note or "-"] for r in rows]
     doc.add(Table(head, table))
 
 

@@ -11,6 +11,15 @@ twice, as an embedder sees it). Dense retrievers pay the embedding price per mil
 lexical ones (BM25) are priced as free. With a GPU-hour price the tokens become GPU time at the
 configured embedding throughput, or the measured index time when metrics.json has `index_seconds`;
 the same holds when the records' own cost came from an hourly price (metrics.json `price`, kind hourly).
+When metrics.json has `index_seconds` (measured chunk + embed + index build time, written since
+issue 14) and indexing is priced by time, that measured time is used for every retriever, BM25 included.
+
+Times of a record: `generation_s` + `retrieval_s` is what the request is charged (its share of a
+batch); `latency_s` is what one user waits. Records from before those fields had only `latency_s`,
+the charged generation time, which is used for both. Long-context records answered with prefix
+reuse carry `prefill_s` (their group's whole prefill) and `prefix_group_size`: `answer_cost_at`
+recomputes their cost with a prefix cache shared by q questions, or with no prefix cache (each
+question pays the whole prefill). Only a time price (hourly) separates the two; token prices do not.
 """
 
 from __future__ import annotations
@@ -64,8 +73,9 @@ class Pricing:
             text = "Generation cost: no price configured (price kind none)."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
-                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index time when the "
-                     f"run recorded one; lexical retrievers ({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
+                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time when the "
+                     f"run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
+                     f"({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
                      f"${self.ix.embed_usd_per_million:g} per million for dense retrievers, "
@@ -80,11 +90,54 @@ class Pricing:
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None and self.model.needs_tokens():
             return None
-        return self.model.cost(pt or 0, ct or 0, rec.get("latency_s"))
+        return self.model.cost(pt or 0, ct or 0, charged_seconds(rec))
 
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
         return mean(costs) if costs else None
+
+    def time_rate(self) -> float | None:
+        """USD per second of machine time, when generation is priced by time."""
+        return None if self.hourly_rate is None else self.hourly_rate / 3600
+
+    def answer_cost_at(self, rec: dict[str, Any], queries_per_doc: float, prefix_cache: bool) -> float | None:
+        """One answer's generation cost when its document gets `queries_per_doc` questions: with a
+        prefix cache the document's prefill is paid once and shared; without one every question
+        pays it whole. Records with no shared prefill (RAG, old runs) cost what they cost."""
+        base = self.answer_cost(rec)
+        prefill, group, rate = rec.get("prefill_s"), rec.get("prefix_group_size"), self.time_rate()
+        if base is None or prefill is None or not group or rate is None:
+            return base
+        charged_share = float(prefill) / int(group)  # what the record was charged for the prefill
+        per_question = float(prefill) / max(float(queries_per_doc), 1.0) if prefix_cache else float(prefill)
+        return base + (per_question - charged_share) * rate
+
+    def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
+                            level: str | None = None) -> float | None:
+        """`mean_answer_cost` with every document asked `queries_per_doc` questions (see `answer_cost_at`)."""
+        costs = [c for c in (self.answer_cost_at(r, queries_per_doc, prefix_cache) for r in run.answered(level))
+                 if c is not None]
+        return mean(costs) if costs else None
+
+    def lc_cost_terms(self, run: Run) -> tuple[float, float, float] | None:
+        """(shared prefill per document, rest per answer) with a prefix cache, and the cost per answer
+        without one: total for q questions = fixed + q x rest (cache) or q x no_cache."""
+        rate = self.time_rate()
+        terms = []
+        for rec in run.answered():
+            base = self.answer_cost(rec)
+            if base is None:
+                continue
+            prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
+            if prefill is None or not group or rate is None:
+                terms.append((0.0, base, base))
+            else:
+                p = float(prefill) * rate
+                rest = base - p / int(group)
+                terms.append((p, rest, rest + p))
+        if not terms:
+            return None
+        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
 
     def index_tokens_per_doc(self, run: Run) -> float | None:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""
@@ -104,3 +157,11 @@ class Pricing:
         builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
         return self.ix.cost(tokens, run.knobs.get("retriever"), self.hourly_rate,
                             secs / builds if secs and builds else None)
+
+
+def charged_seconds(rec: dict[str, Any]) -> float | None:
+    """Machine time a record is charged: generation share + retrieval; old records: `latency_s`."""
+    if rec.get("generation_s") is not None:
+        return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
+    lat = rec.get("latency_s")
+    return None if lat is None else float(lat)

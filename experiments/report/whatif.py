@@ -1,10 +1,21 @@
-"""Deployment what-if: the cost per 1,000 answers of each arm at a given number of queries per
-document (RAG's one-off indexing cost spread over them), latency against a target, and the number
-of queries per document from which a RAG config is cheaper than long context (break-even).
+"""Deployment what-if: the cost per 1,000 answers of each arm at the SAME number of queries per
+document q (the report's `queries_per_doc`, not the benchmark's questions per haystack), latency
+against a target, and the number of queries per document from which a RAG config is cheaper than
+long context (break-even).
 
-    total(q) for one document and q questions:  long context  q * c_lc
-                                                RAG           I + q * c_rag
-    break-even q* = I / (c_lc - c_rag) when c_rag < c_lc (RAG is cheaper from q* on), else never.
+Long context appears twice: **no prefix cache** (every question pays its document's whole
+prefill) and **with prefix cache** (one prefill per document, shared by its q questions; the
+runs' prefix reuse measures it: records' `prefill_s` and `prefix_group_size`). For one document
+and q questions:
+
+    long context, no prefix cache   q * n_lc
+    long context, with prefix cache P + q * d_lc     (P: one prefill, d_lc: the rest of an answer)
+    RAG                             I + q * c_rag    (I: measured index build time, when recorded)
+
+break-even q* solves RAG = long context: I / (n_lc - c_rag) without a cache, (I - P) / (d_lc - c_rag)
+with one (RAG is cheaper from q* on; when d_lc < c_rag RAG is cheaper only up to q*).
+Latency columns: `latency_s` is what one user waits (retrieval + generation as served to one user,
+the whole prefill included); the charged seconds (generation share + retrieval) are what a batch costs.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from statistics import mean
 from experiments.aggregate import quantile
 from experiments.report.oracle import oracle_router
 from experiments.arms import ROLE_OTHER, specs
-from experiments.report.pricing import Pricing
+from experiments.report.pricing import Pricing, charged_seconds
 from experiments.report.settings import ReportSettings
 from experiments.report.run_dirs import Run
 from experiments import records as schema
@@ -31,27 +42,57 @@ class WhatIfRow:
     score: float | None
     answer_cost: float | None  # USD per answer, generation only
     index_cost_per_doc: float  # USD, one-off per document
-    cost_per_1000: float | None  # USD per 1,000 answers at the configured queries per document
-    latency_mean: float | None
+    cost_per_1000: float | None  # USD per 1,000 answers at the configured queries per document, no prefix cache
+    latency_mean: float | None  # what one user waits (s)
     latency_p95: float | None
     meets_target: bool | None
-    break_even: float | None  # queries per document from which this config is cheaper than long context
+    break_even: float | None  # queries per document from which this config is cheaper than long context (no prefix cache)
     break_even_note: str = ""
+    cost_per_1000_prefix_cache: float | None = None  # the same with a prefix cache (long context differs; RAG does not)
+    break_even_prefix_cache: float | None = None  # against long context with a prefix cache
+    break_even_prefix_cache_note: str = ""
+    charged_s_mean: float | None = None  # machine seconds an answer is charged (generation share + retrieval)
+    index_s_per_doc: float | None = None  # measured index build seconds per document (metrics.json index_seconds)
 
 
 def _latencies(records: list[dict]) -> list[float]:
     return [r["latency_s"] for r in records if schema.is_answered(r) and r.get("latency_s") is not None]
 
 
-def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSettings) -> WhatIfRow:
-    c = pricing.mean_answer_cost(run)
-    ix = pricing.index_cost_per_doc(run)
-    lats = _latencies(run.records)
+def _mean(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return mean(xs) if xs else None
+
+
+def _costs_at(pricing: Pricing, records: list[dict], q: float, ix: float) -> tuple[float | None, float | None]:
+    """USD per 1,000 answers at q queries per document: (no prefix cache, with prefix cache)."""
+    out = []
+    for cache in (False, True):
+        c = _mean([pricing.answer_cost_at(r, q, cache) for r in records if schema.is_answered(r)])
+        out.append(None if c is None else 1000 * (c + ix / q))
+    return out[0], out[1]
+
+
+def _index_s_per_doc(run: Run) -> float | None:
+    secs, builds = run.metrics.get("index_seconds"), run.metrics.get("index_builds")
+    return float(secs) / int(builds) if secs is not None and builds else None
+
+
+def _make_row(bench: str, role: str, label: str, arm: str, score, records: list[dict], ix: float, pricing: Pricing,
+              settings: ReportSettings, index_s: float | None = None) -> WhatIfRow:
+    c = _mean([pricing.answer_cost(r) for r in records])
+    lats = _latencies(records)
     lat = mean(lats) if lats else None
-    return WhatIfRow(bench, role, run.label, run.arm, run.score_at(), c, ix,
-                     None if c is None else 1000 * (c + ix / settings.queries_per_doc), lat, quantile(lats, 0.95),
+    no_cache, cached = _costs_at(pricing, records, settings.queries_per_doc, ix)
+    charged = _mean([charged_seconds(r) for r in records if schema.is_answered(r)])
+    return WhatIfRow(bench, role, label, arm, score, c, ix, no_cache, lat, quantile(lats, 0.95),
                      None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s,
-                     None)
+                     None, cost_per_1000_prefix_cache=cached, charged_s_mean=charged, index_s_per_doc=index_s)
+
+
+def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSettings) -> WhatIfRow:
+    return _make_row(bench, role, run.label, run.arm, run.score_at(), run.answered(), pricing.index_cost_per_doc(run),
+                     pricing, settings, _index_s_per_doc(run) if run.spec.indexed else None)
 
 
 def break_even(index_cost: float, answer_cost: float | None, lc_answer_cost: float | None) -> tuple[float | None, str]:
@@ -65,21 +106,30 @@ def break_even(index_cost: float, answer_cost: float | None, lc_answer_cost: flo
     return q, f"{q:.2f}"
 
 
+def break_even_cached(index_cost: float, answer_cost: float | None, lc_terms) -> tuple[float | None, str]:
+    """Against long context with a prefix cache: I + q c = P + q d."""
+    if answer_cost is None or lc_terms is None:
+        return None, "-"
+    prefill, rest, _ = lc_terms
+    if answer_cost < rest:
+        if index_cost <= prefill:
+            return 0.0, "from the first query"
+        q = (index_cost - prefill) / (rest - answer_cost)
+        return q, f"{q:.2f}"
+    if answer_cost > rest and index_cost < prefill:
+        q = (prefill - index_cost) / (answer_cost - rest)
+        return q, f"cheaper only below {q:.2f}"
+    return None, "never (no cheaper per answer)"
+
+
 def _oracle_row(bench: str, lc: Run, rag: Run, pricing: Pricing, settings: ReportSettings) -> WhatIfRow | None:
     res = oracle_router(rag, lc)
     if res is None:
         return None
     rag_by, lc_by = {str(r["id"]): r for r in rag.records}, {str(r["id"]): r for r in lc.records}
     chosen = [rag_by[i] if c in ("first", "tie") else lc_by[i] for i, c in res.choice.items()]
-    costs = [x for x in (pricing.answer_cost(r) for r in chosen) if x is not None]
-    lats = _latencies(chosen)
-    c = mean(costs) if costs else None
-    ix = pricing.index_cost_per_doc(rag)
-    lat = mean(lats) if lats else None
-    return WhatIfRow(bench, "oracle router (upper bound, not deployable)", f"oracle: {rag.label} | {lc.label}", "oracle",
-                     res.score, c, ix, None if c is None else 1000 * (c + ix / settings.queries_per_doc), lat,
-                     quantile(lats, 0.95),
-                     None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s, None)
+    return _make_row(bench, "oracle router (upper bound, not deployable)", f"oracle: {rag.label} | {lc.label}",
+                     "oracle", res.score, chosen, pricing.index_cost_per_doc(rag), pricing, settings)
 
 
 def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, settings: ReportSettings) -> list[WhatIfRow]:
@@ -113,14 +163,17 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, s
         if r:
             picks.append(("best budget-matched long context", r))
         seen: set[int] = set()
-        lc_cost = pricing.mean_answer_cost(lc) if lc else None
+        lc_terms = pricing.lc_cost_terms(lc) if lc else None
+        lc_no_cache = lc_terms[2] if lc_terms else None
         for role, run in picks:
             if id(run) in seen:
                 continue
             seen.add(id(run))
             row = _row(bench, role, run, pricing, settings)
             if run is not lc and run.spec.indexed:  # what indexing once buys against long context
-                row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_cost)
+                row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_no_cache)
+                row.break_even_prefix_cache, row.break_even_prefix_cache_note = break_even_cached(
+                    row.index_cost_per_doc, row.answer_cost, lc_terms)
             rows.append(row)
         if lc and best_rag:
             orow = _oracle_row(bench, lc, best_rag, pricing, settings)
