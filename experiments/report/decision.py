@@ -19,7 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RAG, LONGCTX, INCONCLUSIVE, NO_DECISION = "rag", "longctx", "inconclusive", "no_decision"
+from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
+
+# decision kinds (values of verdict.csv's `decision`), named after the arm roles they recommend
+RAG, LONGCTX = ROLE_RAG, ROLE_LONGCTX
+INCONCLUSIVE, NO_DECISION = "inconclusive", "no_decision"
 DECISIONS = (RAG, LONGCTX, INCONCLUSIVE, NO_DECISION)
 
 

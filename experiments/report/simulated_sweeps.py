@@ -165,14 +165,14 @@ def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, 
         return out
 
     root = Path(root)
-    lc = {"arm": "longctx", "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"}
-    write_run(root / "lc", lc, records("longctx", base, 8000))
+    lc = {"arm": LongContextSpec.name, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"}
+    write_run(root / "lc", lc, records(LongContextSpec.name, base, 8000))
     sizes, ks = (128, 256, 512), (1, 2, 4, 8)
     for c in range(n_rag_configs):
         size, k = sizes[c % len(sizes)], ks[(c // len(sizes)) % len(ks)]
-        knobs = {"arm": "rag", "benchmark": benchmark, "generator": "sim", "retriever": "bm25", "chunk_size": size,
+        knobs = {"arm": RagSpec.name, "benchmark": benchmark, "generator": "sim", "retriever": "bm25", "chunk_size": size,
                  "chunk_overlap": 0, "top_k": k, "order": "document", "config": c}
-        write_run(root / f"rag{c:02d}", knobs, records("rag", base + rag_minus_lc, size * k + 100))
+        write_run(root / f"rag{c:02d}", knobs, records(RagSpec.name, base + rag_minus_lc, size * k + 100))
     return root
 
 

@@ -31,7 +31,7 @@ import hashlib
 
 from eval.metrics.confidence import paired_bootstrap
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.decision import INCONCLUSIVE, Decision, decide
+from experiments.report.decision import DECISIONS, INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
 from experiments.report.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
@@ -239,7 +239,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     shares = row.correct_shares if row.correct_shares and None not in row.correct_shares else None
     row.decision = decide(row.ci, settings.tolerance, None if cheaper is None else cheaper < 1, shares,
                           settings.floor_share)
-    if naive and row.decision.kind not in (INCONCLUSIVE, "no_decision"):
+    if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
         row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
                                               "chosen on the same samples (too few documents to split)")
     row.recommendation = recommend(row, settings)
@@ -263,16 +263,16 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
     cost = f", {row.cost_ratio:.2f}x the cost" if row.cost_ratio is not None else ""
     decision = row.decision or Decision(INCONCLUSIVE, "no interval")
-    if decision.kind == "rag":
+    if decision.kind == RAG:
         text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
-    elif decision.kind == "longctx":
+    elif decision.kind == LONGCTX:
         text = f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = {diff} ({ci})."
-    elif decision.kind == "no_decision":
+    elif decision.kind == NO_DECISION:
         text = f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} ({ci})."
     else:
         text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
                 f"({ci}), {tokens}{cost}.")
-    if 0 < row.n_shared < SMALL_SAMPLE and decision.kind in ("rag", "longctx"):
+    if 0 < row.n_shared < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
         text += f" Only {row.n_shared} shared samples: indicative, not settled."
     if row.oracle and row.lc_score is not None and row.oracle.score - (row.lc.score_at(_lvl(row)) or 0) > settings.tolerance:
         text += (f" A perfect router would reach {row.oracle.score:.1f} "
@@ -366,7 +366,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings: ReportSettings,
     from experiments.report.run_dirs import dedupe, find_runs
     from experiments.report.simulated_sweeps import known_truth_sweep
 
-    counts = {"rag": 0, "longctx": 0, "inconclusive": 0, "no_decision": 0, "excludes_0": 0}
+    counts = {**{kind: 0 for kind in DECISIONS}, "excludes_0": 0}
     for i in range(n_sweeps):
         where = Path(root) / f"{scenario}_{i}"
         known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
@@ -374,7 +374,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings: ReportSettings,
         runs, _ = dedupe(find_runs([where], with_records=True))
         rows = verdicts(runs, Pricing(settings, runs), settings)
         row = rows[0]
-        counts[row.decision.kind if row.decision else "inconclusive"] += 1
+        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
         counts["excludes_0"] += bool(row.ci and (row.ci[0] > 0 or row.ci[1] < 0))
         shutil.rmtree(where)
     return {k: v / n_sweeps for k, v in counts.items()}
