@@ -144,7 +144,9 @@ class RagArm:
     def _depth(self, n_chunks: int) -> int:
         if self.cfg.budget_tokens is not None:
             return n_chunks  # fill by budget: the whole ranking may be needed
-        return max([self.cfg.top_k or 0, *map(int, self.cfg.recall_at)])
+        # a reranker re-scores its `candidates` first-stage chunks: the search must reach that deep
+        candidates = getattr(self.reranker, "candidates", 0) if self.reranker is not None else 0
+        return max([self.cfg.top_k or 0, *map(int, self.cfg.recall_at), int(candidates)])
 
     def _retrieve(self, sample: Sample) -> tuple[list[Chunk], dict[str, Any]]:
         room = self._room(sample)

@@ -197,3 +197,28 @@ def test_sparse_lexical_scores():
 
     index = SparseLexicalIndex([{"mill": 0.5, "river": 0.2}, {"tower": 0.9}, {}])
     assert np.allclose(index.scores({"mill": 2.0, "tower": 1.0}), [1.0, 0.9, 0.0])
+
+
+def test_search_reaches_as_deep_as_the_rerankers_candidates(generator, tmp_path):
+    """conf/reranker/*.yaml rerank 20 candidates: the first stage must return 20, not max(top_k, recall_at)."""
+    import torch
+
+    from llm.bundled import bundled_path
+    from rag.rerank import Reranker, build_reranker
+
+    torch.manual_seed(0)
+    real = build_reranker({"kind": "cross_encoder", "model": str(bundled_path("all-MiniLM-L6-v2")), "candidates": 20})
+    seen = []
+
+    class Watched(Reranker):  # the real cross-encoder reranker, counting what it is handed
+        def rerank(self, query, ranked, texts):
+            seen.append(len(ranked))
+            return super().rerank(query, ranked, texts)
+
+    reranker = Watched(real.scorer, real.candidates, real.name)
+    samples = make_haystack(seed=5, language="en", tokens=4000, n_questions=1)
+    arm = build_rag_arm(generator, {"chunk_size": 64, "chunk_overlap": 0, "top_k": 2, "recall_at": [1, 3, 5, 10]},
+                        {"kind": "bm25"}, None, None, tmp_path)
+    arm.reranker = reranker
+    meta = arm.retrieve(samples[0])
+    assert meta["n_chunks"] > 20 and seen == [20]
