@@ -95,6 +95,8 @@ def test_every_registered_arm_builds_from_the_composed_config_and_answers(name, 
     for a in answers:  # retrieval only: a context, no generation
         assert a.skipped is None and a.text is None
         assert a.meta["context_tokens"] == 0 if not spec.context else a.meta["context_tokens"] > 0
+        # the tokens a generator would have received (the report's prompt-token column for retrieval-only runs)
+        assert a.meta["prompt_tokens"] > a.meta["context_tokens"]
         if spec.indexed:
             assert a.meta["evidence_recall"] and a.meta["n_chunks"] >= 1
     if spec.indexed:

@@ -344,3 +344,15 @@ def test_older_runs_without_new_fields_still_report(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_retrieval_only_runs_show_the_prompt_tokens_a_generator_would_receive(tmp_path):
+    knobs = {"arm": "rag", "benchmark": "b", "generator": "none", "retriever": "bm25", "chunk_size": 64, "top_k": 2,
+             "order": "document"}
+    recs = [{"id": f"s{i}", "benchmark": "b", "task": "t", "language": "en", "length_level": "1k", "group": f"g{i}",
+             "arm": "rag", "status": "retrieved", "context_tokens": 128, "prompt_tokens": 150 + i,
+             "evidence_recall": {"1": 1.0}} for i in range(4)]
+    write_run(tmp_path / "runs" / "rag", knobs, recs)
+    build_report([str(tmp_path / "runs")], tmp_path / "out", load_settings())
+    row = _csv(tmp_path / "out" / "summary.csv")[0]
+    assert float(row["prompt_tokens_mean"]) == pytest.approx(151.5)

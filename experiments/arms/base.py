@@ -85,7 +85,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
             continue
         ready.append((sample, prompt))
     if not getattr(generator, "generates", True):
-        answers += [Answer(s, meta=dict(p.meta)) for s, p in ready]
+        # retrieval only: no answer, but the prompt a generator would have received is counted
+        answers += [Answer(s, meta={**p.meta, "prompt_tokens": generator.prompt_tokens(p)}) for s, p in ready]
     else:
         gens = generator.generate([p for _, p in ready]) if ready else []
         answers += [Answer(s, meta=dict(p.meta), text=g.text,

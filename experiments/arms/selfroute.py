@@ -64,7 +64,8 @@ class SelfRouteArm:
                 continue
             ready.append((sample, prompt))
         if not getattr(self.gen, "generates", True):
-            return first + [Answer(s, meta={**p.meta, "route": ROUTE_RAG}) for s, p in ready]
+            return first + [Answer(s, meta={**p.meta, "route": ROUTE_RAG, "prompt_tokens": self.gen.prompt_tokens(p)})
+                            for s, p in ready]
         gens = self.gen.generate([p for _, p in ready]) if ready else []
         to_longctx = []
         for (sample, prompt), gen in zip(ready, gens):

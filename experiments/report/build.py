@@ -103,6 +103,9 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
             row[key] = round(_mean(vals), 4) if vals else None
         for key in ("prompt_tokens", "completion_tokens", "latency_s"):
             v = r.mean_of(key)
+            if v is None and key == "prompt_tokens":  # retrieval-only: the prompt a generator would have received
+                vals = [x[key] for x in r.records if schema.has_context(x) and x.get(key) is not None]
+                v = _mean(vals) if vals else None
             row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
         lats = [x["latency_s"] for x in r.answered() if x.get("latency_s") is not None]
         row["latency_s_p95"] = round(quantile(lats, 0.95), 4) if lats else None
