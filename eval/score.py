@@ -257,7 +257,7 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
     keys = []
     for r in scored:
         for k in r:
-            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group") and k not in FLAG_KEYS and k not in keys:
+            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group", "unparsable_reply") and k not in FLAG_KEYS and k not in keys:
                 keys.append(k)
     for k in keys:
         pool = parsed if task.metric.endswith("_judge") else scored

@@ -98,6 +98,9 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     record = schema.answered_record(base, ans.text, values, u, cost, ans.meta)
     if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
         record = schema.failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
+    elif values.get("unparsable"):  # the judge answered without a rating: no judgment, not a zero
+        reply = values.pop("unparsable_reply", "")
+        record = schema.failed_record(record, f"judge reply unparsable: {reply!r}")
     return record
 
 

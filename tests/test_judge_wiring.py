@@ -89,7 +89,7 @@ def test_a_failing_judge_endpoint_fails_the_record_with_its_reason(failing, tmp_
     monkeypatch.delenv("JUDGE_API_KEY", raising=False)
     judge = build_judge("judge-model", f"http://127.0.0.1:{failing.server_port}/v1", tmp_path / "j.sqlite",
                         timeout_s=5, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02)
-    usage = {"prompt_tokens": 10, "completion_tokens": 2, "latency_s": 0.5}
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "latency_s": 0.5, "generation_s": 0.5}
     rec = _record(Answer(_loong_sample(), text="forty-two", usage=usage), {"arm": "longctx"}, "h", None, judge)
     assert rec["status"] == "failed"
     assert rec["reason"] == "judge call failed: InternalServerError (HTTP 503)"
@@ -114,3 +114,37 @@ def test_the_judge_gives_up_on_a_dripping_server_within_timeout_times_attempts(d
     assert values["failed"] == 1.0 and values["failed_reason"] == "AttemptTimeout"
     assert dripping.hits == retries + 1
     assert elapsed < timeout_s * (retries + 1) + 2.0, elapsed  # the SDK's per-read timeout alone would wait forever
+
+
+class _Rambling(BaseHTTPRequestHandler):
+    """A judge that answers, but without a rating anywhere in its reply."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.hits += 1
+        body = (b'{"id": "x", "object": "chat.completion", "created": 0, "model": "judge-model", "choices": '
+                b'[{"index": 0, "message": {"role": "assistant", "content": "Both answers look reasonable to me."}, '
+                b'"finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}}')
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_an_unparsable_judge_reply_is_its_own_outcome_not_a_zero(tmp_path):
+    httpd = _serve(_Rambling)
+    try:
+        judge = build_judge("judge-model", f"http://127.0.0.1:{httpd.server_port}/v1", tmp_path / "j.sqlite",
+                            timeout_s=5, max_retries=0)
+        usage = {"prompt_tokens": 10, "completion_tokens": 2, "latency_s": 0.5, "generation_s": 0.5}
+        rec = _record(Answer(_loong_sample(), text="forty-two", usage=usage), {"arm": "longctx"}, "h", None, judge)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    # failed: out of the arm's mean (and so out of the paired comparison), counted, and asked again on resume
+    assert rec["status"] == "failed" and rec["reason"].startswith("judge reply unparsable: 'Both answers look")
+    assert rec["scores"]["unparsable"] == 1.0 and "unparsable_reply" not in rec["scores"]

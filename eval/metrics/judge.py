@@ -294,8 +294,10 @@ def loong_reference(rec: Mapping[str, Any]) -> Reference:
 def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> dict[str, Any]:
     if reply.text is None:
         return {"score": 0.0, "parsed": 0.0, "failed": 1.0, "failed_reason": reply.error or "no reply"}
-    if value is None:
-        return {"score": 0.0, "parsed": 0.0, "failed": 0.0}
+    if value is None:  # a reply with no rating is no judgment, never a silent 0 (the released Loong scorer
+        # averages parsable judgments only): the caller records it as its own outcome, out of every mean
+        return {"score": 0.0, "parsed": 0.0, "failed": 0.0, "unparsable": 1.0,
+                "unparsable_reply": reply.text[:200]}
     return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value, "perfect": float(value == scale)}
 
 
