@@ -43,6 +43,9 @@ With `--api-key-env NAME` (constructor `api_key=`), generation requests must car
 `GET /_stats` reports requests served, the number in flight and the most ever in flight, and the
 faults still queued. `--request-log FILE` appends one JSON line per request (path, model, stream,
 status, fault, prompt size); headers, and so API keys, are never logged.
+
+Longer than most modules on purpose: the OpenAI-compatible server and its fault and dialect modes
+(used by the tests as a real endpoint) are one program.
 """
 
 from __future__ import annotations

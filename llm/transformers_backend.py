@@ -2,6 +2,10 @@
 
 The tokenizer loads at once (arms need it to budget tokens); the weights load on the first
 generation, so a rerun served entirely from the response cache never loads the model.
+
+Longer than most modules on purpose: loading, plain and streamed generation and the prefix-reuse
+decoder share the model's state and its tokenizer's quirks; splitting them would spread one
+backend over several files.
 """
 
 from __future__ import annotations

@@ -45,6 +45,9 @@ word or punctuation mark, `eval.benchmarks.synthetic.approx_tokens`) at `level_e
 
 Samples of one document share a group (and are consecutive), across tasks too: the same
 document can appear in several task files.
+
+Longer than most modules on purpose: everything about one benchmark (the released prompts and
+generation settings, the file, zip and hub-snapshot layouts, the evidence alignment), in one place.
 """
 
 from __future__ import annotations

@@ -48,6 +48,9 @@ level: one `Span(doc_id=...)` per document of the item; a spotlight-locating ite
 documents are missing are skipped and counted (one warning line for all of them).
 
 Metric: `loong_judge` (GPT-4 judge, 1-100) with the question the released judge sees.
+
+Longer than most modules on purpose: everything about one benchmark, including the released
+step-1 document assembly (shuffle, drop, shuffle) that must be reproduced step for step.
 """
 
 from __future__ import annotations

@@ -45,6 +45,10 @@ sample in `metadata["evidence_source"]`:
 Occurrences inside a confusing fact never count as evidence. `confusing_facts` are located in the
 context (verbatim, else sentence by sentence) and become `distractors`; `metadata` records how
 many there were and how many were located.
+
+Longer than most modules on purpose: it holds everything about one benchmark (its 11 datasets'
+prompt templates from the released code, the file, zip and hub-snapshot layouts, evidence for the
+needle datasets), so a fidelity question about LV-Eval has one place to look.
 """
 
 from __future__ import annotations

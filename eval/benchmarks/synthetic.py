@@ -19,6 +19,9 @@ every model; records carry each model's own prompt token count.
 Scoring (`synthetic_contains_all`, eval/metrics/contains.py): correct when every reference answer
 is contained in the normalised prediction, as RULER scores its needle tasks, so a right answer
 given in a sentence counts; LV-Eval's keyword-gated F1 stays in `scores` as `f1_gated` and `f1`.
+
+Longer than most modules on purpose: the whole generator of our own benchmark (haystacks,
+needles, confusers, questions in two languages) reads best in one file.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Sections: 1 verdict per benchmark and length level (best long context vs the che
 within the tolerance, paired bootstrap, ratios, one sentence of advice, the oracle router);
 2 deployment what-if (cost per 1,000 answers with indexing, break-even queries per document,
 latency target); 3 plots; 4 diagnostics; 5 reproducibility.
+
+Longer than most modules on purpose: it lays out the sections of one document (markdown, HTML and
+CSV from the same rows); the computations live in the modules it imports.
 """
 
 from __future__ import annotations
