@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.report.build import build_report
+from experiments.report.build import build_report, print_locations
 
 DEMO_DIR = Path("outputs/demo")
 
@@ -29,9 +29,7 @@ def main() -> int:
         return done.returncode
     files = build_report([str(DEMO_DIR)])
     print(f"\ndemo finished in {time.perf_counter() - t0:.0f} s")
-    print(f"report: {files['report.md'].resolve()}")
-    print(f"html:   {files['report.html'].resolve()}")
-    print(f"table:  {files['summary.csv'].resolve()}")
+    print_locations(files, resolve=True)
     return 0
 
 

@@ -500,10 +500,14 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"report: {files['report.md']}")
-    print(f"html:   {files['report.html']}")
-    print(f"table:  {files['summary.csv']}")
+    print_locations(files)
     return 0
+
+
+def print_locations(files: dict[str, Path], resolve: bool = False) -> None:
+    """Where the report, its HTML page and its table were written."""
+    for label, name in (("report", "report.md"), ("html", "report.html"), ("table", "summary.csv")):
+        print(f"{label + ':':7} {files[name].resolve() if resolve else files[name]}")
 
 
 if __name__ == "__main__":
