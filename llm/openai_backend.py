@@ -3,7 +3,15 @@ or any server speaking the OpenAI chat-completions or completions API.
 
 - `mode: chat` sends the Prompt's messages; `mode: completions` sends the text the tokenizer's
   chat template renders (plain `system\\n\\nuser` when it has none), for servers without chat.
-- Up to `max_concurrency` requests in flight (a thread pool); answers come back in input order.
+- Up to `max_concurrency` requests in flight (a thread pool, and a gate each attempt passes);
+  answers come back in input order.
+- Servers that answer one request at a time and let a new request interrupt the one in flight
+  (llama.cpp's server, by default) cut streams when requests overlap. A stream cut off (ended
+  without a finish_reason, or its connection closed mid-answer) while another request to the
+  endpoint was in flight lowers this generator's concurrency (halved, down to 1; logged once with
+  the reason) and is retried at once, without using up `max_retries`: that budget is for a broken
+  server. The retries end: at concurrency 1 no attempt overlaps another, and a cut with nothing
+  else in flight is an ordinary retryable fault.
 - Failures worth retrying (HTTP 429, 408, 409, 5xx, timeouts, connection errors, bodies that are
   not the expected JSON) are retried up to `max_retries` times with exponential backoff and
   jitter (a server's `Retry-After` is honoured up to `backoff_max_s`); then `GenerationError`.
@@ -67,6 +75,80 @@ class ChatRequest(Prompt):
 
     def messages(self) -> list[dict[str, str]]:
         return [dict(m) for m in self.chat]
+
+
+class StreamCut(MalformedResponse):
+    """The answer was cut off: the stream ended without a finish_reason, or the server closed the
+    connection mid-answer (as a server does that interrupts a request when a new one comes in)."""
+
+
+def closed_by_server(err: BaseException | None) -> bool:
+    """The HTTP client's error for a connection the server closed (before or in the middle of the
+    answer); not a timeout. By name: the openai client may bring its own copy of httpx."""
+    return err is not None and any(c.__name__ in ("RemoteProtocolError", "ReadError")
+                                   and c.__module__.startswith("httpx") for c in type(err).__mro__)
+
+
+def is_cut(err: BaseException) -> bool:
+    """A stream cut off, or a connection the server closed before its answer (not a timeout)."""
+    import openai
+
+    if isinstance(err, StreamCut):
+        return True
+    return (isinstance(err, openai.APIConnectionError) and not isinstance(err, openai.APITimeoutError)
+            and closed_by_server(err.__cause__))
+
+
+class _Slot:
+    """One attempt's place in the gate: `overlapped` once another request was in flight beside it."""
+
+    __slots__ = ("limit", "overlapped")
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.overlapped = limit, False
+
+
+class _Gate:
+    """How many requests may be in flight to the endpoint at once. Lowered (never below 1) when the
+    server cuts answers because requests overlap; attempts wait here for a place."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._cond = threading.Condition()
+        self._active: list[_Slot] = []
+
+    def acquire(self) -> _Slot:
+        with self._cond:
+            while len(self._active) >= self.limit:
+                self._cond.wait()
+            slot = _Slot(self.limit)
+            if self._active:  # both this one and those in flight now overlap another request
+                slot.overlapped = True
+                for other in self._active:
+                    other.overlapped = True
+            self._active.append(slot)
+            return slot
+
+    def release(self, slot: _Slot) -> bool:
+        """Give the place back; whether another request was in flight beside this one."""
+        with self._cond:
+            self._active.remove(slot)
+            self._cond.notify_all()
+            return slot.overlapped
+
+    def lower(self, slot: _Slot) -> tuple[int, int] | None:
+        """Halve the limit (down to 1) for a cut seen by `slot`: `(old, new)`, or None when it is
+        already 1 or was lowered since `slot` started (one overlap cuts several requests at once)."""
+        with self._cond:
+            if self.limit <= 1 or self.limit < slot.limit:
+                return None
+            old, self.limit = self.limit, max(1, self.limit // 2)
+            return old, self.limit
+
+    @property
+    def in_flight(self) -> int:
+        with self._cond:
+            return len(self._active)
 
 
 class _Attempt:
@@ -197,6 +279,9 @@ class OpenAICompatGenerator(Generator):
         self._count_lock = threading.Lock()
         self.attempts = 0  # HTTP requests sent, retries included
         self._rng = random.Random()
+        self._gate = _Gate(self.max_concurrency)  # lowered when overlapping requests cut each other off
+        self._lowered_logged = False
+        self.concurrency_cuts = 0  # attempts cut off by an overlapping request, retried outside max_retries
 
     # -- interface ---------------------------------------------------------------------
     def prompt_tokens(self, prompt: Prompt) -> int:
@@ -208,10 +293,15 @@ class OpenAICompatGenerator(Generator):
         return {"mode": self.mode, "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
                 "stop": self.stop, "extra_body": self.extra_body}
 
+    @property
+    def concurrency(self) -> int:
+        """Requests allowed in flight now: `max_concurrency`, or less once overlapping requests were cut."""
+        return self._gate.limit
+
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
-        if len(prompts) <= 1 or self.max_concurrency == 1:
+        if len(prompts) <= 1 or self.concurrency == 1:
             return [self._generate_with_retries(p) for p in prompts]
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(prompts))) as pool:
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
             return list(pool.map(self._generate_with_retries, prompts))
 
     # -- requests ----------------------------------------------------------------------
@@ -257,21 +347,52 @@ class OpenAICompatGenerator(Generator):
 
     def _generate_with_retries(self, prompt: Prompt) -> Generation:
         last: BaseException | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                delay = backoff_delay(attempt - 1, self.backoff_base_s, self.backoff_max_s, _retry_after(last), self._rng)
-                log.warning("%s: %s; retry %d/%d in %.2fs", self.model_id, _describe(last), attempt,
-                            self.max_retries, delay)
-                time.sleep(delay)
+        failures = 0  # attempts that used up the retry budget (cuts by overlapping requests do not)
+        while True:
+            slot = self._gate.acquire()
             try:
                 return self._attempt(prompt)
             except Exception as err:  # noqa: BLE001 - classified below
+                overlapped = self._gate.release(slot)
+                done, slot = slot, None
                 if not retryable(err):
                     raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: {_describe(err)} "
                                           "(not retried: retrying cannot fix this error)") from err
-                last = err
+                if overlapped and is_cut(err):
+                    self._concurrent_cut(err, done)
+                    continue  # at once: the gate now lets fewer requests in
+                last, failures = err, failures + 1
+                if failures > self.max_retries:
+                    break
+                delay = backoff_delay(failures - 1, self.backoff_base_s, self.backoff_max_s, _retry_after(last),
+                                      self._rng)
+                log.warning("%s: %s; retry %d/%d in %.2fs", self.model_id, _describe(last), failures,
+                            self.max_retries, delay)
+                time.sleep(delay)
+            finally:
+                if slot is not None:
+                    self._gate.release(slot)
         raise GenerationError(f"{self.model_id} at {self.base_url or OPENAI_URL}: gave up after "
                               f"{self.max_retries + 1} attempts; last error: {_describe(last)}") from last
+
+    def _concurrent_cut(self, err: BaseException, slot: _Slot) -> None:
+        """An answer cut off while another request was in flight: fewer requests at once, then retry."""
+        with self._count_lock:
+            self.concurrency_cuts += 1
+        lowered = self._gate.lower(slot)
+        if lowered is None:
+            log.debug("%s: %s while another request was in flight; retrying (concurrency %d)", self.model_id,
+                      _describe(err), self._gate.limit)
+            return
+        old, new = lowered
+        with self._count_lock:
+            first, self._lowered_logged = not self._lowered_logged, True
+        log.log(logging.WARNING if first else logging.INFO,
+                "%s at %s: %s while another request was in flight: the server seems to interrupt a request when "
+                "a new one comes in (llama.cpp's server does, serving one at a time); lowering the concurrency "
+                "from %d to %d and retrying (not counted against max_retries)%s", self.model_id,
+                self.base_url or OPENAI_URL, _describe(err), old, new,
+                "; set generator.max_concurrency=1 for this server" if first else "")
 
     def _bind_response(self, response: Any) -> None:
         attempt = getattr(self._local, "attempt", None)
@@ -335,10 +456,16 @@ class OpenAICompatGenerator(Generator):
                             ttft = time.perf_counter() - t0
                         pieces.append(piece)
                     finished = finished or choice.finish_reason is not None
+        except Exception as err:  # noqa: BLE001 - the server closed the connection mid-answer, or re-raised
+            if not closed_by_server(err):
+                raise
+            if attempt is not None and attempt.cancelled.is_set():
+                raise AttemptTimeout("abandoned at the deadline") from err
+            raise StreamCut(f"the connection closed mid-answer (cut off): {_describe(err)}") from err
         finally:
             stream.close()
         if not finished:  # every complete answer ends with a finish_reason
-            raise MalformedResponse("the stream ended without a finish_reason (cut off)")
+            raise StreamCut("the stream ended without a finish_reason (cut off)")
         return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft)
 
     def _text(self, response: Any) -> str:

@@ -36,6 +36,16 @@ Fault specs (`kind` or `kind:seconds`):
                    log), the server stops, or DRIP_MAX_S (10 minutes) pass. Every read a client makes
                    gets data within s seconds, so only a bound on the whole request ends it.
     no_usage       a normal answer without the `usage` field
+    cut            the answer cut off, as an interrupted one (see interrupting mode): a streamed answer
+                   ends after its first piece without a finish_reason, a non-streamed one closes the
+                   connection without an answer
+
+Interrupting mode, `--interrupt-on-new-request` (constructor `interrupt_on_new_request=True`): like
+llama.cpp's Python server (whose default it is), a request that comes in while another generates
+interrupts that one: a streamed answer ends at once without a finish_reason (`data: [DONE]` after
+the pieces sent so far), a non-streamed one closes its connection without an answer. Requests still
+run one at a time, in turn. Clients that send requests concurrently see their answers cut off;
+`GET /_stats` counts them as `interrupted`.
 
 With `--api-key-env NAME` (constructor `api_key=`), generation requests must carry that key
 (`Authorization: Bearer ...`), as `vllm serve --api-key` does.
@@ -60,6 +70,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -68,11 +79,18 @@ from llm.prompt import Generation, Prompt
 
 log = logging.getLogger(__name__)
 
-FAULTS = {"429": None, "500": None, "503": None, "malformed": None, "drop": None, "no_usage": None,
+FAULTS = {"429": None, "500": None, "503": None, "malformed": None, "drop": None, "no_usage": None, "cut": None,
           "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
 GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions")
 DEFAULT_MAX_TOKENS = 128
 DRIP_MAX_S = 600.0  # a `drip` answer gives up (its thread ends) after this long even if the client stays
+
+
+INTERRUPTED = object()  # what `OpenAICompatServer.stream` yields when a new request interrupts it
+
+
+class Interrupted(Exception):
+    """A non-streamed generation interrupted by a newer request (interrupting mode)."""
 
 
 class RequestError(Exception):
@@ -150,15 +168,18 @@ class OpenAICompatServer:
     """The HTTP server; `start()` serves from a background thread, `serve_forever()` in this one."""
 
     def __init__(self, backend, model_name: str | None = None, host: str = "127.0.0.1", port: int = 0,
-                 faults: Iterable[str] = (), request_log: str | Path | None = None, api_key: str | None = None):
+                 faults: Iterable[str] = (), request_log: str | Path | None = None, api_key: str | None = None,
+                 interrupt_on_new_request: bool = False):
         self.backend = backend
+        self.interrupt_on_new_request = bool(interrupt_on_new_request)
+        self._waiting = 0  # generation requests waiting for their turn
         self.api_key = api_key  # when set, generation requests must send `Authorization: Bearer <key>`
         self.model_name = model_name or backend.model_id
         self._faults: deque[tuple[str, float | None]] = deque(parse_fault(f) for f in faults)
         self._generation_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._stopping = threading.Event()
-        self.stats = {"requests": 0, "in_flight": 0, "max_in_flight": 0}
+        self.stats = {"requests": 0, "in_flight": 0, "max_in_flight": 0, "interrupted": 0}
         self.request_log = Path(request_log) if request_log else None
         self.httpd = ThreadingHTTPServer((host, port), _Handler)
         self.httpd.daemon_threads = True
@@ -236,23 +257,64 @@ class OpenAICompatServer:
         self._stopping.wait(seconds)
 
     # -- generation --------------------------------------------------------------------
-    def generate(self, prompt: Prompt | str, limit: int) -> Generation:
-        with self._generation_lock:
-            if isinstance(prompt, Prompt):
-                return self.backend.generate([prompt])[0]
-            return self.backend.complete(prompt, max_new_tokens=limit)
+    @contextmanager
+    def _turn(self):
+        """One generation at a time; while waiting, a request counts as waiting (and so, in
+        interrupting mode, interrupts the generation in flight)."""
+        with self._state_lock:
+            self._waiting += 1
+        try:
+            self._generation_lock.acquire()
+        finally:
+            with self._state_lock:
+                self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._generation_lock.release()
 
-    def stream(self, prompt: Prompt | str, limit: int) -> Iterator[str | Generation]:
-        """Text pieces, then the finished Generation last."""
-        with self._generation_lock:
+    def interrupted(self) -> bool:
+        """Interrupting mode, and another generation request is waiting for its turn."""
+        if not self.interrupt_on_new_request:
+            return False
+        with self._state_lock:
+            if self._waiting:
+                self.stats["interrupted"] += 1
+                return True
+            return False
+
+    def generate(self, prompt: Prompt | str, limit: int) -> Generation:
+        """The whole answer; raises Interrupted when a newer request interrupted it (interrupting mode)."""
+        with self._turn():
+            if isinstance(prompt, Prompt):
+                gen = self.backend.generate([prompt])[0]
+            else:
+                gen = self.backend.complete(prompt, max_new_tokens=limit)
+            if self.interrupted():
+                raise Interrupted()
+            return gen
+
+    def stream(self, prompt: Prompt | str, limit: int) -> Iterator[Any]:
+        """Text pieces, then the finished Generation last; or, interrupted by a newer request
+        (interrupting mode), `INTERRUPTED` instead of the rest (the decoding still in progress is
+        then run to its end, out of sight, before the next request's turn)."""
+        with self._turn():
             if hasattr(self.backend, "stream"):
                 pieces = self.backend.stream(prompt, max_new_tokens=limit)
                 for piece in pieces:
+                    if self.interrupted():
+                        yield INTERRUPTED
+                        for _ in pieces:  # the model is shared: let this decoding finish first
+                            pass
+                        return
                     yield piece
                 yield pieces.generation
             else:  # a backend that cannot stream: one piece
                 gen = self.backend.generate([prompt])[0] if isinstance(prompt, Prompt) else \
                     self.backend.complete(prompt, max_new_tokens=limit)
+                if self.interrupted():
+                    yield INTERRUPTED
+                    return
                 yield gen.text
                 yield gen
 
@@ -423,17 +485,28 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "drip":
             entry["status"] = 200
             return self._drip(prompt, bool(body.get("stream")), seconds or 0.0)
+        if kind == "cut":
+            entry["status"] = "cut"
+            return self._cut(bool(body.get("stream")))
         usage = kind != "no_usage"
         try:
             if body.get("stream"):
                 include_usage = usage and bool((body.get("stream_options") or {}).get("include_usage"))
-                self._stream_answer(prompt, limit, include_usage, seconds if kind == "slow_stream" else None)
+                complete = self._stream_answer(prompt, limit, include_usage, seconds if kind == "slow_stream" else None)
+                entry["status"] = 200 if complete else "interrupted"
             else:
                 self._answer(prompt, limit, usage)
+                entry["status"] = 200
+        except Interrupted:  # a non-streamed answer interrupted by a newer request: no answer at all
+            entry["status"] = "interrupted"
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         except ValueError as err:  # e.g. the prompt does not fit the model's window
             entry["status"] = 400
             return self._send_error(400, str(err))
-        entry["status"] = 200
 
     def _answer(self, prompt: Prompt | str, limit: int, usage: bool) -> None:
         gen = self.app.generate(prompt, limit)
@@ -450,7 +523,8 @@ class _Handler(BaseHTTPRequestHandler):
             payload["usage"] = _usage(gen)
         self._send_json(200, payload)
 
-    def _stream_answer(self, prompt: Prompt | str, limit: int, include_usage: bool, delay: float | None) -> None:
+    def _stream_answer(self, prompt: Prompt | str, limit: int, include_usage: bool, delay: float | None) -> bool:
+        """Stream the answer; False when a newer request interrupted it (ended without a finish_reason)."""
         chat = isinstance(prompt, Prompt)
         base = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
                 "object": "chat.completion.chunk" if chat else "text_completion",
@@ -469,6 +543,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._event({**base, "choices": [choice(None, None, first=True)]}, delay)
         gen: Generation | None = None
         for piece in _chain([first], pieces):
+            if piece is INTERRUPTED:  # as llama.cpp's server: [DONE] after what was sent, no finish_reason
+                self._end_stream()
+                for _ in pieces:  # the interrupted decoding runs to its end before the next turn
+                    pass
+                return False
             if isinstance(piece, Generation):
                 gen = piece
                 break
@@ -478,7 +557,26 @@ class _Handler(BaseHTTPRequestHandler):
         if include_usage:
             self._event({**base, "choices": [], "usage": _usage(gen)}, delay)
         self._end_stream()
+        return True
 
+
+    def _cut(self, stream: bool) -> None:
+        """The `cut` fault: an answer that ends early (as an interrupted one does)."""
+        self.close_connection = True
+        if not stream:
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        chat = self.path == "/v1/chat/completions"
+        choice = {"index": 0, "finish_reason": None, "logprobs": None,
+                  **({"delta": {"role": "assistant", "content": "Par"}} if chat else {"text": "Par"})}
+        self._start_stream()
+        self._event({"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
+                     "object": "chat.completion.chunk" if chat else "text_completion",
+                     "created": int(time.time()), "model": self.app.model_name, "choices": [choice]}, None)
+        self._end_stream()
 
     def _drip(self, prompt: Prompt | str, stream: bool, every: float) -> None:
         """The `drip` fault: an answer that never finishes (see the module docstring). A client that
@@ -524,6 +622,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--request-log", default=None, help="append one JSON line per request (no headers)")
     parser.add_argument("--faults", default="", help="comma-separated faults for the first requests, e.g. 429,500")
+    parser.add_argument("--interrupt-on-new-request", action="store_true",
+                        help="a new request interrupts the one in flight, as llama.cpp's server does by default")
     parser.add_argument("--api-key-env", default=None,
                         help="require the key held by this environment variable (a key on the command line would show in ps)")
     args = parser.parse_args(argv)
@@ -541,7 +641,7 @@ def main(argv: list[str] | None = None) -> None:
     faults = [f for f in args.faults.split(",") if f.strip()]
     backend.model  # load the weights before the port opens: clients see a ready server or none
     server = OpenAICompatServer(backend, args.served_model_name, args.host, args.port, faults, args.request_log,
-                                api_key)
+                                api_key, interrupt_on_new_request=args.interrupt_on_new_request)
     log.info("serving %s at %s", server.model_name, server.url)
     try:
         server.serve_forever()

@@ -250,7 +250,10 @@ def test_the_command_line_server_answers(tmp_path):
         with urllib.request.urlopen(req, timeout=120) as resp:
             body = json.loads(resp.read())
         assert body["usage"]["completion_tokens"] >= 1 and body["choices"][0]["message"]["content"]
-        assert json.loads((tmp_path / "log.jsonl").read_text().splitlines()[-1])["status"] == 200
+        log_file, until = tmp_path / "log.jsonl", time.time() + 10
+        while not log_file.exists() and time.time() < until:  # the server logs a request after answering it
+            time.sleep(0.1)
+        assert json.loads(log_file.read_text().splitlines()[-1])["status"] == 200
     finally:
         proc.terminate()
         proc.wait(timeout=30)
