@@ -40,6 +40,7 @@ from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import Answer, arm_spec  # noqa: E402
 from experiments import redact  # noqa: E402
+from experiments import run_names  # noqa: E402,F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions  # noqa: E402
 from experiments import records as schema  # noqa: E402
 from experiments.records import RecordStore, write_json_atomic  # noqa: E402
