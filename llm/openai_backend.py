@@ -27,6 +27,10 @@ or any server speaking the OpenAI chat-completions or completions API.
 - `usage` comes from the response; when a server gives none, tokens are counted locally with
   `tokenizer` (the same tokenizer the arms budget with).
 - The API key is read from the environment variable named by `api_key_env`, never from config.
+
+Longer than most modules on purpose: the request, streaming, retry and concurrency logic of one
+HTTP backend (whole-attempt deadlines, servers that cut answers when requests overlap, dialects of
+usage reporting) must agree with each other, and reads best in one place.
 """
 
 from __future__ import annotations
