@@ -106,7 +106,9 @@ def test_arm_retrieve_matches_build_and_reports_figures(generator, tmp_path):
     for s in samples:
         meta = arm.retrieve(s)
         prompt = arm.build(s)
-        assert meta == prompt.meta
+        timing = "retrieval_s"  # measured each time: this question's query embedding, search and rerank
+        assert meta[timing] > 0 and prompt.meta[timing] > 0
+        assert {k: v for k, v in meta.items() if k != timing} == {k: v for k, v in prompt.meta.items() if k != timing}
         assert set(meta) >= {"n_chunks", "retrieved", "context_tokens", "retrieved_tokens", "evidence_recall",
                              "evidence_in_prompt", "distractors_retrieved", "first_evidence_rank"}
         assert len(meta["retrieved"]) == 3 and [r["rank"] for r in meta["retrieved"]] == [1, 2, 3]

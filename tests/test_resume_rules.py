@@ -60,7 +60,13 @@ def test_a_judge_that_cannot_be_asked_is_a_failure_retried_on_resume(tmp_path, j
     assert (first["n_failed"], first["n_ok"]) == (1, 0)
     assert json.loads((run_dir / "metrics.json").read_text())["n_failed"] == 1
 
+    asked = judge_server.stats["requests"]
     second = run(compose(overrides), run_dir)  # the endpoint is back: the judge is asked again
     last = _records(run_dir)[-1]
-    assert (second["n_failed"], second["n_ok"]) == (0, 1) and last["status"] == "ok" and not last["scores"]["failed"]
+    assert judge_server.stats["requests"] == asked + 1 and not last["scores"]["failed"]
+    # SmolLM2 as the judge may reply without a rating: that is its own outcome (failed, quoted), never a 0
+    if last["status"] == "ok":
+        assert (second["n_failed"], second["n_ok"]) == (0, 1)
+    else:
+        assert last["reason"].startswith("judge reply unparsable") and last["scores"]["unparsable"] == 1.0
     assert second["generation_calls"] == 0, "the answer itself came from the response cache"

@@ -39,7 +39,7 @@ from tests.test_parallel_jobs import cache_table, records
 LAUNCHER = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"
 # fields that measure the run rather than say what it produced; `cached` / `calls` say where an
 # answer came from (a resumed job may find in the cache an answer the killed run stored but never recorded)
-NOT_COMPARED = {"latency_s", "ttft_s", "cost_usd", "cached", "calls"}
+NOT_COMPARED = {"latency_s", "generation_s", "retrieval_s", "prefill_s", "ttft_s", "cost_usd", "cached", "calls"}
 
 RETRIEVAL = ["arm=rag", "retriever=bm25", "generator=none", "benchmark=synthetic", "benchmark.levels=[1k,2k]",
              "benchmark.languages=[en]", "benchmark.questions_per_haystack=2", "benchmark.haystacks_per_level=2",
