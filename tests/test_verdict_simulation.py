@@ -103,3 +103,20 @@ def test_floor_gives_no_decision_through_the_report(tmp_path, settings):
     assert row["decision"] == "no_decision" and row["selection"].startswith("single config per arm")
     assert "answers 0% of questions correctly" in row["recommendation"]
     assert float(row["oracle_router_share_tie"]) == 1.0 and float(row["oracle_router_share_rag"]) == 0.0
+
+
+def test_few_documents_widen_the_interval_like_a_t_interval():
+    from eval.metrics.confidence import few_groups_factor, t_quantile
+
+    assert t_quantile(0.975, 3) == pytest.approx(3.182, abs=0.01) and t_quantile(0.975, 19) == pytest.approx(2.093, abs=0.002)
+    assert few_groups_factor(4) == pytest.approx(1.873, abs=0.01) and few_groups_factor(1) == 1.0
+    rng = np.random.default_rng(1)
+    docs = np.repeat(np.arange(4), 5)
+    a = rng.normal(0, 0.3, 4)[docs] + rng.normal(0, 0.1, docs.size)
+    wide = paired_bootstrap(a, np.zeros(docs.size), n_resamples=1000, groups=list(docs))
+    # the same draws without the correction: 4 groups, widened 1.87x around the estimate
+    from eval.metrics.confidence import _group_index, _resampled_cluster_means
+
+    raw = np.quantile(_resampled_cluster_means(a, _group_index(list(docs), docs.size), 1000, 0), [0.025, 0.975])
+    assert wide.ci95[1] - wide.ci95[0] > 1.3 * (raw[1] - raw[0])
+    assert a.min() <= wide.ci95[0] <= wide.diff <= wide.ci95[1] <= a.max()  # clipped to what the values allow
