@@ -5,6 +5,10 @@ with the document it comes from. A char-span piece of evidence counts as present
 cover at least `min_coverage` of its characters; a document-level piece (no char span) counts as
 present when any region comes from that document. Spans sharing an `alt` key are one piece of
 evidence found in several places (an answer occurring more than once): present when any is.
+
+The two kinds are never averaged together: `split_kinds` separates them, and the arms record
+span-level figures as `evidence_*` and document-level ones as `doc_recall` / `docs_*` (Loong's
+evidence is which documents hold the answer: "recall" there is document coverage).
 """
 
 from __future__ import annotations
@@ -60,6 +64,11 @@ def evidence_units(spans: Sequence[Span]) -> list[list[Span]]:
             by_alt[s.alt] = [s]
             units.append(by_alt[s.alt])
     return units
+
+
+def split_kinds(spans: Sequence[Span]) -> tuple[list[Span], list[Span]]:
+    """(char-span evidence, document-level evidence): the two kinds each arm reports under its own name."""
+    return [s for s in spans if s.is_char_span], [s for s in spans if not s.is_char_span]
 
 
 def present_fraction(spans: Sequence[Span], regions: Sequence[Region], min_coverage: float) -> float | None:

@@ -45,12 +45,21 @@ class Span:
 
 @dataclass(frozen=True)
 class Document:
-    """One document of a multi-document context, as a char span of the joined context."""
+    """One document of a multi-document context, as a char span of the joined context.
+
+    `header` is the text the context shows before the document's body, inside its span (Loong:
+    `《title》\n`); the RAG arm heads each chunk with it (`rag.doc_titles`). Empty: `title` on a
+    line of its own, when there is a title.
+    """
 
     doc_id: str
     start: int
     end: int
     title: str = ""
+    header: str = ""
+
+    def heading(self) -> str:
+        return self.header or (f"{self.title}\n" if self.title else "")
 
 
 _PLACEHOLDER = re.compile(r"\{(context|question)\}")

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from statistics import mean
 from typing import Any, Iterable
 
+from eval.metrics.official import official_aggregate
 from eval.sample import level_sort_key
 from experiments import records as schema
 
@@ -50,24 +51,31 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             groups[str(r[field])].append(r["score"])
         keys = sorted(groups, key=level_sort_key) if field == "length_level" else sorted(groups)
         out[f"score_by_{field}"] = {k: _pct(groups[k]) for k in keys}
+    # the benchmark's own aggregate where it defines one (LV-Eval overall, LooGLE cloze micro), beside the mean
+    out["official"] = official_aggregate(str(scored[0].get("benchmark")), scored) if scored else None
 
-    recall: dict[str, list[float]] = defaultdict(list)
-    for r in ok:
-        for n, v in (r.get("evidence_recall") or {}).items():
-            if v is not None:
-                recall[n].append(v)
-    out["evidence_recall"] = {n: round(mean(v), 4) for n, v in sorted(recall.items(), key=lambda kv: int(kv[0]))}
-    for key in ("evidence_retained", "evidence_in_prompt", "distractors_retrieved", "distractors_retained"):
+    for key in schema.RECALL_KEYS:  # evidence_recall (gold spans), doc_recall (gold documents)
+        recall: dict[str, list[float]] = defaultdict(list)
+        for r in ok:
+            for n, v in (r.get(key) or {}).items():
+                if v is not None:
+                    recall[n].append(v)
+        if recall or key == "evidence_recall":
+            out[key] = {n: round(mean(v), 4) for n, v in sorted(recall.items(), key=lambda kv: int(kv[0]))}
+    for key in (*schema.SHARE_KEYS, "distractors_retrieved", "distractors_retained"):
         vals = [r[key] for r in ok if r.get(key) is not None]
-        out[key] = round(mean(vals), 4) if vals else None
+        if vals or not key.startswith("docs_"):
+            out[key] = round(mean(vals), 4) if vals else None
     by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
         lvl = str(r["length_level"])
-        if r.get("evidence_retained") is not None:
-            by_level[lvl]["retained"].append(r["evidence_retained"])
-        for n, v in (r.get("evidence_recall") or {}).items():
-            if v is not None:
-                by_level[lvl][f"recall@{n}"].append(v)
+        for key, name in (("evidence_retained", "retained"), ("docs_retained", "docs_retained")):
+            if r.get(key) is not None:
+                by_level[lvl][name].append(r[key])
+        for key, name in (("evidence_recall", "recall"), ("doc_recall", "doc_recall")):
+            for n, v in (r.get(key) or {}).items():
+                if v is not None:
+                    by_level[lvl][f"{name}@{n}"].append(v)
         if r.get("prompt_tokens") is not None:
             by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
     out["by_length_level"] = {

@@ -31,6 +31,11 @@ SCORED = frozenset({OK, SKIPPED})  # count in the score: a skipped sample scores
 WITH_CONTEXT = frozenset({OK, RETRIEVED})  # the arm built a context: evidence recall / retention
 ANSWERED = frozenset({OK})  # the model answered: tokens, latency, cost
 
+# Did the gold evidence reach the model? Span-level and document-level figures have their own names
+# (eval.evidence.split_kinds), so no table averages one with the other.
+RECALL_KEYS = ("evidence_recall", "doc_recall")  # {n: share in the top-n chunks}
+SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs_retained")
+
 
 class Record(TypedDict, total=False):
     """Every key a line of records.jsonl may hold (the README's run-directory section)."""
@@ -69,15 +74,18 @@ class Record(TypedDict, total=False):
     n_chunks: int
     retrieved: list[dict[str, Any]]  # chunk, start, end, score, doc_id, rank
     retrieved_tokens: int
-    evidence_recall: dict[str, float | None]  # {n: share of gold evidence in the top-n chunks}
+    evidence_recall: dict[str, float | None]  # {n: share of gold evidence spans in the top-n chunks}
     evidence_in_prompt: float | None
+    doc_recall: dict[str, float | None]  # {n: share of gold documents with a chunk in the top n} (Loong)
+    docs_in_prompt: float | None
     distractors_retrieved: float | None
     first_evidence_rank: int | None
     # long context
     context_tokens_full: int
     truncated: bool
     kept_spans: list[list[int]]
-    evidence_retained: float | None  # share of gold evidence that survived truncation
+    evidence_retained: float | None  # share of gold evidence spans that survived truncation
+    docs_retained: float | None  # share of gold documents that kept any text
     distractors_retained: float | None
     # selfroute
     route: str  # which arm answered: rag or longctx

@@ -35,7 +35,7 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from eval import metrics  # noqa: E402
-from eval.benchmarks import SELECTION_KEYS, load_benchmark  # noqa: E402
+from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
 from experiments.arms import Answer, arm_spec  # noqa: E402
@@ -44,6 +44,7 @@ from experiments import run_names  # noqa: E402,F401  (registers ${safe_dirname:
 from experiments.versions import run_versions  # noqa: E402
 from experiments import records as schema  # noqa: E402
 from experiments.records import RecordStore, write_json_atomic  # noqa: E402
+from rag.assembly import hashed_rag  # noqa: E402
 
 log = logging.getLogger("experiments.run")
 
@@ -71,6 +72,8 @@ def config_hash(cfg: DictConfig) -> str:
     payload = {"knobs": arm_knobs(cfg), "benchmark": benchmark, "generator": generator}
     for section in arm_spec(cfg.arm.name).sections:  # the config sections the arm reads
         payload[section] = plain(cfg.get(section))
+    if isinstance(payload.get("rag"), dict):
+        payload["rag"] = hashed_rag(payload["rag"], multi_document(str(cfg.benchmark.name)))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -161,8 +164,11 @@ def _quiet_libraries() -> None:
 def _build_judge(cfg: DictConfig, samples: list[Sample]):
     """The judge for judge-scored metrics (None when no sample needs one): `cfg.judge` asked through
     llm's OpenAI-compatible backend (retries, whole-attempt timeout), judgments cached beside the
-    response cache. Handed to the metric with each sample; nothing global."""
+    response cache. Handed to the metric with each sample; nothing global. A retrieval-only run
+    (`generator=none`) has no answers to judge, so it needs no judge (nor its API key)."""
     if cfg.get("judge") is None or not any(metrics.needs_judge(s.metric) for s in samples):
+        return None
+    if cfg.generator.get("backend") == "none":
         return None
     from llm.judge import build_judge
 
@@ -197,10 +203,17 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
     cache_stats = spec.cache_stats(arm)
+    truncation = spec.embedder_truncation(arm)
+    if truncation and truncation["truncated"]:
+        log.warning("%s cut %d of %d chunks (%.0f%%) to its %s-token input limit: it embedded their start only. "
+                    "rag.chunk_size counts the generator's tokens; use smaller chunks or an embedder that reads more.",
+                    truncation["embedder"], truncation["truncated"], truncation["chunks"], 100 * truncation["share"],
+                    truncation.get("max_input_tokens", "?"))
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
               "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
-              "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats, "price": price,
+              "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
+              "embedder_truncation": truncation, "price": price,
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)

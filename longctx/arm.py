@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eval.evidence import Region, present_fraction
+from eval.evidence import Region, present_fraction, split_kinds
 from eval.sample import Sample
 from llm.base import Generator
 from llm.prompt import Prompt, PromptTooLong
@@ -117,7 +117,7 @@ class LongContextArm:
         head, _ = tpl.parts()
         prefix_chars = len(head.replace("{question}", sample.question)) + len(context)
         regions = _regions_with_documents(kept, sample)
-        retained = present_fraction(sample.evidence, regions, self.cfg.min_coverage)
+        spans, docs = split_kinds(sample.evidence)
         return Prompt.from_template(
             tpl, context, sample.question, prefix_chars=prefix_chars,
             meta={
@@ -125,7 +125,8 @@ class LongContextArm:
                 "context_tokens_full": len(offsets),
                 "truncated": kept != [(0, len(sample.context))],
                 "kept_spans": kept,
-                "evidence_retained": retained,
+                "evidence_retained": present_fraction(spans, regions, self.cfg.min_coverage),
+                "docs_retained": present_fraction(docs, regions, self.cfg.min_coverage),
                 "distractors_retained": present_fraction(sample.distractors, regions, self.cfg.min_coverage),
             },
         )

@@ -14,10 +14,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.evidence import Region, present_fraction, recall_at
+from eval.evidence import Region, present_fraction, recall_at, split_kinds
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
-from rag.assembly import ORDERS, join_chunks, order_chunks, select_chunks
+from rag.assembly import ORDERS, TITLES, join_chunks, order_chunks, select_chunks, titles_on, with_titles
 from eval.storage import DiskCache
 from rag.cache import content_key, dump_json, load_json, text_hash
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
@@ -37,6 +37,7 @@ class RagConfig:
     margin_tokens: int = 16
     budget_tokens: int | None = None  # set: fill the prompt best-first up to this many context tokens (top_k unused)
     cache: bool = True  # on-disk chunk/embedding/index cache under <run.cache_dir>/rag
+    doc_titles: Any = "auto"  # head each chunk with its document's title: auto (several documents) | true | false
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -47,6 +48,8 @@ class RagConfig:
             raise ValueError(f"rag.budget_tokens must be positive or null, got {self.budget_tokens}")
         if any(int(n) <= 0 for n in self.recall_at):
             raise ValueError(f"rag.recall_at values must be positive, got {self.recall_at}")
+        if self.doc_titles not in TITLES:
+            raise ValueError(f"rag.doc_titles={self.doc_titles!r}; allowed: auto, true, false")
 
 
 class RagArm:
@@ -158,12 +161,16 @@ class RagArm:
             ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
         retrieval_s = time.perf_counter() - t0
         ranked_chunks = [chunks[i] for i, _ in ranked]
+        if titles_on(self.cfg.doc_titles, len(sample.documents)):
+            ranked_chunks = with_titles(ranked_chunks, sample.documents, self.gen.tokenizer.count)
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
         selected, used = select_chunks(ranked_chunks, room, sep_tokens, top_k, self.cfg.budget_tokens)
         chosen = {c.index for c in selected}
         regions = [Region(c.start, c.end, c.doc_id) for c in ranked_chunks]
         top = [Region(c.start, c.end, c.doc_id) for c in selected]
+        spans, docs = split_kinds(sample.evidence)
+        ns, cover = self.cfg.recall_at, self.cfg.min_coverage
         meta = {
             "n_chunks": len(chunks),
             "retrieved": [{"chunk": c.index, "start": c.start, "end": c.end, "score": round(s, 4), "doc_id": c.doc_id,
@@ -171,8 +178,10 @@ class RagArm:
                           for r, (c, (_, s)) in enumerate(zip(ranked_chunks, ranked)) if c.index in chosen],
             "context_tokens": used,
             "retrieved_tokens": sum(c.n_tokens for c in selected),
-            "evidence_recall": recall_at(sample.evidence, regions, self.cfg.recall_at, self.cfg.min_coverage),
-            "evidence_in_prompt": present_fraction(sample.evidence, top, self.cfg.min_coverage),
+            "evidence_recall": recall_at(spans, regions, ns, cover),  # gold spans (char level)
+            "evidence_in_prompt": present_fraction(spans, top, cover),
+            "doc_recall": recall_at(docs, regions, ns, cover),  # gold documents: document coverage
+            "docs_in_prompt": present_fraction(docs, top, cover),
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
             "first_evidence_rank": first_hit_rank(sample, regions, self.cfg.min_coverage),
             "retrieval_s": round(retrieval_s, 6),

@@ -8,6 +8,12 @@ Backends (`retriever.backend`):
 - `openai`: the OpenAI embeddings API or any compatible server (`base_url`), batched, with the
   client's retry and exponential backoff on 429/5xx.
 
+Input limits: every local model embeds at most its own number of tokens (all-MiniLM-L6-v2: 256,
+sentence-transformers' `max_seq_length`; the BGE v1.5 models: 512; BGE-M3: `max_length`, 8192 by
+default) and silently drops the rest of a longer input. `count_truncated` counts the passages
+that lose text that way, in the embedder's own tokens (the retriever reports the share per run).
+The OpenAI embeddings API refuses inputs over 8,191 tokens instead of cutting them.
+
 Query and passage instructions are per model: a config value wins; when it is null the model's
 documented instruction applies (BGE v1.5 English and Chinese prefix queries; E5 uses
 "query: " / "passage: "). `fingerprint()` is what makes two embedders' vectors interchangeable:
@@ -57,6 +63,16 @@ class Embedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def fingerprint(self) -> dict[str, Any]: ...
+
+    # optional: `max_input_tokens` and `count_truncated(texts) -> int` (passages cut to that limit)
+
+
+def _over_limit(tokenizer, texts: Sequence[str], limit: int) -> int:
+    """How many of `texts` take more than `limit` tokens of `tokenizer` (special tokens included)."""
+    if not texts:
+        return 0
+    ids = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+    return sum(len(x) > limit for x in ids)
 
 
 def _resolve_device(device: str) -> str:
@@ -109,6 +125,14 @@ class SentenceTransformerEmbedder:
                 "query_instruction": self.query_instruction, "passage_instruction": self.passage_instruction,
                 "max_seq_length": self.model.max_seq_length}
 
+    @property
+    def max_input_tokens(self) -> int:
+        return int(self.model.max_seq_length)
+
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        """Passages longer than the model's `max_seq_length` (embedded from their start only)."""
+        return _over_limit(self.model.tokenizer, [self.passage_instruction + t for t in texts], self.max_input_tokens)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The model's own encode, as this embedder calls it (no instruction added)."""
         vecs = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize,
@@ -142,6 +166,13 @@ class FlagM3Embedder:
 
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": self.backend, "model": self.model_id, "fp16": self.half, "max_length": self.max_length}
+
+    @property
+    def max_input_tokens(self) -> int:
+        return int(self.max_length)
+
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        return _over_limit(self.model.tokenizer, texts, self.max_input_tokens)
 
     def _encode(self, texts: Sequence[str], sparse: bool) -> dict:
         return self.model.encode(list(texts), batch_size=self.batch_size, max_length=self.max_length,

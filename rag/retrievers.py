@@ -132,11 +132,32 @@ class DenseRetriever:
         self.gpu, self.sparse_weight, self.dense_weight = gpu, float(sparse_weight), float(dense_weight)
         self.queries = query_vectors(embedder)
         self._query_weights: dict[str, dict[str, float]] = {}
+        self._truncated: dict[str, tuple[int, int]] = {}  # chunk set -> (passages, cut to the input limit)
 
     def fingerprint(self) -> dict[str, Any]:
         return {"kind": "dense", "embedder": self.embedder.fingerprint(), "index": self.kind,
                 "index_options": self.index_options, "sparse_weight": self.sparse_weight,
                 "dense_weight": self.dense_weight}
+
+    def _count_truncated(self, texts: Sequence[str], cache: DiskCache, key: str) -> None:
+        """Remember how many of this chunk set's passages exceed the embedder's input limit (kept in the
+        disk cache beside the vectors, so a cached index still reports it)."""
+        count = getattr(self.embedder, "count_truncated", None)
+        if count is None or key in self._truncated:
+            return
+        tkey = content_key("truncated", key, self.embedder.fingerprint())
+        n = cache.get_or_compute("counts", tkey, "json", lambda: {"truncated": count(list(texts))}, dump_json, load_json)
+        self._truncated[key] = (len(texts), int(n["truncated"]))
+
+    def truncation(self) -> dict[str, Any] | None:
+        """Passages indexed in this process and how many the embedder cut to its input limit (None: it cannot tell)."""
+        limit = getattr(self.embedder, "max_input_tokens", None)
+        if limit is None or not self._truncated:
+            return None
+        total = sum(n for n, _ in self._truncated.values())
+        cut = sum(t for _, t in self._truncated.values())
+        return {"embedder": self.embedder.model_id, "max_input_tokens": limit, "chunks": total, "truncated": cut,
+                "share": round(cut / total, 4) if total else 0.0}
 
     def passage_vectors(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None) -> np.ndarray:
         cache = cache or DiskCache(None)
@@ -154,6 +175,7 @@ class DenseRetriever:
         cache = cache or DiskCache(None)
         key = _key(texts, key)
         vecs = self.passage_vectors(texts, cache, key)
+        self._count_truncated(texts, cache, key)
         if self.kind == "flat":  # rebuilding from cached vectors is a memcpy: no index entry
             index = build_faiss(vecs, "flat")
         else:
@@ -204,6 +226,17 @@ class HybridRetriever:
     def fingerprint(self) -> dict[str, Any]:
         return {"kind": "hybrid", "rrf_k": self.rrf_k, "depth": self.depth, "weights": self.weights,
                 "retrievers": [r.fingerprint() for r in self.retrievers]}
+
+    def truncation(self) -> dict[str, Any] | None:
+        """The dense members' input-limit counts (BM25 reads every token)."""
+        found = [t for t in (getattr(r, "truncation", lambda: None)() for r in self.retrievers) if t]
+        if not found:
+            return None
+        if len(found) == 1:
+            return found[0]
+        return {"embedder": ", ".join(t["embedder"] for t in found), "by_embedder": found,
+                "chunks": max(t["chunks"] for t in found), "truncated": max(t["truncated"] for t in found),
+                "share": max(t["share"] for t in found)}
 
     def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
               key: str | None = None) -> HybridIndex:

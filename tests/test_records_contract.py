@@ -43,6 +43,15 @@ def _runner_records(sweep: Path) -> list[dict]:
     return out
 
 
+def _schema_names(node: ast.AST) -> set[str]:
+    """The names in a tuple of record keys the schema defines (`schema.RECALL_KEYS`), else none."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "schema":
+        value = getattr(schema, node.attr, None)
+        if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+            return set(value)
+    return set()
+
+
 def report_read_keys() -> dict[str, set[str]]:
     """Record keys the report's modules read: `rec.get("k")`, `rec["k"]`, `run.mean_of("k")`, and the
     same with a loop variable over a tuple of names (`for key in ("a", "b"): rec.get(key)`)."""
@@ -53,7 +62,10 @@ def report_read_keys() -> dict[str, set[str]]:
         for loop in ast.walk(tree):  # ... and the nodes inside a loop over a tuple of names, with it bound
             if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.Tuple, ast.List)):
                 names = {e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                names |= {k for e in loop.iter.elts if isinstance(e, ast.Starred) for k in _schema_names(e.value)}
                 reads += [(n, {loop.target.id: names}) for stmt in loop.body for n in ast.walk(stmt)]
+            elif isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and _schema_names(loop.iter):
+                reads += [(n, {loop.target.id: _schema_names(loop.iter)}) for stmt in loop.body for n in ast.walk(stmt)]
         for n, bound in reads:
             arg = None
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
@@ -73,7 +85,8 @@ def report_read_keys() -> dict[str, set[str]]:
 
 def test_every_key_the_report_reads_is_documented_in_the_schema():
     keys = report_read_keys()
-    assert {"id", "score", "prompt_tokens", "latency_s", "evidence_recall", "evidence_retained"} <= set(keys)
+    assert {"id", "score", "prompt_tokens", "latency_s", "evidence_recall", "evidence_retained", "doc_recall",
+            "docs_retained"} <= set(keys)
     undocumented = {k: sorted(v) for k, v in keys.items() if k not in schema.RECORD_KEYS}
     assert not undocumented, f"record keys read by the report but missing from experiments.records.Record: {undocumented}"
 

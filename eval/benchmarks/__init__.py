@@ -93,6 +93,11 @@ def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None,
     return result
 
 
+def multi_document(name: str) -> bool:
+    """Whether the benchmark's contexts join several documents (its loader says `MULTI_DOCUMENT = True`)."""
+    return name in LOADERS and bool(getattr(LOADERS.get(name), "MULTI_DOCUMENT", False))
+
+
 def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
     """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`."""
     name = cfg.get("name")

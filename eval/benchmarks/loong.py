@@ -74,6 +74,7 @@ log = logging.getLogger(__name__)
 
 TASKS = {1: "spotlight_locating", 2: "comparison", 3: "clustering", 4: "chain_of_reasoning"}
 LEVELS = {1: "10k-50k", 2: "50k-100k", 3: "100k-200k", 4: "200k+"}  # the paper's Set1..Set4
+MULTI_DOCUMENT = True  # each context joins several documents (RAG chunks carry their titles: rag.doc_titles)
 DOMAINS = ("financial", "paper", "legal")
 OFFICIAL_SEED = 1000000007  # src/utils/args.py --seed
 SOURCE = "MozerWang/Loong src/utils/prompt.py (get_generate_prompt) and data/loong.jsonl prompt_template"
@@ -340,7 +341,9 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
             ids = _unique_ids(names)
             for i in order:
                 text, title, _ = built[i]
-                documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title))
+                header = text[: text.index("\n") + 1]  # 《title》 (or the paper's title line), as the context shows it
+                documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title,
+                                          header=header))
                 pieces.append(text)
                 offset += len(text)
             context = "".join(pieces)

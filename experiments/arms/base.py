@@ -161,3 +161,8 @@ class ArmSpec:
     @classmethod
     def cache_stats(cls, arm) -> dict[str, Any] | None:
         return None
+
+    @classmethod
+    def embedder_truncation(cls, arm) -> dict[str, Any] | None:
+        """Chunks the arm's embedder cut to its input limit (`rag.retrievers.DenseRetriever.truncation`)."""
+        return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eval.evidence import split_kinds
 from eval.sample import Sample
 from experiments.arms.base import ArmSpec
 from llm.prompt import Prompt, PromptTooLong
@@ -26,7 +27,9 @@ class ClosedBookArm:
         if tokens + tpl.max_new_tokens > self.gen.context_window:
             raise PromptTooLong(f"the prompt takes {tokens} tokens; with {tpl.max_new_tokens} new tokens it does "
                                 f"not fit the {self.gen.context_window}-token window")
-        prompt.meta = {"context_tokens": 0, "evidence_retained": 0.0 if sample.evidence else None}
+        spans, docs = split_kinds(sample.evidence)
+        prompt.meta = {"context_tokens": 0, "evidence_retained": 0.0 if spans else None,
+                       "docs_retained": 0.0 if docs else None}
         return prompt
 
 

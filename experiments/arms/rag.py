@@ -69,3 +69,8 @@ class RagSpec(ArmSpec):
     @classmethod
     def cache_stats(cls, arm) -> dict[str, Any] | None:
         return arm.cache_stats()
+
+    @classmethod
+    def embedder_truncation(cls, arm) -> dict[str, Any] | None:
+        truncation = getattr(arm.retriever, "truncation", None)
+        return truncation() if callable(truncation) else None

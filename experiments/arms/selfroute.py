@@ -31,6 +31,11 @@ def declined(text: str) -> bool:
     return bool(_DECLINE.search(text or ""))
 
 
+# what the RAG step measured, kept on an answer that fell back to long context
+RAG_FIGURES = ("evidence_recall", "evidence_in_prompt", "doc_recall", "docs_in_prompt", "distractors_retrieved",
+               "retrieved", "n_chunks", "retrieval_s")
+
+
 class SelfRouteArm:
     name = "selfroute"
 
@@ -76,8 +81,7 @@ class SelfRouteArm:
                                     text=gen.text, usage=usage_of([gen], prompt.meta.get("retrieval_s"))))
         fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx], prepare=False)
         for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
-            rag_meta = {k: rag_prompt.meta.get(k) for k in ("evidence_recall", "evidence_in_prompt", "distractors_retrieved",
-                                                             "retrieved", "n_chunks", "retrieval_s")}
+            rag_meta = {k: rag_prompt.meta.get(k) for k in RAG_FIGURES}
             ans.meta = {**rag_meta, **ans.meta, "route": ROUTE_LONGCTX, "selfroute_declined": True,
                         "rag_context_tokens": rag_prompt.meta.get("context_tokens")}
             if ans.skipped is None:
@@ -151,3 +155,7 @@ class SelfRouteSpec(ArmSpec):
     @classmethod
     def cache_stats(cls, arm: SelfRouteArm) -> dict[str, Any] | None:
         return RagSpec.cache_stats(arm.rag)
+
+    @classmethod
+    def embedder_truncation(cls, arm: SelfRouteArm) -> dict[str, Any] | None:
+        return RagSpec.embedder_truncation(arm.rag)

@@ -38,6 +38,7 @@ from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.reproducibility import provenance, shared_config
 from experiments.versions import package_versions
 from experiments.report.run_dirs import Run, dedupe, find_runs, levels_of
+from eval.metrics.official import official_aggregate
 from experiments import records as schema
 from experiments.report.verdict import ALL, VerdictRow, budget_pairs, verdicts
 from experiments.report.whatif import WhatIfRow, what_if
@@ -74,8 +75,14 @@ def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
-def _recall_ns(runs: list[Run]) -> list[str]:
-    return sorted({n for run in runs for r in run.records for n in (r.get("evidence_recall") or {})}, key=int)
+def _recall_ns(runs: list[Run], key: str = "evidence_recall") -> list[str]:
+    return sorted({n for run in runs for r in run.records for n in (r.get(key) or {})}, key=int)
+
+
+# column prefix of each evidence figure; document-level ones only appear when some run has them
+RECALL_COLUMNS = {"evidence_recall": "recall", "doc_recall": "doc_recall"}
+SHARE_COLUMNS = {"evidence_in_prompt": "in prompt", "evidence_retained": "retained",
+                 "docs_in_prompt": "docs in prompt", "docs_retained": "docs retained"}
 
 
 def _mean(vals: list[float]) -> float | None:
@@ -84,7 +91,9 @@ def _mean(vals: list[float]) -> float | None:
 
 def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One row per config point, computed from its records (metrics.json as a fallback for old runs)."""
-    levels, ns = levels_of(runs), _recall_ns(runs)
+    levels, ns, doc_ns = levels_of(runs), _recall_ns(runs), _recall_ns(runs, "doc_recall")
+    shares = [k for k in schema.SHARE_KEYS
+              if not k.startswith("docs_") or any(x.get(k) is not None for run in runs for x in run.records)]
     rows = []
     for r in runs:
         answered = [x for x in r.records if schema.has_context(x)]
@@ -94,14 +103,17 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         row["generator"] = r.knobs.get("generator", "")
         score = r.score_at()
         row["score"] = round(score, 2) if score is not None else (None if r.records else r.metrics.get("score"))
+        official = official_aggregate(r.benchmark, [x for x in r.records if schema.is_scored(x)])
+        row["official"] = official["value"] if official else None
+        row["official_rule"] = official["rule"] if official else ""
         for lvl in levels:
             s = r.score_at(lvl)
             row[f"score_{lvl}"] = round(s, 2) if s is not None else None
-        for n in ns:
-            vals = [x["evidence_recall"][n] for x in answered
-                    if (x.get("evidence_recall") or {}).get(n) is not None]
-            row[f"recall@{n}"] = round(_mean(vals), 4) if vals else None
-        for key in ("evidence_in_prompt", "evidence_retained"):
+        for key in schema.RECALL_KEYS:
+            for n in (ns if key == "evidence_recall" else doc_ns):
+                vals = [x[key][n] for x in answered if (x.get(key) or {}).get(n) is not None]
+                row[f"{RECALL_COLUMNS[key]}@{n}"] = round(_mean(vals), 4) if vals else None
+        for key in shares:
             vals = [x[key] for x in answered if x.get(key) is not None]
             row[key] = round(_mean(vals), 4) if vals else None
         for key in ("prompt_tokens", "completion_tokens", "latency_s"):
@@ -115,6 +127,9 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         c = pricing.mean_answer_cost(r)
         row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
+        cut = r.metrics.get("embedder_truncation") or {}
+        row["embedder_truncated_share"] = cut.get("share")
+        row["embedder_input_limit"] = cut.get("max_input_tokens")
         routes = [x["route"] for x in r.answered() if x.get("route")]
         row["route_longctx_share"] = round(routes.count(ROUTE_LONGCTX) / len(routes), 4) if routes else None
         status = Counter(schema.status_of(x) for x in r.records)
@@ -241,24 +256,48 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
 
     doc.add(Heading(3, "All configs"), Paragraph(
         "Scores are the benchmark's primary metric x100; a sample an arm could not serve (skipped) counts 0, failed "
-        "samples are left out. recall@n: share of gold evidence in the top-n retrieved chunks; in prompt: share of "
-        "gold evidence in the RAG prompt; retained: share that survived long-context truncation. Retrieval-only runs "
-        "(no generator) show recall without a score."))
-    head = ["config", "benchmark", "score", *[f"score {lvl}" for lvl in levels], *[f"recall@{n}" for n in ns], "in prompt",
-            "retained", "prompt tokens", "latency s", "cost/answer", "n", "skipped", "failed"]
+        "samples are left out. recall@n: share of gold evidence spans in the top-n retrieved chunks; in prompt: share "
+        "of gold evidence in the RAG prompt; retained: share that survived long-context truncation. Where a "
+        "benchmark's evidence is whole documents (Loong), the same figures count gold documents and are named doc "
+        "recall@n, docs in prompt and docs retained: a document counts when any chunk of it does. Retrieval-only "
+        "runs (no generator) show recall without a score."))
+    doc_ns = [c.split("@")[1] for c in (summary[0] if summary else {}) if c.startswith("doc_recall@")]
+    shares = [k for k in schema.SHARE_KEYS if any(k in row for row in summary)]
+    official = any(row.get("official_rule") for row in summary)
+    head = ["config", "benchmark", "score", *(["official"] if official else []), *[f"score {lvl}" for lvl in levels],
+            *[f"recall@{n}" for n in ns],
+            *[f"doc recall@{n}" for n in doc_ns], *[SHARE_COLUMNS[k] for k in shares],
+            "prompt tokens", "latency s", "cost/answer", "n", "skipped", "failed"]
     table = []
     for row in summary:
-        table.append([row["config"], row["benchmark"], _fmt(row["score"], 1), *[_fmt(row[f"score_{lvl}"], 1) for lvl in levels],
-                      *[_fmt(row[f"recall@{n}"]) for n in ns], _fmt(row["evidence_in_prompt"]),
-                      _fmt(row["evidence_retained"]), _fmt(row["prompt_tokens_mean"], 0), _fmt(row["latency_s_mean"]),
+        table.append([row["config"], row["benchmark"], _fmt(row["score"], 1),
+                      *([_fmt(row["official"], 1) if row["official_rule"] else ""] if official else []),
+                      *[_fmt(row[f"score_{lvl}"], 1) for lvl in levels],
+                      *[_fmt(row[f"recall@{n}"]) for n in ns], *[_fmt(row[f"doc_recall@{n}"]) for n in doc_ns],
+                      *[_fmt(row.get(k)) for k in shares], _fmt(row["prompt_tokens_mean"], 0), _fmt(row["latency_s_mean"]),
                       _usd(row["cost_per_answer_usd"]), _fmt(row["n"]), _fmt(row["skipped"]), _fmt(row["failed"])])
     for v in vrows:
         if v.level == ALL or (v.oracle and len([x for x in vrows if x.benchmark == v.benchmark]) == 1):
             if v.oracle:
                 table.append([f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark,
-                              _fmt(v.oracle.score, 1), *["" for _ in levels], *["" for _ in ns], "", "", "", "", "",
-                              str(v.oracle.n), "", ""])
+                              _fmt(v.oracle.score, 1), *([""] if official else []), *["" for _ in levels],
+                              *["" for _ in ns],
+                              *["" for _ in doc_ns], *["" for _ in shares], "", "", "", str(v.oracle.n), "", ""])
     doc.add(Table(head, table))
+    rules = sorted({(row["benchmark"], row["official_rule"]) for row in summary if row.get("official_rule")})
+    if rules:
+        doc.add(Paragraph(
+            "official: the benchmark's own aggregate beside the sample mean (score), which the verdict compares. "
+            + " ".join(f"{rule}." for _, rule in rules)
+            + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in summary.csv)."))
+    cut = [row for row in summary if row.get("embedder_truncated_share")]
+    if cut:
+        doc.add(Paragraph(
+            "Embedder input limit: in these configs the embedder read only the start of some chunks, so their "
+            "retrieval ranks chunks by their first tokens (share of chunks longer than the embedder's limit, in "
+            "its own tokens): " + "; ".join(
+                f"{row['config']} {_pct(row['embedder_truncated_share'])} over {row['embedder_input_limit']} tokens"
+                for row in cut) + ". Smaller chunks, or an embedder that reads more, compare chunk sizes fairly."))
 
 
 def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings) -> None:

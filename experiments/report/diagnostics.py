@@ -3,7 +3,8 @@
 "Correct" means score >= `correct_threshold` (0..1, conf/report.yaml, default 0.5): for exact-match
 style metrics that is right/wrong, for graded metrics (F1, ROUGE) a majority of the answer.
 "Evidence in the prompt" means at least `evidence_threshold` (default 1.0: all) of the gold evidence
-reached the model: RAG's `evidence_in_prompt`, long context's `evidence_retained` (after truncation).
+reached the model: RAG's `evidence_in_prompt`, long context's `evidence_retained` (after truncation);
+for benchmarks whose evidence is whole documents (Loong), `docs_in_prompt` and `docs_retained`.
 """
 
 from __future__ import annotations
@@ -70,13 +71,19 @@ def agreement(benchmark: str, lc: Run, rag: Run, threshold: float) -> Agreement 
                      both_wrong=sum(not lc_ok[i] and not rag_ok[i] for i in shared))
 
 
+def _first(rec: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+    return next((rec[k] for k in keys if rec.get(k) is not None), None)
+
+
+RETAINED = ("evidence_retained", "docs_retained")
+
+
 def _evidence_of(rec: dict[str, Any]) -> float | None:
-    """Share of gold evidence in the prompt that produced the answer (Self-Route: of the path that answered)."""
-    if rec.get("route") == ROUTE_LONGCTX and rec.get("evidence_retained") is not None:
-        return rec["evidence_retained"]
-    if rec.get("evidence_in_prompt") is not None:
-        return rec["evidence_in_prompt"]
-    return rec.get("evidence_retained")
+    """Share of gold evidence (spans, else documents) in the prompt that produced the answer
+    (Self-Route: of the path that answered)."""
+    if rec.get("route") == ROUTE_LONGCTX and _first(rec, RETAINED) is not None:
+        return _first(rec, RETAINED)
+    return _first(rec, ("evidence_in_prompt", "docs_in_prompt", *RETAINED))
 
 
 def evidence_row(benchmark: str, run: Run, correct_threshold: float, evidence_threshold: float) -> EvidenceRow:
@@ -95,7 +102,7 @@ def evidence_row(benchmark: str, run: Run, correct_threshold: float, evidence_th
     truncated = lost = gone = None
     if whole_document and answered:
         truncated = sum(bool(r.get("truncated")) for r in answered) / len(answered)
-        kept = [r["evidence_retained"] for r in answered if r.get("evidence_retained") is not None]
+        kept = [k for k in (_first(r, RETAINED) for r in answered) if k is not None]
         if kept:
             lost = sum(k < evidence_threshold - 1e-9 for k in kept) / len(kept)
             gone = sum(k == 0 for k in kept) / len(kept)

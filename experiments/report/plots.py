@@ -125,32 +125,42 @@ def _series_key(r: Run) -> str:
     return f"{r.knobs.get('retriever')} c{r.knobs.get('chunk_size')}"
 
 
+RECALL_NAMES = {"evidence_recall": "evidence recall", "doc_recall": "document recall"}
+
+
 def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
-    """Evidence recall@n per retriever and chunk size (pooled over the configs that share them)."""
-    pooled: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """Recall@n per retriever and chunk size (pooled over the configs that share them): of gold
+    spans (solid) and, for benchmarks whose evidence is whole documents, of gold documents (dashed)."""
+    pooled: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if not run.spec.indexed:
             continue
         for rec in run.records:
             if not schema.has_context(rec):
                 continue
-            for n, v in (rec.get("evidence_recall") or {}).items():
-                if v is not None:
-                    pooled[_series_key(run)][int(n)].append(v)
+            for key in schema.RECALL_KEYS:
+                for n, v in (rec.get(key) or {}).items():
+                    if v is not None:
+                        pooled[(key, _series_key(run))][int(n)].append(v)
     pooled = {k: v for k, v in pooled.items() if v}
     if not pooled:
         return None
+    kinds = sorted({key for key, _ in pooled}, key=schema.RECALL_KEYS.index)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    for key in sorted(pooled):
-        ns = sorted(pooled[key])
-        ax.plot(ns, [mean(pooled[key][n]) for n in ns], marker="o", label=key)
+    for key, series in sorted(pooled, key=lambda ks: (schema.RECALL_KEYS.index(ks[0]), ks[1])):
+        curve = pooled[(key, series)]
+        ns = sorted(curve)
+        label = series if len(kinds) == 1 else f"{series} ({RECALL_NAMES[key]})"
+        ax.plot(ns, [mean(curve[n]) for n in ns], marker="o", linestyle="-" if key == "evidence_recall" else "--",
+                label=label)
     ax.set_xscale("log")
     all_ns = sorted({n for d in pooled.values() for n in d})
     ax.set_xticks(all_ns, [str(n) for n in all_ns])
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("n (top-n retrieved chunks)")
-    ax.set_ylabel("evidence recall@n (share of gold evidence)")
-    ax.set_title(f"Evidence recall@n per retriever and chunk size{title}")
+    what = " / ".join(RECALL_NAMES[k] for k in kinds)
+    ax.set_ylabel(f"{what}@n" + (" (share of gold documents)" if kinds == ["doc_recall"] else ""))
+    ax.set_title(f"{what[0].upper() + what[1:]}@n per retriever and chunk size{title}")
     ax.grid(alpha=0.3)
     ax.legend(title="retriever, chunk size (tokens)", fontsize=8)
     return _save(fig, path)
@@ -172,6 +182,9 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     colour_keys = sorted({k for k, _ in series}, key=lambda k: (k.split(" c")[0], int(k.split(" c")[1]) if k.split(" c")[1].isdigit() else 0))
     cmap = plt.get_cmap("tab10" if len(colour_keys) <= 10 else "tab20")
     colours = {k: cmap(i % cmap.N) for i, k in enumerate(colour_keys)}
+    # gold spans where the benchmark has them, else gold documents (Loong): never the two mixed
+    share = "evidence_in_prompt" if any(_retrieved_mean(r) is not None for d in series.values() for r in d.values()) \
+        else "docs_in_prompt"
     for (key, order) in sorted(series):
         runs_by_k = series[(key, order)]
         ks = sorted(runs_by_k)
@@ -179,8 +192,8 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
         score_ks = [k for k in ks if runs_by_k[k].score_at() is not None]
         if score_ks:
             left.plot(score_ks, [runs_by_k[k].score_at() for k in score_ks], marker="o", **style)
-        rec_ks = [k for k in ks if _retrieved_mean(runs_by_k[k]) is not None]
-        right.plot(rec_ks, [_retrieved_mean(runs_by_k[k]) for k in rec_ks], marker="s", **style)
+        rec_ks = [k for k in ks if _retrieved_mean(runs_by_k[k], share) is not None]
+        right.plot(rec_ks, [_retrieved_mean(runs_by_k[k], share) for k in rec_ks], marker="s", **style)
     if longctx_score is not None:
         left.axhline(longctx_score, color=_role_colour(ROLE_LONGCTX), ls=":", lw=2)
     all_ks = sorted({k for d in series.values() for k in d})
@@ -190,9 +203,10 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
         ax.grid(alpha=0.3)
     left.set_ylabel("score (x100)")
     left.set_title("Score vs top-k")
-    right.set_ylabel("evidence in the prompt (share of gold evidence)")
+    gold = "evidence" if share == "evidence_in_prompt" else "documents"
+    right.set_ylabel(f"gold {gold} in the prompt (share)")
     right.set_ylim(-0.02, 1.02)
-    right.set_title("Evidence recall of the prompt vs top-k")
+    right.set_title(f"Gold {gold} in the prompt vs top-k")
     handles = [Line2D([], [], color=colours[k], lw=2, label=k) for k in colour_keys]
     orders = sorted({o for _, o in series})
     if len(orders) > 1 or orders != ["document"]:
@@ -208,9 +222,8 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     return path
 
 
-def _retrieved_mean(run: Run) -> float | None:
-    vals = [r["evidence_in_prompt"] for r in run.records
-            if schema.has_context(r) and r.get("evidence_in_prompt") is not None]
+def _retrieved_mean(run: Run, key: str = "evidence_in_prompt") -> float | None:
+    vals = [r[key] for r in run.records if schema.has_context(r) and r.get(key) is not None]
     return mean(vals) if vals else None
 
 
