@@ -124,8 +124,15 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
                dynamic_ncols=True)
     spec = arm_spec(knobs["arm"])
+    siblings: dict[str, list[Sample]] = {}
+    for s in samples:
+        if s.group:
+            siblings.setdefault(s.group, []).append(s)
     # Samples over one context go to the generator together, so a backend can read the context once.
     for group in _consecutive_groups(todo):
+        whole = siblings.get(group[0].group or "", group)
+        if len(whole) > len(group) and hasattr(arm, "prepare"):
+            arm.prepare(whole)  # resumed: the cut is sized on all the document's questions, as in an uninterrupted run
         try:
             answers = spec.answer(arm, generator, group)
             records = [_record(a, knobs, chash, cost_model, judge) for a in answers]

@@ -76,9 +76,13 @@ class LongContextArm:
         return _Limits(budget, max_len, n_head, n_tail)
 
     def prepare(self, samples: list[Sample]) -> None:
-        """Size one cut for each group of `samples` (the runner passes one group at a time)."""
-        self._group = None
+        """Size one cut for each group of `samples` (the runner passes one group at a time). Part of a
+        group already prepared whole (a resumed run answering the rest) keeps the whole group's cut."""
         groups = {s.group for s in samples}
+        ids = frozenset(s.id for s in samples)
+        if self._group and len(groups) == 1 and self._group[0] == samples[0].group and ids <= self._group[1]:
+            return
+        self._group = None
         if len(groups) != 1 or not samples[0].group:
             return
         limits = []

@@ -255,6 +255,28 @@ def test_questions_over_one_document_share_one_cut(policy):
     assert alone.meta["kept_spans"] == b["kept_spans"]
 
 
+def test_a_resumed_group_keeps_the_cut_of_the_whole_group(tmp_path):
+    """A run interrupted after the longest question answers the rest with the same cut as an uninterrupted run."""
+    from experiments.records import RecordStore
+    from experiments.run import run_samples
+    from longctx.arm import LongContextArm, LongContextConfig
+
+    short = _lveval_sample("Who?", sid="0")
+    long_q = _lveval_sample("Who is the person who discovered the comet that passed near the valley in the old "
+                            "records of the observatory?", sid="1")
+    knobs = {"arm": "longctx"}
+
+    def run(store_path, samples):
+        arm = LongContextArm(WordGenerator(2500), LongContextConfig(truncation="middle"))
+        return run_samples(samples, arm, WordGenerator(2500), RecordStore(store_path), knobs, "h", progress=False)
+
+    whole = {r["id"]: r for r in run(tmp_path / "whole.jsonl", [short, long_q])}
+    run(tmp_path / "resumed.jsonl", [long_q])  # interrupted after the longest question
+    resumed = {r["id"]: r for r in run(tmp_path / "resumed.jsonl", [short, long_q])}
+    assert resumed[short.id]["kept_spans"] == whole[short.id]["kept_spans"] == whole[long_q.id]["kept_spans"]
+    assert resumed[short.id]["context_tokens"] == whole[short.id]["context_tokens"]
+
+
 def test_loogle_evidence_found_verbatim_twice_is_one_any_of_group(tmp_path):
     from eval.benchmarks import load_benchmark
 
