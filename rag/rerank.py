@@ -5,6 +5,8 @@
   (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2).
 - `bge_reranker`: FlagEmbedding's `FlagReranker` (BAAI/bge-reranker-v2-m3); optional extra `[bge]`.
 
+`device` is cpu, cuda[:N] or auto (cuda when torch sees a GPU), as for the retriever.
+
 Only the top `candidates` chunks are re-scored; they come first in their new order, the rest of
 the ranking follows unchanged (so recall@n beyond `candidates` still has a ranking to read).
 """
@@ -15,6 +17,7 @@ from typing import Any, Protocol, Sequence
 
 from eval.registry import Registry, require
 from llm.bundled import resolve_model
+from rag.embedders import resolve_device
 
 class Scorer(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
@@ -26,7 +29,7 @@ class CrossEncoderScorer:
 
         path, _ = resolve_model(model)
         try:
-            self.model = CrossEncoder(path, device=device, max_length=max_length)
+            self.model = CrossEncoder(path, device=resolve_device(device), max_length=max_length)
         except (OSError, ValueError) as err:
             raise FileNotFoundError(
                 f"cannot load reranker {model!r} (reranker.model): {err}. Give a local directory or a hub id already "
@@ -47,6 +50,7 @@ class FlagRerankerScorer:
                                "pip install '.[bge]'; or use reranker=cross_encoder with a sentence-transformers model"
                                ).FlagReranker
         path, _ = resolve_model(model)
+        device = resolve_device(device)
         try:
             self.model = FlagReranker(path, use_fp16=fp16 and device.startswith("cuda"), devices=device)
         except (OSError, ValueError) as err:

@@ -159,10 +159,13 @@ class DenseRetriever:
         return {"embedder": self.embedder.model_id, "max_input_tokens": limit, "chunks": total, "truncated": cut,
                 "share": round(cut / total, 4) if total else 0.0}
 
-    def passage_vectors(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None) -> np.ndarray:
+    def passage_vectors(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None,
+                        compute=None) -> np.ndarray:
+        """The passages' vectors from the cache, or `compute()` (default: the embedder's embed_passages)."""
         cache = cache or DiskCache(None)
         emb_key = content_key("embeddings", _key(texts, key), self.embedder.fingerprint())
-        return cache.get_or_compute("embeddings", emb_key, "npy", lambda: self.embedder.embed_passages(list(texts)),
+        return cache.get_or_compute("embeddings", emb_key, "npy",
+                                    compute or (lambda: self.embedder.embed_passages(list(texts))),
                                     dump_array, load_array)
 
     def _query_lexical(self, query: str) -> dict[str, float]:
@@ -174,7 +177,16 @@ class DenseRetriever:
               key: str | None = None) -> DenseIndex:
         cache = cache or DiskCache(None)
         key = _key(texts, key)
-        vecs = self.passage_vectors(texts, cache, key)
+        # BGE-M3 with sparse_weight > 0: dense vectors and lexical weights come from one encoder pass
+        # (kept here for the sparse entry below when both are computed now; either may be cached alone)
+        both: dict[str, Any] = {}
+
+        def embed_both() -> np.ndarray:
+            vecs, both["weights"] = self.embedder.embed_with_weights(list(texts))
+            return vecs
+
+        one_pass = bool(self.sparse_weight) and hasattr(self.embedder, "embed_with_weights")
+        vecs = self.passage_vectors(texts, cache, key, embed_both if one_pass else None)
         self._count_truncated(texts, cache, key)
         if self.kind == "flat":  # rebuilding from cached vectors is a memcpy: no index entry
             index = build_faiss(vecs, "flat")
@@ -186,8 +198,10 @@ class DenseRetriever:
         sparse = None
         if self.sparse_weight:
             sp_key = content_key("sparse", key, self.embedder.fingerprint())
-            weights = cache.get_or_compute("sparse", sp_key, "json", lambda: self.embedder.lexical_weights(list(texts)),
-                                           dump_json, load_json)
+            weights = cache.get_or_compute(
+                "sparse", sp_key, "json",
+                lambda: both.pop("weights") if "weights" in both else self.embedder.lexical_weights(list(texts)),
+                dump_json, load_json)
             sparse = (SparseLexicalIndex(weights), self._query_lexical, self.dense_weight, self.sparse_weight)
         return DenseIndex(index, vecs, lambda q: self.queries.get(q, cache), sparse)
 

@@ -58,3 +58,27 @@ def groups_are_consecutive(samples) -> bool:
             seen.add(s.group)
             last = s.group
     return True
+
+
+@pytest.fixture(scope="session")
+def tiny_bge_m3(tmp_path_factory):
+    """A tiny random-weight BGE-M3 folder (encoder + sparse and ColBERT heads; tests/tiny_models.py)."""
+    from tests.tiny_models import tiny_bge_m3 as build
+
+    return build(tmp_path_factory.mktemp("tiny-bge-m3") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_bge_m3_other(tmp_path_factory):
+    """Another tiny BGE-M3 (other weights): a different model to the caches."""
+    from tests.tiny_models import tiny_bge_m3 as build
+
+    return build(tmp_path_factory.mktemp("tiny-bge-m3-other") / "model", seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_reranker(tmp_path_factory):
+    """A tiny random-weight one-label cross-encoder folder (FlagReranker and CrossEncoder load it)."""
+    from tests.tiny_models import tiny_cross_encoder
+
+    return tiny_cross_encoder(tmp_path_factory.mktemp("tiny-reranker") / "model", seed=0)

@@ -1,6 +1,7 @@
 """Embedders: offline loading errors, per-model instructions, OpenAI embeddings over a real local server."""
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -38,15 +39,15 @@ def test_query_instruction_is_applied_to_queries_only(minilm):
     assert emb.fingerprint() != minilm.fingerprint(), "the instruction is part of the cache key"
 
 
-def test_flag_m3_without_flagembedding_says_how_to_install():
-    try:
-        import FlagEmbedding  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match=r"\[bge\]"):
-            build_embedder({"kind": "dense", "backend": "flag_m3", "model": "BAAI/bge-m3"})
-    else:  # installed: loading by name offline fails clearly instead
+def test_flag_m3_without_flagembedding_says_how_to_install(monkeypatch):
+    import importlib.util
+
+    if importlib.util.find_spec("FlagEmbedding") is not None:  # installed: loading by name offline fails clearly
         with pytest.raises(FileNotFoundError, match="BAAI/bge-m3"):
             build_embedder({"kind": "dense", "backend": "flag_m3", "model": "BAAI/bge-m3"})
+    monkeypatch.setitem(sys.modules, "FlagEmbedding", None)  # and as if it were not installed
+    with pytest.raises(ImportError, match=r"\[bge\]"):
+        build_embedder({"kind": "dense", "backend": "flag_m3", "model": "BAAI/bge-m3"})
 
 
 def test_unknown_backend_names_the_field():
