@@ -161,8 +161,11 @@ def _quiet_libraries() -> None:
 def _build_judge(cfg: DictConfig, samples: list[Sample]):
     """The judge for judge-scored metrics (None when no sample needs one): `cfg.judge` asked through
     llm's OpenAI-compatible backend (retries, whole-attempt timeout), judgments cached beside the
-    response cache. Handed to the metric with each sample; nothing global."""
+    response cache. Handed to the metric with each sample; nothing global. A retrieval-only run
+    (`generator=none`) has no answers to judge, so it needs no judge (nor its key)."""
     if cfg.get("judge") is None or not any(metrics.needs_judge(s.metric) for s in samples):
+        return None
+    if cfg.generator.get("backend") == "none":
         return None
     from llm.judge import build_judge
 
