@@ -5,7 +5,10 @@
     python -m eval.describe --benchmark synthetic --set levels=[1k,32k]
 
 `with_evidence` counts samples with at least one usable gold evidence item (a char span or a
-document); `skipped` is {reason: count} for items the loader could not build.
+document); `skipped` is {reason: count} for items the loader could not build. Samples whose
+metadata names a `domain` (LaRA) are also counted per domain and per length level, domain and task
+(`by_domain`, `by_level_domain_task`); `notes` is what the loader says besides counts (LaRA: how
+evidence is defined, which metric is official, which files were missing).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from eval.benchmarks import LOADERS, LoadResult, load_benchmark  # noqa: E402
+from eval.sample import level_sort_key  # noqa: E402
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "benchmark"
 
@@ -49,7 +53,7 @@ def describe(result: LoadResult) -> dict[str, Any]:
     lengths = [len(s.context) for s in samples]
     evidence = [s for s in samples if s.evidence]
     qualities = [sp.quality for s in samples for sp in s.evidence]
-    return {
+    out: dict[str, Any] = {
         "samples": len(samples),
         "contexts": len({s.group or s.id for s in samples}),
         "by_task": dict(sorted(Counter(s.task for s in samples).items())),
@@ -66,6 +70,18 @@ def describe(result: LoadResult) -> dict[str, Any]:
         "truncation": dict(sorted(Counter(s.template.truncation for s in samples).items())),
         "skipped": dict(result.skipped),
     }
+    if any(s.metadata.get("domain") for s in samples):
+        out["by_domain"] = dict(sorted(Counter(str(s.metadata.get("domain")) for s in samples).items()))
+        nested: dict[str, dict[str, Counter]] = {}
+        for s in samples:
+            nested.setdefault(s.length_level, {}).setdefault(str(s.metadata.get("domain")), Counter())[s.task] += 1
+        out["by_level_domain_task"] = {
+            level: {d: dict(sorted(c.items())) for d, c in sorted(nested[level].items())}
+            for level in sorted(nested, key=level_sort_key)
+        }
+    if result.notes:
+        out["notes"] = dict(result.notes)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

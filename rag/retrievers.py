@@ -1,4 +1,5 @@
-"""Retrievers over one context's chunks: BM25, dense (any embedder; BGE-M3 dense + sparse), hybrid (RRF).
+"""Retrievers over one context's chunks: BM25, dense (any embedder; BGE-M3 dense + sparse), hybrid (RRF,
+optionally each retriever's own top few first, as LaRA's).
 
 A retriever builds a `SearchIndex` over chunk texts once (samples sharing a context share it),
 then answers many queries with (chunk position, score) pairs, best first. Dense passage
@@ -20,7 +21,7 @@ from rag.cache import content_key, dump_array, dump_faiss, dump_json, load_array
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",
-           "lexical_tokens", "reciprocal_rank_fusion"]
+           "lexical_tokens", "quotas_first", "reciprocal_rank_fusion"]
 
 class SearchIndex(Protocol):
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -217,29 +218,58 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[int, float]]], k: i
     return sorted(fused.items(), key=lambda kv: -kv[1])
 
 
+def quotas_first(rankings: Sequence[Sequence[tuple[int, float]]], quotas: Sequence[int],
+                 fused: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Each ranking's own top `quotas[i]` first (rankings in order, each chunk once), then the rest of
+    `fused` in its order; scores are the fused ones. LaRA's hybrid (SimpleHybridRetriever): BM25's
+    top 3 and the dense top 2 of 5 (vector_ratio 0.5: int(5 x 0.5) dense), BM25's first."""
+    score = dict(fused)
+    head: list[tuple[int, float]] = []
+    seen: set[int] = set()
+    for ranking, quota in zip(rankings, quotas):
+        for doc, _ in ranking[:quota]:
+            if doc not in seen:
+                head.append((doc, score.get(doc, 0.0)))
+                seen.add(doc)
+    return head + [(doc, s) for doc, s in fused if doc not in seen]
+
+
 class HybridIndex:
-    def __init__(self, indexes: list[SearchIndex], rrf_k: int, depth: int, weights: list[float]):
-        self.indexes, self.rrf_k, self.depth, self.weights = indexes, rrf_k, depth, weights
+    def __init__(self, indexes: list[SearchIndex], rrf_k: int, depth: int, weights: list[float],
+                 quotas: list[int] | None = None):
+        self.indexes, self.rrf_k, self.depth, self.weights, self.quotas = indexes, rrf_k, depth, weights, quotas
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         depth = max(k, self.depth)
         rankings = [ix.search(query, depth) for ix in self.indexes]
-        return reciprocal_rank_fusion(rankings, self.rrf_k, self.weights)[:k]
+        fused = reciprocal_rank_fusion(rankings, self.rrf_k, self.weights)
+        if self.quotas:
+            fused = quotas_first(rankings, self.quotas, fused)
+        return fused[:k]
 
 
 class HybridRetriever:
+    """Reciprocal rank fusion of its retrievers; with `quotas`, each retriever's own top `quotas[i]`
+    come first (in the listed order, each chunk once) and the fused ranking follows."""
+
     def __init__(self, retrievers: list, rrf_k: int = 60, depth: int = 100, weights: list[float] | None = None,
-                 name: str = "hybrid"):
+                 name: str = "hybrid", quotas: list[int] | None = None):
         if len(retrievers) < 2:
             raise ValueError("retriever.retrievers: a hybrid retriever fuses at least two retrievers")
         self.retrievers, self.rrf_k, self.depth, self.name = retrievers, rrf_k, depth, name
         self.weights = list(weights) if weights else [1.0] * len(retrievers)
         if len(self.weights) != len(retrievers):
             raise ValueError(f"retriever.weights has {len(self.weights)} values for {len(retrievers)} retrievers")
+        self.quotas = [int(q) for q in quotas] if quotas else None
+        if self.quotas is not None and (len(self.quotas) != len(retrievers) or min(self.quotas) < 0):
+            raise ValueError(f"retriever.quotas needs one count >= 0 per retriever ({len(retrievers)}), got {quotas}")
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"kind": "hybrid", "rrf_k": self.rrf_k, "depth": self.depth, "weights": self.weights,
-                "retrievers": [r.fingerprint() for r in self.retrievers]}
+        out = {"kind": "hybrid", "rrf_k": self.rrf_k, "depth": self.depth, "weights": self.weights,
+               "retrievers": [r.fingerprint() for r in self.retrievers]}
+        if self.quotas:  # only when set: fingerprints of plain RRF hybrids stay as they were
+            out["quotas"] = self.quotas
+        return out
 
     def truncation(self) -> dict[str, Any] | None:
         """The dense members' input-limit counts (BM25 reads every token)."""
@@ -255,7 +285,7 @@ class HybridRetriever:
     def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
               key: str | None = None) -> HybridIndex:
         return HybridIndex([r.index(texts, language, cache, key) for r in self.retrievers], self.rrf_k, self.depth,
-                           self.weights)
+                           self.weights, self.quotas)
 
 
 INDEX_OPTIONS = ("hnsw_m", "ef_search", "nlist", "nprobe", "ivf_min_vectors")
@@ -280,12 +310,12 @@ def dense_retriever(name: str = "dense", index: str = "flat", gpu: Any = "auto",
 
 
 def hybrid_retriever(retrievers: Any = None, rrf_k: int = 60, depth: int = 100, weights: list[float] | None = None,
-                     name: str = "hybrid") -> HybridRetriever:
+                     name: str = "hybrid", quotas: list[int] | None = None) -> HybridRetriever:
     parts = retrievers or []
     if not isinstance(parts, (list, tuple)):
         raise ValueError("retriever.retrievers must be a list of retriever configs")
     return HybridRetriever([build_retriever(dict(p)) for p in parts], rrf_k=int(rrf_k), depth=int(depth),
-                           weights=weights, name=name)
+                           weights=weights, name=name, quotas=quotas)
 
 
 RETRIEVERS = Registry("retriever.kind", {"bm25": bm25_retriever, "dense": dense_retriever, "hybrid": hybrid_retriever})

@@ -93,7 +93,7 @@ def test_loaders_and_metrics_go_through_the_registry():
     from eval.metrics import METRICS, get_metric, register
 
     assert LOADERS.get("synthetic").__name__ == "eval.benchmarks.synthetic"
-    with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: clongeval, loogle, loong, lveval, synthetic"):
+    with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: clongeval, lara, loogle, loong, lveval, synthetic"):
         load_benchmark({"name": "nope"})
     assert get_metric("qa_f1") is METRICS.get("qa_f1")
     with pytest.raises(KeyError, match="unknown metric 'nope'; known: "):

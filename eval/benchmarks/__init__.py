@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 class LoadResult:
     samples: list[Sample]
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
+    notes: dict[str, Any] = field(default_factory=dict)  # what eval.describe says besides counts (LaRA: evidence, metric)
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
@@ -39,6 +40,7 @@ LOADERS = Registry("benchmark.name", {
     "loogle": "eval.benchmarks.loogle",
     "clongeval": "eval.benchmarks.clongeval",
     "loong": "eval.benchmarks.loong",
+    "lara": "eval.benchmarks.lara",
 })
 
 # Keys that choose which samples load, not what a sample or its score is: a run's records do not depend on

@@ -5,8 +5,8 @@ with the primary value under "score". Benchmarks name their primary metric per t
 (`Sample.metric`); `python -m eval.score` looks metrics up by the same names.
 
 Modules: `text` (normalisation, token F1), `rouge` (the `rouge` package's ROUGE-N/L), `lveval`,
-`clongeval`, `loogle`, `judge` (LLM judges for Loong and LooGLE), `confidence` (bootstrap CI,
-paired bootstrap), `aggregate` (100 x mean). Each benchmark module's docstring lists where the
+`clongeval`, `loogle`, `judge` (LLM judges for Loong and LooGLE), `lara` (LaRA's True/False judge
+and a judge-free fallback), `confidence` (bootstrap CI, paired bootstrap), `aggregate` (100 x mean). Each benchmark module's docstring lists where the
 released scoring code differs from the paper and what the `official` / `strict` variants do
 (`Reference.extra["variant"]`).
 """
@@ -62,4 +62,4 @@ def score(name: str, prediction: str, reference: Reference, judge: Any = None) -
 
 
 # Registration happens on import of the metric modules.
-from eval.metrics import clongeval, contains, judge, loogle, lveval  # noqa: E402,F401
+from eval.metrics import clongeval, contains, judge, lara, loogle, lveval  # noqa: E402,F401
