@@ -368,6 +368,7 @@ def test_rag_preset_composes_and_runs_retrieval_only(clone, tmp_path, monkeypatc
     assert plain["arm"]["name"] == "rag" and plain["chunker"]["kind"] == "llamaindex"
     assert plain["retriever"]["kind"] == "hybrid" and plain["retriever"]["quotas"] == [3, 2]
     assert [r["kind"] for r in plain["retriever"]["retrievers"]] == ["bm25", "dense"]
+    assert plain["rag"]["doc_titles"] is False  # the release labels chunks with no paper title
     assert {k: plain["rag"][k] for k in ("chunk_size", "chunk_overlap", "top_k", "order")} == \
         {"chunk_size": 600, "chunk_overlap": 100, "top_k": 5, "order": "score"}
     assert plain["reranker"]["kind"] == "none"
@@ -378,10 +379,12 @@ def test_rag_preset_composes_and_runs_retrieval_only(clone, tmp_path, monkeypatc
     assert len(records) == 18 and {r["status"] for r in records} == {"retrieved"}
     by_id = {r["id"]: r for r in records}
     paper = by_id["lara/128k_paper_location/0"]
-    assert paper["evidence_recall"] is not None and set(paper["evidence_recall"]) == {"1", "3", "5", "10"}
+    # the papers a question was written from are document-level evidence: document coverage, named doc_recall
+    assert paper["doc_recall"] is not None and set(paper["doc_recall"]) == {"1", "3", "5", "10"}
+    assert paper["evidence_recall"] is None
     assert 1 <= len(paper["retrieved"]) <= 5
     assert all(r["doc_id"].startswith("paper ") for r in paper["retrieved"])
-    assert by_id["lara/32k_book_hallu/0"]["evidence_recall"] is None
+    assert by_id["lara/32k_book_hallu/0"]["evidence_recall"] is None is by_id["lara/32k_book_hallu/0"]["doc_recall"]
     assert metrics["n_retrieved"] == 18 and metrics["knobs"]["retriever"] == "lara_hybrid"
 
 

@@ -96,7 +96,7 @@ def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None,
 
 
 def multi_document(name: str) -> bool:
-    """Whether the benchmark's contexts join several documents (its loader says `MULTI_DOCUMENT = True`)."""
+    """Whether the benchmark's contexts may join several documents (its loader says `MULTI_DOCUMENT = True`)."""
     return name in LOADERS and bool(getattr(LOADERS.get(name), "MULTI_DOCUMENT", False))
 
 

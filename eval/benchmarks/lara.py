@@ -86,6 +86,7 @@ log = logging.getLogger(__name__)
 SOURCE = ("Alibaba-NLP/LaRA evaluation/prompt.py (full_templates, rag_templates), evaluation/eval_utils.py "
           "(create_msgs: system message, middle truncation), evaluation/eval_full_open.py (max_new_tokens=1024)")
 LEVELS = ("32k", "128k")
+MULTI_DOCUMENT = True  # a paper file joins several papers (one Document each)
 DOMAINS = ("book", "financial", "paper")
 TASK_OF_TYPE = {"location": "location", "reasoning": "reasoning", "comp": "comparison", "hallu": "hallucination"}
 TYPE_OF_TASK = {task: kind for kind, task in TASK_OF_TYPE.items()}
