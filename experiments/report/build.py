@@ -369,7 +369,7 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
             written.append(path)
             doc.add(Paragraph(caption), Image(path, path.stem.replace("_", " ")))
         for a in diag.agreements:
-            if a.benchmark == scope:
+            if a.benchmark == scope and a.level == "all":
                 p = plots.agreement_matrix(a.both_right, a.only_lc, a.only_rag, a.both_wrong,
                                            out / f"agreement_matrix{slug}.png", title)
                 written.append(p)
@@ -391,13 +391,15 @@ def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettin
         rows = []
         for a in diag.agreements:
             n = max(a.n, 1)
-            rows.append([a.benchmark, a.lc.label, a.rag.label, str(a.n), f"{a.both_right} ({a.both_right / n:.0%})",
+            rows.append([a.benchmark, a.level, a.lc.label, a.rag.label, str(a.n), f"{a.both_right} ({a.both_right / n:.0%})",
                          f"{a.only_lc} ({a.only_lc / n:.0%})", f"{a.only_rag} ({a.only_rag / n:.0%})",
-                         f"{a.both_wrong} ({a.both_wrong / n:.0%})"])
-        doc.add(Table(["benchmark", "long context", "best RAG", "shared", "both right", "only long context right",
-                       "only RAG right", "both wrong"], rows), Paragraph(
+                         f"{a.both_wrong} ({a.both_wrong / n:.0%})",
+                         "-" if a.same_answer is None else f"{a.same_answer} ({a.same_answer / n:.0%})"])
+        doc.add(Table(["benchmark", "level", "long context", "best RAG", "shared", "both right", "only long context right",
+                       "only RAG right", "both wrong", "same answer"], rows), Paragraph(
             "\"Only RAG right\" is what a router could add on top of long context; \"only long context right\" is what "
-            "retrieval misses."))
+            "retrieval misses. Same answer: the two predictions are equal once normalised (lower case, no punctuation, "
+            "articles or extra spaces), whatever their scores."))
     else:
         doc.add(Paragraph("No benchmark has both a scored long-context and a scored RAG run."))
     doc.add(Heading(3, "Correctness given the evidence, distractors, truncation"))
@@ -492,6 +494,14 @@ def build_report(paths: list[str], out_dir: Path | None = None, settings: Report
         f"with {', '.join(generators)}; {sum(len(r.records) for r in runs)} records."
         + (f" {sum(len(v) for v in dupes.values())} duplicate run(s) merged." if dupes else "")
         + (f" {len(missing)} run dir(s) without records.jsonl left out." if missing else "")))
+    imported = sorted({(str(m.get("format")), str(m.get("path")), str(m.get("metric")))
+                       for m in (r.metrics.get("imported_from") for r in runs) if isinstance(m, dict)})
+    if imported:
+        doc.add(Paragraph(
+            "Imported predictions (`python -m experiments.import`): " + "; ".join(
+                f"{fmt} from {path}, scored with `{metric}`" for fmt, path, metric in imported)
+            + ". Tokens, latency and cost are shown only where the files gave them. A judge-free stand-in for a "
+            "benchmark's LLM judge (e.g. `lara_auto`) is not comparable with the benchmark's published numbers."))
     doc.add(Bullets(list(SECTIONS.values())))
     verdict_section(doc, vrows, runs, settings, summary, levels, ns)
     whatif_section(doc, wrows, pricing, settings)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
+from eval.metrics.text import normalize_en
+from eval.sample import level_sort_key
 from experiments.arms import ROLE_LONGCTX
 from experiments.arms.selfroute import ROUTE_LONGCTX, ROUTE_RAG
 from experiments.report.run_dirs import Run
@@ -29,6 +31,8 @@ class Agreement:
     only_lc: int
     only_rag: int
     both_wrong: int
+    level: str = "all"
+    same_answer: int | None = None  # questions whose two answers are the same once normalised
 
 
 @dataclass
@@ -57,18 +61,26 @@ class RouteRow:
     score_longctx_route: float | None
 
 
-def agreement(benchmark: str, lc: Run, rag: Run, threshold: float) -> Agreement | None:
-    a, b = lc.scores(), rag.scores()
+def _answers(run: Run, level: str | None) -> dict[str, str]:
+    return {str(r["id"]): normalize_en(str(r.get("prediction") or "")) for r in run.answered(level)}
+
+
+def agreement(benchmark: str, lc: Run, rag: Run, threshold: float, level: str | None = None) -> Agreement | None:
+    """Per question of one length level (None: all): right/wrong on both arms, and the same answer or not."""
+    a, b = lc.scores(level), rag.scores(level)
     shared = sorted(set(a) & set(b))
     if not shared:
         return None
     lc_ok = {i: a[i] >= threshold for i in shared}
     rag_ok = {i: b[i] >= threshold for i in shared}
+    said_lc, said_rag = _answers(lc, level), _answers(rag, level)
     return Agreement(benchmark, lc, rag, len(shared),
                      both_right=sum(lc_ok[i] and rag_ok[i] for i in shared),
                      only_lc=sum(lc_ok[i] and not rag_ok[i] for i in shared),
                      only_rag=sum(rag_ok[i] and not lc_ok[i] for i in shared),
-                     both_wrong=sum(not lc_ok[i] and not rag_ok[i] for i in shared))
+                     both_wrong=sum(not lc_ok[i] and not rag_ok[i] for i in shared),
+                     level=level or "all",
+                     same_answer=sum(i in said_lc and said_lc[i] == said_rag.get(i) for i in shared))
 
 
 def _first(rec: dict[str, Any], keys: tuple[str, ...]) -> float | None:
@@ -136,9 +148,11 @@ def diagnose(runs: list[Run], correct_threshold: float, evidence_threshold: floa
         if lcs and rags:
             lc = max(lcs, key=lambda r: r.score_at())
             rag = max(rags, key=lambda r: r.score_at())
-            a = agreement(bench, lc, rag, correct_threshold)
-            if a:
-                agreements.append(a)
+            levels = sorted({str(r.get("length_level")) for r in lc.records}, key=level_sort_key)
+            for level in [None, *(levels if len(levels) > 1 else [])]:
+                a = agreement(bench, lc, rag, correct_threshold, level)
+                if a:
+                    agreements.append(a)
         for run in sorted(mine, key=lambda r: (r.arm, -(r.score_at() or 0))):
             if run.spec.context and run.answered():
                 evidence.append(evidence_row(bench, run, correct_threshold, evidence_threshold))

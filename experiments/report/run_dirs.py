@@ -92,7 +92,8 @@ class Run:
 
     @property
     def config_label(self) -> str:
-        return self.spec.label(self.knobs, self.retrieval_only)
+        """The arm's label of its knobs; an imported run's own `label` (its config name) as given."""
+        return str(self.knobs.get("label") or self.spec.label(self.knobs, self.retrieval_only))
 
 
 def _read_yaml(path: Path) -> Any:

@@ -12,17 +12,13 @@ when it did not, a little less with many chunks (distraction). Numbers are plaus
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from experiments import records as schema
-from experiments.aggregate import aggregate
+from experiments.run_dir import write_run_dir
 from experiments.arms.closedbook import ClosedBookSpec
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
@@ -34,20 +30,11 @@ LEVEL_TOKENS = {"1k": 1000, "2k": 2000, "4k": 4000, "8k": 8000, "16k": 16000}
 
 def write_run(run_dir: Path, knobs: dict[str, Any], records: list[dict[str, Any]], config: dict[str, Any] | None = None,
               overrides: list[str] | None = None, extra_metrics: dict[str, Any] | None = None) -> Path:
-    run_dir = Path(run_dir)
-    (run_dir / ".hydra").mkdir(parents=True, exist_ok=True)
-    chash = hashlib.sha256(json.dumps(knobs, sort_keys=True).encode()).hexdigest()[:12]
-    for r in records:
-        r.setdefault("config_hash", chash)
-    schema.write_records(run_dir / "records.jsonl", records)
-    metrics = {"knobs": knobs, "config_hash": chash, **aggregate(records), "wall_s": 1.0, **(extra_metrics or {})}
-    schema.write_json_atomic(run_dir / "metrics.json", metrics)
     cfg = config or {"benchmark": {"name": knobs.get("benchmark"), "seed": 0, "levels": list(LEVELS)},
                      "generator": {"model": knobs.get("generator"), "backend": "transformers"},
                      "arm": {"name": knobs["arm"]}}
-    (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
-    (run_dir / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides or [f"arm={knobs['arm']}"]))
-    return run_dir
+    return write_run_dir(run_dir, knobs, records, cfg, overrides or [f"arm={knobs['arm']}"],
+                         extra_metrics={"wall_s": 1.0, **(extra_metrics or {})})
 
 
 def _sample_ids(benchmark: str, levels: tuple[str, ...], per_level: int) -> list[tuple[str, str, float]]:
