@@ -53,7 +53,7 @@ Gold evidence: LaRA releases none at span level. Where a document level is defin
 a paper file holds several papers, each between `<paper N>` and `</end of paper N>` lines, and a
 paper question names the paper it was written from (`context_order` N; `comp_parts`, the two
 compared), so paper samples get `documents` (one per paper; each paper's chunks stay in it) and a
-`Span(doc_id="paper N")` per named paper: recall@n says whether a top-n chunk came from that paper.
+`Span(doc_id="paper N")` per named paper: doc recall@n (`doc_recall`) says whether a top-n chunk came from that paper.
 Book and financial parts (`context_order`) are equal-sized slices of one document, cut
 differently per task and not in the release: no evidence, the part number kept in metadata.
 Hallucination questions have no evidence (the document does not answer them).
@@ -125,7 +125,7 @@ RELEASED_TOTAL = 2326
 EVIDENCE_NOTE = (
     "LaRA releases no span-level evidence. Document level where defined: paper files hold several papers "
     "(<paper N> ... </end of paper N>) and a paper question names the paper(s) it was written from, so paper "
-    "location/reasoning/comparison samples have document-level evidence (recall@n: a top-n chunk from that paper). "
+    "location/reasoning/comparison samples have document-level evidence (doc_recall@n: a top-n chunk from that paper). "
     "Book and financial parts are slices of one document, not released: no evidence (the part number is in "
     "metadata). Hallucination questions have none (the document does not answer them).")
 METRIC_NOTE = (
