@@ -26,6 +26,17 @@ or any server speaking the OpenAI chat-completions or completions API.
 - `stream: true` streams the answer to measure the time to first token (`ttft_s`).
 - `usage` comes from the response; when a server gives none, tokens are counted locally with
   `tokenizer` (the same tokenizer the arms budget with).
+- Servers differ in details (`llm.server --dialect` imitates them for the tests), and each is
+  taken as it comes: usage in a last chunk with no choices (OpenAI, asked with
+  `stream_options.include_usage`), in every chunk as a running total (vLLM's
+  `continuous_usage_stats`: the last one counts, never a sum), in the chunk with the
+  finish_reason whether asked or not (llama.cpp), or nowhere (TGI's streams: counted locally);
+  chunks with no choices, choices without a `delta` (Azure's content filter), deltas without
+  content (role only, or `content: null`). The finish_reason is kept in the project's words
+  (`Generation.finish_reason`: TGI's `eos_token` and `stop_sequence` are "stop"); an empty one
+  (TGI's completions chunks before the last) is no finish_reason. An HTTP error's message names
+  the status and the body's message, or for a body that is not JSON (a proxy's HTML page, a
+  plain-text 500) its first 200 characters.
 - The API key is read from the environment variable named by `api_key_env`, never from config.
 
 Longer than most modules on purpose: the request, streaming, retry and concurrency logic of one
@@ -54,6 +65,9 @@ log = logging.getLogger(__name__)
 
 MODES = ("chat", "completions")
 RETRY_STATUS = {408, 409, 429}  # and every 5xx
+# finish_reason values of other servers in OpenAI's words (the project's): TGI's (before 2.3), Mistral's
+# (the model's window reached); others are kept as given ("content_filter", "tool_calls", ...)
+FINISH_REASONS = {"eos_token": "stop", "stop_sequence": "stop", "model_length": "length"}
 OPENAI_URL = "https://api.openai.com/v1"
 
 
@@ -227,9 +241,52 @@ def _retry_after(err: BaseException) -> float | None:
         return None
 
 
+def finish_reason(value: Any) -> str | None:
+    """A server's finish_reason in the project's words: "stop", "length", or another as given; an
+    empty one (TGI's completions chunks before the last) is None."""
+    if not isinstance(value, str) or not value:
+        return None
+    return FINISH_REASONS.get(value, value)
+
+
+def _error_body(err: BaseException) -> str | None:
+    """What an HTTP error's body says: its message (`{"error": {"message": ...}}`, vLLM's top-level
+    `message`, TGI's `{"error": "..."}`), or the start of a body that is not JSON (a proxy's HTML page)."""
+    body = getattr(err, "body", None)  # the openai client's: the JSON's "error" (or all of it), else the text
+    if isinstance(body, dict):
+        body = body.get("message") or body.get("error") or body.get("detail") or json.dumps(body)
+    if body is None or not str(body).strip():
+        return None
+    text = " ".join(str(body).split())
+    return text[:200] + ("..." if len(text) > 200 else "")
+
+
+def _body_text(err: Any) -> str:
+    try:
+        return err.response.text
+    except Exception:  # noqa: BLE001 - a body never read (the client reads error bodies, but who knows)
+        return ""
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _describe(err: BaseException) -> str:
+    import openai
+
     status = getattr(err, "status_code", None)
     text = str(err).splitlines()[0][:200] if str(err) else ""
+    if isinstance(err, openai.APIStatusError):
+        detail = _error_body(err)
+        if detail is not None and not _is_json(_body_text(err)):  # say what it was instead
+            kind = err.response.headers.get("content-type", "").split(";")[0] or "untyped"
+            detail = f"a {kind} body, not JSON: {detail}"
+        text = detail or text
     return f"{type(err).__name__}" + (f" (HTTP {status})" if status else "") + (f": {text}" if text else "")
 
 
@@ -439,27 +496,31 @@ class OpenAICompatGenerator(Generator):
             response = api.create(model=self.model_id, **body, **extra)
             latency = time.perf_counter() - t0
             text = self._text(response)
-            return self._generation(prompt, text, getattr(response, "usage", None), latency, None)
+            finish = finish_reason(getattr(response.choices[0], "finish_reason", None))
+            return self._generation(prompt, text, getattr(response, "usage", None), latency, None, finish)
         if self.stream_usage:
             extra["stream_options"] = {"include_usage": True}
-        pieces, usage, ttft, finished = [], None, None, False
+        pieces, usage, ttft, finish = [], None, None, None
         stream = api.create(model=self.model_id, stream=True, **body, **extra)
         try:
             for chunk in stream:
                 if attempt is not None and attempt.cancelled.is_set():
                     raise AttemptTimeout("abandoned at the deadline")  # nobody waits for this one any more
-                if getattr(chunk, "usage", None) is not None:
+                if getattr(chunk, "usage", None) is not None:  # a running total where sent in every chunk
                     usage = chunk.usage
                 choices = getattr(chunk, "choices", None)
                 if choices is None:
                     raise MalformedResponse("stream chunk without `choices`")
-                for choice in choices:
-                    piece = choice.delta.content if self.mode == "chat" else choice.text
+                for choice in choices:  # none in a usage chunk (or Azure's first)
+                    if self.mode == "chat":  # no delta in Azure's content-filter choices; no content in a role chunk
+                        piece = getattr(getattr(choice, "delta", None), "content", None)
+                    else:
+                        piece = getattr(choice, "text", None)
                     if piece:
                         if ttft is None:
                             ttft = time.perf_counter() - t0
                         pieces.append(piece)
-                    finished = finished or choice.finish_reason is not None
+                    finish = finish_reason(getattr(choice, "finish_reason", None)) or finish
         except Exception as err:  # noqa: BLE001 - the server closed the connection mid-answer, or re-raised
             if not closed_by_server(err):
                 raise
@@ -468,9 +529,9 @@ class OpenAICompatGenerator(Generator):
             raise StreamCut(f"the connection closed mid-answer (cut off): {_describe(err)}") from err
         finally:
             stream.close()
-        if not finished:  # every complete answer ends with a finish_reason
+        if finish is None:  # every complete answer ends with a finish_reason
             raise StreamCut("the stream ended without a finish_reason (cut off)")
-        return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft)
+        return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft, finish)
 
     def _text(self, response: Any) -> str:
         choices = getattr(response, "choices", None)
@@ -487,7 +548,8 @@ class OpenAICompatGenerator(Generator):
             raise MalformedResponse(f"response choice has no text: {str(choices[0])[:200]!r}")
         return text
 
-    def _generation(self, prompt: Prompt, text: str, usage: Any, latency: float, ttft: float | None) -> Generation:
+    def _generation(self, prompt: Prompt, text: str, usage: Any, latency: float, ttft: float | None,
+                    finish: str | None) -> Generation:
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
         if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
@@ -496,4 +558,4 @@ class OpenAICompatGenerator(Generator):
                 prompt_tokens = self.prompt_tokens(prompt)
                 completion_tokens = self.tokenizer.count(text) if text else 0
         return Generation(text=text.strip(), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          latency_s=latency, ttft_s=ttft)
+                          latency_s=latency, ttft_s=ttft, finish_reason=finish)

@@ -60,6 +60,10 @@ class Generation:
     `prefill_s` is the whole shared-prefix prefill of its group, `prefix_group_size` the number of
     prompts that shared it, and `user_latency_s` what one user waits: the whole prefill plus the
     decode of the batch that answered them. Without reuse those stay None and a user waits `latency_s`.
+
+    `finish_reason` is how the answer ended, where the backend says: "stop" (end of sequence or a
+    stop string), "length" (the token limit), or another reason a server gave ("content_filter", ...);
+    None when the backend does not report it.
     """
 
     text: str
@@ -71,3 +75,4 @@ class Generation:
     prefill_s: float | None = None
     prefix_group_size: int | None = None
     user_latency_s: float | None = None
+    finish_reason: str | None = None

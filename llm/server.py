@@ -23,7 +23,10 @@ request (`/v1/chat/completions` or `/v1/completions`); they are taken in order f
 Fault specs (`kind` or `kind:seconds`):
 
     429            HTTP 429 rate limit (with `Retry-After: 0`)
-    500, 503       HTTP 500 / 503 with an OpenAI-style error body
+    500, 503       HTTP 500 / 503 with an error body in the dialect's shape (see below)
+    502_html       HTTP 502 with an HTML page for a body, as a reverse proxy (nginx) sends when the
+                   server behind it is down
+    500_text       HTTP 500 with a plain-text body ("Internal Server Error"), as many web frameworks send
     malformed      HTTP 200 whose body is not valid JSON
     drop           close the connection without answering
     hang[:s]       wait s seconds (default 30) before answering normally (clients time out)
@@ -39,6 +42,35 @@ Fault specs (`kind` or `kind:seconds`):
     cut            the answer cut off, as an interrupted one (see interrupting mode): a streamed answer
                    ends after its first piece without a finish_reason, a non-streamed one closes the
                    connection without an answer
+
+Dialects: the OpenAI-compatible servers in use answer differently in details that a client must
+tolerate. `dialect=` (CLI `--dialect`; per request the header `X-Dialect`, which takes precedence)
+makes this server answer as one of them:
+
+    openai    the OpenAI API (the default). A streamed chat answer opens with a role chunk
+              (`{"role": "assistant", "content": ""}`) and ends with a chunk holding only the
+              finish_reason (`stop` or `length`); `stream_options.include_usage` adds a last chunk
+              with `choices: []` and the usage. Error bodies are `{"error": {"message": ...}}`.
+    vllm      `vllm serve`: as openai, and with `stream_options.continuous_usage_stats` (beside
+              include_usage) every chunk carries the usage so far (the prompt's tokens, and as
+              completion tokens the pieces sent so far, each at least one token; exact from the
+              finish_reason chunk on). Error bodies are older vLLM's, at the top level:
+              `{"object": "error", "message": ..., "type": ..., "code": ...}`.
+    llamacpp  llama.cpp's llama-server: the role chunk is `{"role": "assistant", "content": null}`,
+              and the chunk with the finish_reason carries the usage and llama.cpp's `timings`, asked
+              or not, with no usage chunk after it (as releases did before they honoured
+              stream_options). Non-streamed answers carry `timings` too.
+    tgi       Hugging Face TGI 2.0-2.2: finish_reason `eos_token` (not `stop`) or `length`. A stream
+              never sends usage (even when asked) nor a role or finish-only chunk: every delta is
+              `{"role": "assistant", "content": piece}` and the last one carries the finish_reason;
+              completions chunks say `finish_reason: ""` until the last. Non-streamed answers have
+              usage. Error bodies are `{"error": "message", "error_type": ...}` (a string, not an object).
+    azure     Azure OpenAI with its asynchronous content filter: a stream opens with a chunk whose
+              `choices` is empty (only `prompt_filter_results`), then a role-only delta
+              (`{"role": "assistant"}`), the pieces, the finish_reason, and then a choice without any
+              `delta` (only `content_filter_results`); usage as openai.
+
+The faults apply in every dialect (the chunk a `cut` stream sends has the dialect's shape).
 
 Interrupting mode, `--interrupt-on-new-request` (constructor `interrupt_on_new_request=True`): like
 llama.cpp's Python server (whose default it is), a request that comes in while another generates
@@ -79,8 +111,14 @@ from llm.prompt import Generation, Prompt
 
 log = logging.getLogger(__name__)
 
-FAULTS = {"429": None, "500": None, "503": None, "malformed": None, "drop": None, "no_usage": None, "cut": None,
-          "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
+FAULTS = {"429": None, "500": None, "503": None, "502_html": None, "500_text": None, "malformed": None, "drop": None,
+          "no_usage": None, "cut": None, "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
+DIALECTS = ("openai", "vllm", "llamacpp", "tgi", "azure")
+# how a dialect's streamed chat answer opens (tgi sends no role chunk)
+ROLE_DELTA = {"openai": {"role": "assistant", "content": ""}, "vllm": {"role": "assistant", "content": ""},
+              "llamacpp": {"role": "assistant", "content": None}, "azure": {"role": "assistant"}}
+NGINX_502 = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+             b"</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions")
 DEFAULT_MAX_TOKENS = 128
 DRIP_MAX_S = 600.0  # a `drip` answer gives up (its thread ends) after this long even if the client stays
@@ -160,8 +198,22 @@ def _usage(gen: Generation) -> dict[str, int]:
             "total_tokens": gen.prompt_tokens + gen.completion_tokens}
 
 
-def _finish_reason(gen: Generation, limit: int) -> str:
-    return "length" if gen.completion_tokens >= limit else "stop"
+def _finish_reason(gen: Generation, limit: int, dialect: str = "openai") -> str:
+    if gen.completion_tokens >= limit:
+        return "length"
+    return "eos_token" if dialect == "tgi" else "stop"
+
+
+def _timings(gen: Generation) -> dict[str, Any]:
+    """A few of llama.cpp's `timings` fields."""
+    return {"prompt_n": gen.prompt_tokens, "predicted_n": gen.completion_tokens,
+            "predicted_ms": round(gen.latency_s * 1000, 3)}
+
+
+def check_dialect(dialect: str) -> str:
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(DIALECTS)}")
+    return dialect
 
 
 class OpenAICompatServer:
@@ -169,8 +221,9 @@ class OpenAICompatServer:
 
     def __init__(self, backend, model_name: str | None = None, host: str = "127.0.0.1", port: int = 0,
                  faults: Iterable[str] = (), request_log: str | Path | None = None, api_key: str | None = None,
-                 interrupt_on_new_request: bool = False):
+                 interrupt_on_new_request: bool = False, dialect: str = "openai"):
         self.backend = backend
+        self.dialect = check_dialect(dialect)
         self.interrupt_on_new_request = bool(interrupt_on_new_request)
         self._waiting = 0  # generation requests waiting for their turn
         self.api_key = api_key  # when set, generation requests must send `Authorization: Bearer <key>`
@@ -294,6 +347,12 @@ class OpenAICompatServer:
                 raise Interrupted()
             return gen
 
+    def prompt_tokens(self, prompt: Prompt | str) -> int:
+        """The prompt's tokens as the usage counts them (a raw completions prompt gets the tokenizer's
+        special tokens). Waits while a generation decodes, without interrupting it: they share the tokenizer."""
+        with self._generation_lock:
+            return self.backend.prompt_tokens(prompt if isinstance(prompt, Prompt) else Prompt(prompt, chat=False))
+
     def stream(self, prompt: Prompt | str, limit: int) -> Iterator[Any]:
         """Text pieces, then the finished Generation last; or, interrupted by a newer request
         (interrupting mode), `INTERRUPTED` instead of the rest (the decoding still in progress is
@@ -322,6 +381,7 @@ class OpenAICompatServer:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "raglc-llm-server/1"
+    dialect = "openai"  # the current request's (set by do_GET / do_POST)
 
     @property
     def app(self) -> OpenAICompatServer:
@@ -334,9 +394,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload, ensure_ascii=False).encode(), headers)
 
-    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None,
+                  content_type: str = "application/json") -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -345,7 +406,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_error(self, status: int, message: str, kind: str = "invalid_request_error",
                     headers: dict[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
+        if self.dialect == "tgi":
+            body: dict[str, Any] = {"error": message, "error_type": kind}
+        elif self.dialect == "vllm":
+            body = {"object": "error", "message": message, "type": kind, "param": None, "code": status}
+        else:
+            body = {"error": {"message": message, "type": kind, "code": status}}
+        self._send_json(status, body, headers)
 
     def _read_body(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -379,8 +446,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def _take_dialect(self) -> str | None:
+        """This request's dialect (its `X-Dialect` header, else the server's); an error message when unknown."""
+        self.dialect = self.app.dialect
+        try:
+            self.dialect = check_dialect(self.headers.get("X-Dialect") or self.app.dialect)
+        except ValueError as err:
+            return str(err)
+        return None
+
     # -- routes ------------------------------------------------------------------------
     def do_GET(self):
+        if (problem := self._take_dialect()) is not None:
+            return self._send_error(400, problem)
         if self.path.rstrip("/") == "/v1/models":
             return self._send_json(200, {"object": "list", "data": [
                 {"id": self.app.model_name, "object": "model", "created": 0, "owned_by": "raglc",
@@ -392,6 +470,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_error(404, f"no route GET {self.path}", "not_found_error")
 
     def do_POST(self):
+        if (problem := self._take_dialect()) is not None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            return self._send_error(400, problem)
         if self.path == "/_faults":
             try:
                 body = self._read_body()
@@ -450,6 +531,12 @@ class _Handler(BaseHTTPRequestHandler):
                         "503": "service unavailable (injected)"}
             return self._send_error(int(kind), messages[kind], "rate_limit_error" if kind == "429" else "server_error",
                                     headers)
+        if kind == "502_html":
+            entry["status"] = 502
+            return self._send_raw(502, NGINX_502, content_type="text/html")
+        if kind == "500_text":
+            entry["status"] = 500
+            return self._send_raw(500, b"Internal Server Error", content_type="text/plain; charset=utf-8")
         if kind == "malformed":
             entry["status"] = 200
             if body.get("stream"):  # an event stream whose event is cut off mid-JSON
@@ -491,8 +578,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage = kind != "no_usage"
         try:
             if body.get("stream"):
-                include_usage = usage and bool((body.get("stream_options") or {}).get("include_usage"))
-                complete = self._stream_answer(prompt, limit, include_usage, seconds if kind == "slow_stream" else None)
+                complete = self._stream_answer(prompt, limit, body, usage, seconds if kind == "slow_stream" else None)
                 entry["status"] = 200 if complete else "interrupted"
             else:
                 self._answer(prompt, limit, usage)
@@ -511,7 +597,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, prompt: Prompt | str, limit: int, usage: bool) -> None:
         gen = self.app.generate(prompt, limit)
         chat = isinstance(prompt, Prompt)
-        choice: dict[str, Any] = {"index": 0, "finish_reason": _finish_reason(gen, limit), "logprobs": None}
+        finish = _finish_reason(gen, limit, self.dialect)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None}
         if chat:
             choice["message"] = {"role": "assistant", "content": gen.text}
         else:
@@ -521,29 +608,42 @@ class _Handler(BaseHTTPRequestHandler):
                    "model": self.app.model_name, "choices": [choice]}
         if usage:
             payload["usage"] = _usage(gen)
+        if self.dialect == "llamacpp":
+            payload["timings"] = _timings(gen)
         self._send_json(200, payload)
 
-    def _stream_answer(self, prompt: Prompt | str, limit: int, include_usage: bool, delay: float | None) -> bool:
-        """Stream the answer; False when a newer request interrupted it (ended without a finish_reason)."""
-        chat = isinstance(prompt, Prompt)
+    def _stream_answer(self, prompt: Prompt | str, limit: int, body: dict[str, Any], usage: bool,
+                       delay: float | None) -> bool:
+        """Stream the answer in the request's dialect (see the module docstring); False when a newer
+        request interrupted it (it then ends without a finish_reason)."""
+        dialect, chat = self.dialect, isinstance(prompt, Prompt)
+        options = body.get("stream_options") or {}
+        asked = usage and bool(options.get("include_usage")) and dialect != "tgi"
+        running = asked and dialect == "vllm" and bool(options.get("continuous_usage_stats"))
+        n_prompt = self.app.prompt_tokens(prompt) if running else 0
         base = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
                 "object": "chat.completion.chunk" if chat else "text_completion",
                 "created": int(time.time()), "model": self.app.model_name}
+        sent = 0  # pieces sent: vllm's running usage counts them as completion tokens
 
-        def choice(text: str | None, finish: str | None, first: bool = False) -> dict[str, Any]:
-            if chat:
-                delta = {"role": "assistant", "content": ""} if first else ({"content": text} if text else {})
-                return {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
-            return {"index": 0, "text": text or "", "finish_reason": finish, "logprobs": None}
+        def send(choices: list, usage_now: dict[str, int] | None = None, **extra: Any) -> None:
+            if running and usage_now is None:
+                usage_now = {"prompt_tokens": n_prompt, "completion_tokens": sent, "total_tokens": n_prompt + sent}
+            self._event({**base, "choices": choices, **extra, **({"usage": usage_now} if usage_now else {})}, delay)
 
         pieces = self.app.stream(prompt, limit)
         first = next(pieces)  # generation errors surface before the 200 is sent
         self._start_stream()
-        if chat:
-            self._event({**base, "choices": [choice(None, None, first=True)]}, delay)
+        if dialect == "azure":
+            send([], prompt_filter_results=[{"prompt_index": 0, "content_filter_results": {}}])
+        if chat and dialect in ROLE_DELTA:
+            send([{"index": 0, "delta": ROLE_DELTA[dialect], "finish_reason": None, "logprobs": None}])
         gen: Generation | None = None
+        held: str | None = None  # tgi: each piece waits for the next, so that the last carries the finish_reason
         for piece in _chain([first], pieces):
             if piece is INTERRUPTED:  # as llama.cpp's server: [DONE] after what was sent, no finish_reason
+                if held is not None:
+                    send([self._piece_choice(chat, held, None)])
                 self._end_stream()
                 for _ in pieces:  # the interrupted decoding runs to its end before the next turn
                     pass
@@ -551,14 +651,40 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(piece, Generation):
                 gen = piece
                 break
-            self._event({**base, "choices": [choice(piece, None)]}, delay)
+            if dialect == "tgi":
+                if held is not None:
+                    send([self._piece_choice(chat, held, None)])
+                held = piece
+            else:
+                sent += 1
+                send([self._piece_choice(chat, piece, None)])
         assert gen is not None
-        self._event({**base, "choices": [choice(None, _finish_reason(gen, limit))]}, delay)
-        if include_usage:
-            self._event({**base, "choices": [], "usage": _usage(gen)}, delay)
+        finish = _finish_reason(gen, limit, dialect)
+        if dialect == "tgi":
+            send([self._piece_choice(chat, held or "", finish)])
+        elif dialect == "llamacpp":
+            send([self._piece_choice(chat, None, finish)], _usage(gen) if usage else None, timings=_timings(gen))
+        else:
+            send([self._piece_choice(chat, None, finish)], _usage(gen) if running else None)
+        if dialect == "azure":
+            send([{"index": 0, "finish_reason": None, "content_filter_results": {},
+                   "content_filter_offsets": {"check_offset": 0, "start_offset": 0, "end_offset": len(gen.text)}}])
+        if asked and dialect != "llamacpp":
+            send([], _usage(gen))
         self._end_stream()
         return True
 
+    def _piece_choice(self, chat: bool, text: str | None, finish: str | None) -> dict[str, Any]:
+        """A streamed choice holding a piece of the answer (or none) in the request's dialect."""
+        if not chat:
+            if finish is None and self.dialect == "tgi":
+                finish = ""  # TGI's completions chunks before the last
+            return {"index": 0, "text": text or "", "finish_reason": finish, "logprobs": None}
+        if self.dialect == "tgi":
+            delta: dict[str, Any] = {"role": "assistant", "content": text or ""}
+        else:
+            delta = {"content": text} if text else {}
+        return {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
 
     def _cut(self, stream: bool) -> None:
         """The `cut` fault: an answer that ends early (as an interrupted one does)."""
@@ -570,8 +696,9 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             return
         chat = self.path == "/v1/chat/completions"
-        choice = {"index": 0, "finish_reason": None, "logprobs": None,
-                  **({"delta": {"role": "assistant", "content": "Par"}} if chat else {"text": "Par"})}
+        choice = self._piece_choice(chat, "Par", None)
+        if chat:
+            choice["delta"]["role"] = "assistant"
         self._start_stream()
         self._event({"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
                      "object": "chat.completion.chunk" if chat else "text_completion",
@@ -624,6 +751,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--faults", default="", help="comma-separated faults for the first requests, e.g. 429,500")
     parser.add_argument("--interrupt-on-new-request", action="store_true",
                         help="a new request interrupts the one in flight, as llama.cpp's server does by default")
+    parser.add_argument("--dialect", default="openai", choices=DIALECTS,
+                        help="answer as this server does (see the module docstring): " + ", ".join(DIALECTS))
     parser.add_argument("--api-key-env", default=None,
                         help="require the key held by this environment variable (a key on the command line would show in ps)")
     args = parser.parse_args(argv)
@@ -641,8 +770,8 @@ def main(argv: list[str] | None = None) -> None:
     faults = [f for f in args.faults.split(",") if f.strip()]
     backend.model  # load the weights before the port opens: clients see a ready server or none
     server = OpenAICompatServer(backend, args.served_model_name, args.host, args.port, faults, args.request_log,
-                                api_key, interrupt_on_new_request=args.interrupt_on_new_request)
-    log.info("serving %s at %s", server.model_name, server.url)
+                                api_key, interrupt_on_new_request=args.interrupt_on_new_request, dialect=args.dialect)
+    log.info("serving %s at %s (%s dialect)", server.model_name, server.url, server.dialect)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
