@@ -34,7 +34,8 @@ or any server speaking the OpenAI chat-completions or completions API.
   chunks with no choices, choices without a `delta` (Azure's content filter), deltas without
   content (role only, or `content: null`). The finish_reason is kept in the project's words
   (`Generation.finish_reason`: TGI's `eos_token` and `stop_sequence` are "stop"); an empty one
-  (TGI's completions chunks before the last) is no finish_reason. An HTTP error's message names
+  (TGI's completions chunks before the last) is no finish_reason; vLLM's "abort" (a request it gave
+  up on) is a cut-off answer, asked again. An HTTP error's message names
   the status and the body's message, or for a body that is not JSON (a proxy's HTML page, a
   plain-text 500) its first 200 characters.
 - The API key is read from the environment variable named by `api_key_env`, never from config.
@@ -68,6 +69,8 @@ RETRY_STATUS = {408, 409, 429}  # and every 5xx
 # finish_reason values of other servers in OpenAI's words (the project's): TGI's (before 2.3), Mistral's
 # (the model's window reached); others are kept as given ("content_filter", "tool_calls", ...)
 FINISH_REASONS = {"eos_token": "stop", "stop_sequence": "stop", "model_length": "length"}
+# an answer the server gave up on (vLLM's aborted request): cut off, asked again like a stream cut short
+ABORTED = {"abort"}
 OPENAI_URL = "https://api.openai.com/v1"
 
 
@@ -497,6 +500,8 @@ class OpenAICompatGenerator(Generator):
             latency = time.perf_counter() - t0
             text = self._text(response)
             finish = finish_reason(getattr(response.choices[0], "finish_reason", None))
+            if finish in ABORTED:
+                raise StreamCut(f"the server aborted the answer (finish_reason {finish!r}): cut off")
             return self._generation(prompt, text, getattr(response, "usage", None), latency, None, finish)
         if self.stream_usage:
             extra["stream_options"] = {"include_usage": True}
@@ -531,6 +536,8 @@ class OpenAICompatGenerator(Generator):
             stream.close()
         if finish is None:  # every complete answer ends with a finish_reason
             raise StreamCut("the stream ended without a finish_reason (cut off)")
+        if finish in ABORTED:
+            raise StreamCut(f"the server aborted the answer (finish_reason {finish!r}): cut off")
         return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft, finish)
 
     def _text(self, response: Any) -> str:

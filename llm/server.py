@@ -42,6 +42,8 @@ Fault specs (`kind` or `kind:seconds`):
     cut            the answer cut off, as an interrupted one (see interrupting mode): a streamed answer
                    ends after its first piece without a finish_reason, a non-streamed one closes the
                    connection without an answer
+    abort          the answer ends early with finish_reason "abort", as vLLM's does when it aborts a
+                   request (preempted, engine shutting down): its first piece only, streamed or not
 
 Dialects: the OpenAI-compatible servers in use answer differently in details that a client must
 tolerate. `dialect=` (CLI `--dialect`; per request the header `X-Dialect`, which takes precedence)
@@ -112,7 +114,7 @@ from llm.prompt import Generation, Prompt
 log = logging.getLogger(__name__)
 
 FAULTS = {"429": None, "500": None, "503": None, "502_html": None, "500_text": None, "malformed": None, "drop": None,
-          "no_usage": None, "cut": None, "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
+          "no_usage": None, "cut": None, "abort": None, "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}
 DIALECTS = ("openai", "vllm", "llamacpp", "tgi", "azure")
 # how a dialect's streamed chat answer opens (tgi sends no role chunk)
 ROLE_DELTA = {"openai": {"role": "assistant", "content": ""}, "vllm": {"role": "assistant", "content": ""},
@@ -575,6 +577,9 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "cut":
             entry["status"] = "cut"
             return self._cut(bool(body.get("stream")))
+        if kind == "abort":
+            entry["status"] = "abort"
+            return self._abort(bool(body.get("stream")))
         usage = kind != "no_usage"
         try:
             if body.get("stream"):
@@ -685,6 +690,22 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             delta = {"content": text} if text else {}
         return {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+
+    def _abort(self, stream: bool) -> None:
+        """The `abort` fault: the first piece of an answer with finish_reason "abort" (vLLM's aborted request)."""
+        chat = self.path == "/v1/chat/completions"
+        head = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}", "created": int(time.time()),
+                "model": self.app.model_name}
+        if not stream:
+            choice = ({"index": 0, "message": {"role": "assistant", "content": "Par"}, "finish_reason": "abort"}
+                      if chat else {"index": 0, "text": "Par", "finish_reason": "abort", "logprobs": None})
+            return self._send_json(200, {**head, "object": "chat.completion" if chat else "text_completion",
+                                         "choices": [choice]})
+        self._start_stream()
+        for text, finish in (("Par", None), (None, "abort")):
+            self._event({**head, "object": "chat.completion.chunk" if chat else "text_completion",
+                         "choices": [self._piece_choice(chat, text, finish)]}, None)
+        self._end_stream()
 
     def _cut(self, stream: bool) -> None:
         """The `cut` fault: an answer that ends early (as an interrupted one does)."""

@@ -148,6 +148,19 @@ def test_a_tgi_completions_stream_cut_off_is_seen_as_cut(servers, expected):
     assert c.attempts == 2, "the cut answer was asked again"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_vllm_aborted_is_cut_off_and_asked_again(servers, expected, stream):
+    """vLLM ends an aborted request with finish_reason "abort" and the text so far: not an answer."""
+    servers["vllm"].add_faults(["abort"])
+    c = client(servers["vllm"], stream=stream, max_retries=1)
+    gen = c.generate([STOPS])[0]
+    assert gen.text == expected[16].text and gen.finish_reason == "stop"
+    assert c.attempts == 2, "the aborted answer was asked again"
+    servers["vllm"].add_faults(["abort", "abort"])
+    with pytest.raises(GenerationError, match="aborted the answer"):
+        client(servers["vllm"], stream=stream, max_retries=1).generate([STOPS])
+
+
 # -- error bodies -------------------------------------------------------------------------------
 
 
