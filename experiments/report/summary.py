@@ -1,0 +1,84 @@
+"""The per-config table (summary.csv and the report's "All configs"): one row per config point, computed
+from its records (metrics.json as a fallback for old runs): scores overall and per length level, the
+benchmark's official aggregate, evidence figures (span-level and document-level under their own
+names), tokens, latency, cost, statuses, and how much of its chunks the embedder read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from eval.metrics.official import official_aggregate
+from experiments import records as schema
+from experiments.aggregate import quantile
+from experiments.arms.selfroute import ROUTE_LONGCTX
+from experiments.report.pricing import Pricing
+from experiments.report.run_dirs import Run, levels_of
+
+KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
+                "chunker", "reranker"]
+
+
+def _recall_ns(runs: list[Run], key: str = "evidence_recall") -> list[str]:
+    return sorted({n for run in runs for r in run.records for n in (r.get(key) or {})}, key=int)
+
+
+# column prefix of each evidence figure; document-level ones only appear when some run has them
+RECALL_COLUMNS = {"evidence_recall": "recall", "doc_recall": "doc_recall"}
+SHARE_COLUMNS = {"evidence_in_prompt": "in prompt", "evidence_retained": "retained",
+                 "docs_in_prompt": "docs in prompt", "docs_retained": "docs retained"}
+
+
+def _mean(vals: list[float]) -> float | None:
+    return sum(vals) / len(vals) if vals else None
+
+
+def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """One row per config point, computed from its records (metrics.json as a fallback for old runs)."""
+    levels, ns, doc_ns = levels_of(runs), _recall_ns(runs), _recall_ns(runs, "doc_recall")
+    shares = [k for k in schema.SHARE_KEYS
+              if not k.startswith("docs_") or any(x.get(k) is not None for run in runs for x in run.records)]
+    rows = []
+    for r in runs:
+        answered = [x for x in r.records if schema.has_context(x)]
+        row: dict[str, Any] = {"config": r.label}
+        row.update({k: r.knobs.get(k, "") for k in KNOB_COLUMNS})
+        row["benchmark"] = r.benchmark
+        row["generator"] = r.knobs.get("generator", "")
+        score = r.score_at()
+        row["score"] = round(score, 2) if score is not None else (None if r.records else r.metrics.get("score"))
+        official = official_aggregate(r.benchmark, [x for x in r.records if schema.is_scored(x)])
+        row["official"] = official["value"] if official else None
+        row["official_rule"] = official["rule"] if official else ""
+        for lvl in levels:
+            s = r.score_at(lvl)
+            row[f"score_{lvl}"] = round(s, 2) if s is not None else None
+        for key in schema.RECALL_KEYS:
+            for n in (ns if key == "evidence_recall" else doc_ns):
+                vals = [x[key][n] for x in answered if (x.get(key) or {}).get(n) is not None]
+                row[f"{RECALL_COLUMNS[key]}@{n}"] = round(_mean(vals), 4) if vals else None
+        for key in shares:
+            vals = [x[key] for x in answered if x.get(key) is not None]
+            row[key] = round(_mean(vals), 4) if vals else None
+        for key in ("prompt_tokens", "completion_tokens", "latency_s"):
+            v = r.mean_of(key)
+            if v is None and key == "prompt_tokens":  # retrieval-only: the prompt a generator would have received
+                vals = [x[key] for x in r.records if schema.has_context(x) and x.get(key) is not None]
+                v = _mean(vals) if vals else None
+            row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
+        lats = [x["latency_s"] for x in r.answered() if x.get("latency_s") is not None]
+        row["latency_s_p95"] = round(quantile(lats, 0.95), 4) if lats else None
+        c = pricing.mean_answer_cost(r)
+        row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
+        row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
+        cut = r.metrics.get("embedder_truncation") or {}
+        row["embedder_truncated_share"] = cut.get("share")
+        row["embedder_input_limit"] = cut.get("max_input_tokens")
+        routes = [x["route"] for x in r.answered() if x.get("route")]
+        row["route_longctx_share"] = round(routes.count(ROUTE_LONGCTX) / len(routes), 4) if routes else None
+        status = Counter(schema.status_of(x) for x in r.records)
+        row.update(n=len(r.records) or r.metrics.get("n"), ok=status[schema.OK], skipped=status[schema.SKIPPED],
+                   failed=status[schema.FAILED], retrieved=status[schema.RETRIEVED],
+                   config_hash=r.metrics.get("config_hash", ""), run_dir=str(r.path))
+        rows.append(row)
+    return rows, levels, ns
