@@ -34,6 +34,8 @@ ANSWERED = frozenset({OK})  # the model answered: tokens, latency, cost
 # Did the gold evidence reach the model? Span-level and document-level figures have their own names
 # (eval.evidence.split_kinds), so no table averages one with the other.
 RECALL_KEYS = ("evidence_recall", "doc_recall")  # {n: share in the top-n chunks}
+LENGTH = "length"  # finish_reason of an answer cut at its token limit
+
 SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs_retained")
 
 
@@ -67,6 +69,7 @@ class Record(TypedDict, total=False):
     ttft_s: float | None
     cached: bool  # every generation came from the response cache
     calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)
+    finish_reason: str | None  # how the answer ended: "stop", "length" (cut at max_new_tokens), ...; None: unknown
     cost_usd: float | None
     # what the arm put in the prompt (ok and retrieved)
     context_tokens: int

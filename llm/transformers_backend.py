@@ -158,10 +158,17 @@ class TransformersGenerator(Generator):
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
-    def _result(self, out, n_prompt: int, latency: float) -> Generation:
+    def _finish(self, tokens: list[int], limit: int) -> str:
+        """"stop" when the answer ended with an end-of-sequence token (or before its limit), else "length"."""
+        if tokens and tokens[-1] in self._stop_ids():
+            return "stop"
+        return "length" if len(tokens) >= limit else "stop"
+
+    def _result(self, out, n_prompt: int, latency: float, limit: int) -> Generation:
         new = out[0, n_prompt:]
         return Generation(text=self._hf_tok.decode(new, skip_special_tokens=True).strip(), prompt_tokens=n_prompt,
-                          completion_tokens=int(new.shape[0]), latency_s=latency)
+                          completion_tokens=int(new.shape[0]), latency_s=latency,
+                          finish_reason=self._finish(new.tolist(), limit))
 
     def complete(self, text: str, max_new_tokens: int = 64) -> Generation:
         """Continue raw text, no chat template (what an OpenAI `/v1/completions` request asks)."""
@@ -170,7 +177,7 @@ class TransformersGenerator(Generator):
         self.model
         t0 = time.perf_counter()
         out = self._decode(ids, max_new_tokens=max_new_tokens)
-        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
+        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0, max_new_tokens)
 
     def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> "TokenStream":
         """Answer one prompt (a chat Prompt, or raw text to continue) piece by piece as it decodes.
@@ -193,7 +200,7 @@ class TransformersGenerator(Generator):
         self.model  # load outside the timed region
         t0 = time.perf_counter()
         out = self._decode(ids, max_new_tokens=prompt.max_new_tokens, repetition_penalty=prompt.repetition_penalty)
-        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0)
+        return self._result(out, int(ids.shape[1]), time.perf_counter() - t0, prompt.max_new_tokens)
 
     def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
         """Read the shared prefix once into a KV cache, then answer the questions from copies of it:
@@ -237,7 +244,7 @@ class TransformersGenerator(Generator):
                 if extra > 0:
                     cache.crop(-extra)  # back to the shared prefix for the next question
                 own = time.perf_counter() - t1
-                gen = self._result(out, int(ids.shape[1]), shared_s + own)
+                gen = self._result(out, int(ids.shape[1]), shared_s + own, p.max_new_tokens)
                 results.append(replace(gen, **group, user_latency_s=prefill_s + own))
             return results
         tree = self._full_attention_only(model.config)
@@ -259,7 +266,8 @@ class TransformersGenerator(Generator):
                 results.append(Generation(
                     text=self._hf_tok.decode(tokens, skip_special_tokens=True).strip(),
                     prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
-                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s))
+                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s,
+                    finish_reason=self._finish(tokens, prompts[i].max_new_tokens)))
         return results
 
     @staticmethod
@@ -359,7 +367,7 @@ class TokenStream:
         from transformers import TextIteratorStreamer
 
         self.generation: Generation | None = None
-        self._gen, self._ids = gen, ids
+        self._gen, self._ids, self._max_new = gen, ids, max_new_tokens
         self._streamer = TextIteratorStreamer(gen._hf_tok, skip_prompt=True, skip_special_tokens=True)
         self._out, self._error = None, None
         self._t0 = time.perf_counter()
@@ -383,7 +391,7 @@ class TokenStream:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        result = self._gen._result(self._out, int(self._ids.shape[1]), time.perf_counter() - self._t0)
+        result = self._gen._result(self._out, int(self._ids.shape[1]), time.perf_counter() - self._t0, self._max_new)
         result.ttft_s = ttft
         self.generation = result
 

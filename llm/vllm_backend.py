@@ -120,8 +120,10 @@ def generation_from_output(output: Any, latency_s: float) -> Generation:
     first_token, arrival = getattr(metrics, "first_token_time", None), getattr(metrics, "arrival_time", None)
     if isinstance(first_token, (int, float)) and isinstance(arrival, (int, float)) and first_token >= arrival:
         ttft = float(first_token - arrival)
+    finish = getattr(first, "finish_reason", None)  # "stop" | "length" | "abort" (vLLM's CompletionOutput)
     return Generation(text=first.text.strip(), prompt_tokens=len(output.prompt_token_ids),
-                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft)
+                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft,
+                      finish_reason=finish if isinstance(finish, str) else None)
 
 
 class VLLMGenerator(Generator):

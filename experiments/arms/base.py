@@ -65,6 +65,7 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[s
         "ttft_s": round(ttft[0], 4) if ttft else None,
         "cached": all(g.cached for g in gens),
         "calls": len(gens),
+        "finish_reason": gens[-1].finish_reason if gens else None,  # of the answer that counts
     }
 
 

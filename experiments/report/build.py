@@ -222,6 +222,13 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
             "official: the benchmark's own aggregate beside the sample mean (score), which the verdict compares. "
             + " ".join(f"{rule}." for _, rule in rules)
             + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in summary.csv)."))
+    capped = [row for row in summary if row.get("answers_cut_share")]
+    if capped:
+        doc.add(Paragraph(
+            "Answers cut at the token limit (the generator stopped at the benchmark's max_new_tokens, finish_reason "
+            "length): " + "; ".join(f"{row['config']} {_pct(row['answers_cut_share'])}" for row in capped)
+            + ". A cut answer may miss what it was about to say, so such a config's score can understate it; "
+            "compare arms only where their shares are alike, or raise benchmark.max_new_tokens."))
     cut = [row for row in summary if row.get("embedder_truncated_share")]
     if cut:
         doc.add(Paragraph(

@@ -1,0 +1,70 @@
+"""Answers cut at the token limit: every backend says how an answer ended (`finish_reason`), the records
+keep it, metrics.json counts the cut ones, and the report names the configs whose answers were cut
+(their scores may understate them)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+from experiments.aggregate import aggregate
+from experiments.report.build import build_report
+from experiments.report.settings import load_settings
+from experiments.report.simulated_sweeps import write_run
+from llm.prompt import Prompt
+from tests.conftest import ROOT
+
+QUESTION = "What is the capital of France? Answer in one word."
+
+
+def test_the_transformers_backend_says_how_each_answer_ended(generator):
+    short, roomy = generator.generate([Prompt(QUESTION, max_new_tokens=3), Prompt(QUESTION, max_new_tokens=64)])
+    assert (short.completion_tokens, short.finish_reason) == (3, "length")
+    assert roomy.finish_reason == "stop" and roomy.completion_tokens < 64
+    # the shared-prefix path (questions over one context, decoded together) says it too
+    ctx = "The lighthouse keeper logged the storm at dawn. " * 20
+    prompts = [Prompt(ctx + "When was the storm logged? Answer briefly.", max_new_tokens=3, prefix_chars=len(ctx)),
+               Prompt(ctx + "Who logged the storm? Answer in two words.", max_new_tokens=48, prefix_chars=len(ctx))]
+    cut, done = generator.generate(prompts)
+    assert cut.prefix_group_size == 2 and (cut.completion_tokens, cut.finish_reason) == (3, "length")
+    assert done.finish_reason == "stop"
+
+
+def test_the_runner_records_it_and_counts_the_cut_answers(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    res = subprocess.run([sys.executable, "-m", "experiments.run", "arm=longctx", "generator=smollm2",
+                          "benchmark=synthetic", "benchmark.languages=[en]", "benchmark.levels=[400]",
+                          "benchmark.questions_per_haystack=3",
+                          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    records = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and {r["finish_reason"] for r in records} <= {"stop", "length"}
+    for r in records:  # the synthetic benchmark allows 24 new tokens: an answer that stopped before ended itself
+        assert r["completion_tokens"] <= 24 and (r["completion_tokens"] == 24 or r["finish_reason"] == "stop")
+    share = sum(r["finish_reason"] == "length" for r in records) / len(records)
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["answers_cut_share"] == round(share, 4)
+
+
+def _records(arm: str, finish: list[str | None]) -> list[dict]:
+    return [{"id": f"s{i}", "benchmark": "synthetic", "task": "t", "language": "en", "length_level": "1k",
+             "group": f"g{i}", "arm": arm, "status": "ok", "score": 1.0, "scores": {"score": 1.0}, "prediction": "x",
+             "answers": ["x"], "prompt_tokens": 10, "completion_tokens": 2, "latency_s": 0.1, "finish_reason": f}
+            for i, f in enumerate(finish)]
+
+
+def test_the_report_names_configs_whose_answers_were_cut(tmp_path):
+    lc = _records("longctx", ["length", "stop", "stop", "stop"])
+    assert aggregate(lc)["answers_cut_share"] == 0.25
+    assert aggregate(_records("longctx", [None, None]))["answers_cut_share"] is None  # the backend did not say
+    write_run(tmp_path / "sweep" / "lc", {"arm": "longctx", "benchmark": "synthetic", "generator": "m"}, lc)
+    write_run(tmp_path / "sweep" / "rag", {"arm": "rag", "benchmark": "synthetic", "generator": "m", "retriever": "bm25",
+                                           "chunk_size": 128, "top_k": 4}, _records("rag", ["stop"] * 4))
+    files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
+    rows = {r["arm"]: r for r in csv.DictReader(files["summary.csv"].open())}
+    assert float(rows["longctx"]["answers_cut_share"]) == 0.25 and float(rows["rag"]["answers_cut_share"]) == 0.0
+    md = files["report.md"].read_text()
+    assert "Answers cut at the token limit" in md and "longctx 25%" in md.split("Answers cut at the token limit")[1]
