@@ -77,6 +77,9 @@ def test_generic_jsonl_two_arms_import_and_report(tmp_path):
     agreement = _agreement_rows(md)
     assert "| 16 | 8 (50%) | 0 (0%) | 8 (50%) | 0 (0%) | 8 (50%) |" in agreement["all"]
     assert "| 8 | 4 (50%) | 0 (0%) | 4 (50%) | 0 (0%) | 4 (50%) |" in agreement["32k"]
+    rows = {r["level"]: r for r in csv.DictReader(files["agreement.csv"].open())}
+    assert set(rows) == {"all", "8k", "32k"}
+    assert (rows["all"]["n_shared"], rows["all"]["only_rag_right"], rows["all"]["same_answer_share"]) == ("16", "8", "0.5")
 
 
 def test_ids_are_checked_across_arms(tmp_path):

@@ -1,5 +1,6 @@
 """Many run directories -> the decision report: report.md, report.html (same content, plots
-embedded), summary.csv (one row per config), verdict.csv, whatif.csv and the plots as PNG files.
+embedded), summary.csv (one row per config), verdict.csv, whatif.csv, agreement.csv (long context vs
+the best RAG config per question, per benchmark and length level) and the plots as PNG files.
 
     python -m experiments.report outputs/demo
     python -m experiments.report outputs/multirun/2026-01-01_10-00-00 outputs/runs/other_run --out my_report
@@ -449,12 +450,14 @@ def build_report(paths: list[str], out_dir: Path | None = None, settings: Report
     reproducibility_section(doc, runs, out, dupes)
 
     files = {"report.md": out / "report.md", "report.html": out / "report.html", "summary.csv": out / "summary.csv",
-             "verdict.csv": out / "verdict.csv", "whatif.csv": out / "whatif.csv"}
+             "verdict.csv": out / "verdict.csv", "whatif.csv": out / "whatif.csv",
+             "agreement.csv": out / "agreement.csv"}
     files["report.md"].write_text(to_markdown(doc), encoding="utf-8")
     files["report.html"].write_text(to_html(doc), encoding="utf-8")
     _write_csv(files["summary.csv"], summary)
     _write_csv(files["verdict.csv"], [v.as_csv() for v in vrows])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in wrows])
+    _write_csv(files["agreement.csv"], [a.as_csv() for a in diag.agreements])
     files.update({p.name: p for p in images})
     return files
 

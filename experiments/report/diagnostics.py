@@ -34,6 +34,15 @@ class Agreement:
     level: str = "all"
     same_answer: int | None = None  # questions whose two answers are the same once normalised
 
+    def as_csv(self) -> dict[str, Any]:
+        """A row of agreement.csv (counts; shares of the shared questions)."""
+        n = max(self.n, 1)
+        counts = {"both_right": self.both_right, "only_longctx_right": self.only_lc, "only_rag_right": self.only_rag,
+                  "both_wrong": self.both_wrong, "same_answer": self.same_answer}
+        return {"benchmark": self.benchmark, "level": self.level, "longctx_config": self.lc.label,
+                "rag_config": self.rag.label, "n_shared": self.n, **counts,
+                **{f"{k}_share": None if v is None else round(v / n, 4) for k, v in counts.items()}}
+
 
 @dataclass
 class EvidenceRow:
