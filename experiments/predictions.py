@@ -232,15 +232,8 @@ def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
     if p.failed:
         return schema.failed_record(base, p.failed)
     values = metrics.score(p.metric, p.prediction, p.reference, judge=judge)
-    failed_reason = values.pop("failed_reason", None)
-    cost = p.usage.get("cost_usd")
     usage = {k: v for k, v in p.usage.items() if k != "cost_usd"}
-    record = schema.answered_record(base, p.prediction, values, usage, cost, {})
-    if values.get("failed"):
-        return schema.failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
-    if values.get("unparsable"):
-        return schema.failed_record(record, f"judge reply unparsable: {values.pop('unparsable_reply', '')!r}")
-    return record
+    return schema.scored_record(base, p.prediction, values, usage, p.usage.get("cost_usd"), {})
 
 
 def write_runs(preds: list[Prediction], out: Path, source: dict[str, Any], judge=None, progress: bool = False) -> list[Path]:

@@ -148,6 +148,19 @@ def answered_record(base: dict[str, Any], prediction: str, scores: dict[str, Any
             "cost_usd": cost_usd, **meta}
 
 
+def scored_record(base: dict[str, Any], prediction: str, values: dict[str, Any], usage: dict[str, Any],
+                  cost_usd: float | None, meta: dict[str, Any]) -> dict[str, Any]:
+    """An answer with its metric values. A judgment that could not be had is no zero: the judge call
+    failed, or its reply held no rating, and the record is failed (retried on resume, counted)."""
+    failed_reason = values.pop("failed_reason", None)
+    record = answered_record(base, prediction, values, usage, cost_usd, meta)
+    if values.get("failed"):
+        return failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
+    if values.get("unparsable"):
+        return failed_record(record, f"judge reply unparsable: {values.pop('unparsable_reply', '')!r}")
+    return record
+
+
 # ---------------------------------------------------------------- the reader
 def read_records(path: str | Path, repair: bool = False) -> dict[str, dict[str, Any]]:
     """Records by sample id, the last record of an id winning.

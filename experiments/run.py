@@ -94,18 +94,11 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     if ans.text is None:  # retrieval only (generator=none)
         return schema.retrieved_record(base, ans.meta)
     values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
-    failed_reason = values.pop("failed_reason", None)
     u = ans.usage
     # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
     seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
-    record = schema.answered_record(base, ans.text, values, u, cost, ans.meta)
-    if values.get("failed"):  # the judge could not be asked: not a zero, a failure to retry on resume
-        record = schema.failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
-    elif values.get("unparsable"):  # the judge answered without a rating: no judgment, not a zero
-        reply = values.pop("unparsable_reply", "")
-        record = schema.failed_record(record, f"judge reply unparsable: {reply!r}")
-    return record
+    return schema.scored_record(base, ans.text, values, u, cost, ans.meta)
 
 
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
