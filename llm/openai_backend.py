@@ -59,6 +59,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
+from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
 
@@ -373,7 +374,8 @@ class OpenAICompatGenerator(Generator):
     def client(self):
         with self._client_lock:
             if self._client is None:
-                from openai import DefaultHttpxClient, OpenAI
+                openai = require("openai", "generator.backend=openai", "make install")
+                DefaultHttpxClient, OpenAI = openai.DefaultHttpxClient, openai.OpenAI
 
                 # Retries are ours (bounded, with jitter, also on malformed bodies): the client's are off.
                 # `timeout` is the client's per-read (and connect) limit; the whole-attempt limit is ours

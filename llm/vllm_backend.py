@@ -24,15 +24,14 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from eval.registry import MissingExtra
+from eval.registry import MissingExtra, require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = ("the vllm generator backend needs vLLM, which is not installed: pip install '.[gpu]' "
-                "(or pip install vllm; Linux with a CUDA GPU). Without a GPU use generator=smollm2, or "
-                "generator=vllm_server against a `vllm serve` endpoint elsewhere.")
+INSTALL_HINT = ("pip install '.[gpu]' (or pip install vllm; Linux with a CUDA GPU). Without a GPU use "
+                "generator=smollm2, or generator=vllm_server against a `vllm serve` endpoint elsewhere.")
 
 # generator config keys passed to vllm.LLM under the same name (when set)
 ENGINE_KEYS = ("tokenizer", "max_model_len", "tensor_parallel_size", "pipeline_parallel_size",
@@ -45,11 +44,7 @@ SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
 
 def require_vllm():
     """Import vllm, or raise `MissingExtra` (an ImportError and a ValueError) saying how to install it."""
-    try:
-        import vllm
-    except ImportError as err:
-        raise MissingExtra(INSTALL_HINT) from err
-    return vllm
+    return require("vllm", "generator.backend=vllm", INSTALL_HINT)
 
 
 def resolve_engine_model(spec: str) -> str:

@@ -30,6 +30,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
+from eval.registry import require
 from eval.sample import Document
 from llm.base import Tokenizer
 
@@ -122,10 +123,8 @@ def _hf_token_ids(tokenizer: Tokenizer) -> Callable[[str], list]:
 
 
 def _sentence_splitter(tokenizer: Tokenizer, size: int, overlap: int, llamaindex_defaults: bool):
-    try:
-        from llama_index.core.node_parser import SentenceSplitter
-    except ImportError as err:  # pragma: no cover - a declared dependency
-        raise ImportError("chunker.kind=sentence/llamaindex needs llama-index-core: pip install llama-index-core") from err
+    SentenceSplitter = require("llama_index.core.node_parser", "chunker.kind=sentence/llamaindex",
+                               "make install").SentenceSplitter
     kwargs: dict[str, Any] = {"chunk_size": size, "chunk_overlap": overlap, "tokenizer": _hf_token_ids(tokenizer)}
     if not llamaindex_defaults:
         kwargs["chunking_tokenizer_fn"] = split_sentences

@@ -102,7 +102,8 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str, batch_size: int = 64, normalize: bool = True, device: str = "cpu",
                  query_instruction: str | None = None, passage_instruction: str | None = None, fp16: bool = True,
                  max_seq_length: int | None = None):
-        from sentence_transformers import SentenceTransformer
+        SentenceTransformer = require("sentence_transformers", "retriever.backend=sentence_transformers",
+                                      "make install").SentenceTransformer
 
         path, _ = resolve_model(model)
         device = resolve_device(device)
@@ -226,7 +227,7 @@ class OpenAIEmbedder:
                  api_key_env: str = "OPENAI_API_KEY", batch_size: int = 256, max_retries: int = 5,
                  timeout_s: float = 60.0, dimensions: int | None = None, normalize: bool = True,
                  query_instruction: str | None = None, passage_instruction: str | None = None):
-        from openai import OpenAI
+        OpenAI = require("openai", "retriever.backend=openai", "make install").OpenAI
 
         key = os.environ.get(api_key_env)
         if not key and base_url is None:

@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from eval.registry import require
+
 log = logging.getLogger(__name__)
 
 FAISS_KINDS = ("flat", "hnsw", "ivf")
@@ -29,7 +31,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
 
 # ---------------------------------------------------------------- faiss
 def faiss_gpus() -> int:
-    import faiss
+    faiss = require("faiss", "a faiss index (retriever.index)", "make install")
 
     get = getattr(faiss, "get_num_gpus", None)
     return int(get()) if get else 0
@@ -38,7 +40,7 @@ def faiss_gpus() -> int:
 def build_faiss(vecs: np.ndarray, kind: str = "flat", hnsw_m: int = 32, ef_search: int = 128,
                 nlist: int | None = None, nprobe: int = 16, ivf_min_vectors: int = 4096):
     """A CPU faiss index over `vecs` (inner product), built as `kind` says."""
-    import faiss
+    faiss = require("faiss", "a faiss index (retriever.index)", "make install")
 
     if kind not in FAISS_KINDS:
         raise ValueError(f"retriever.index={kind!r}; allowed: {', '.join(FAISS_KINDS)}")
@@ -72,7 +74,7 @@ def to_gpu(index, gpu: Any = "auto"):
         if gpu is True:
             raise RuntimeError("retriever.gpu=true but faiss sees no GPU (install faiss-gpu: the [gpu] extra)")
         return index
-    import faiss
+    faiss = require("faiss", "a faiss index (retriever.index)", "make install")
 
     if isinstance(index, faiss.IndexHNSWFlat):  # no GPU HNSW in faiss: stay on CPU
         return index

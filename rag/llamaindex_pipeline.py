@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from eval.registry import require
+
 LOOGLE_BASELINE = {"chunk_size": 1024, "chunk_overlap": 20, "top_k": 2}
 
 
@@ -50,7 +52,7 @@ class LlamaIndexPipeline:
     """Index one context with LlamaIndex and answer questions with its top-k retriever."""
 
     def __init__(self, embedder, tokenizer, chunk_size: int = 1024, chunk_overlap: int = 20, top_k: int = 2):
-        from llama_index.core import Document, Settings, VectorStoreIndex  # noqa: F401
+        Settings = require("llama_index.core", "rag.pipeline=llamaindex", "make install").Settings
         from llama_index.core.node_parser import SentenceSplitter
 
         from rag.chunking import _hf_token_ids

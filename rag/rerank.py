@@ -25,7 +25,7 @@ class Scorer(Protocol):
 
 class CrossEncoderScorer:
     def __init__(self, model: str, batch_size: int = 32, device: str = "cpu", max_length: int | None = 512):
-        from sentence_transformers import CrossEncoder
+        CrossEncoder = require("sentence_transformers", "reranker.kind=cross_encoder", "make install").CrossEncoder
 
         path, _ = resolve_model(model)
         try:
