@@ -149,9 +149,19 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     return [by_id[s.id] for s in samples if s.id in by_id]
 
 
-def _quiet_libraries() -> None:
-    for name in ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "urllib3"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+# libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`)
+CHATTY_LOGGERS = ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "httpcore", "openai", "urllib3")
+
+
+def _set_log_level(level: str) -> None:
+    """`run.log_level`: `info` (default) keeps the libraries above at WARNING so their per-request lines do
+    not drown the progress bars; `debug` shows everything, per-request HTTP lines included."""
+    level = str(level or "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ValueError(f"run.log_level={level!r}; allowed: debug, info, warning, error")
+    logging.getLogger().setLevel(level.upper())
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
     try:
         from transformers.utils import logging as hf_logging
 
@@ -187,7 +197,7 @@ def _cost_model(price: dict[str, Any] | None):
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
-    _quiet_libraries()
+    _set_log_level(cfg.run.get("log_level", "info"))
     spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
     loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     if not loaded.samples:

@@ -154,7 +154,7 @@ class TransformersGenerator(Generator):
             sampling["repetition_penalty"] = float(repetition_penalty)
         with torch.inference_mode():
             return self.model.generate(
-                ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, past_key_values=past,
+                ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, **_cache_arg(self.model, past),
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
@@ -228,7 +228,7 @@ class TransformersGenerator(Generator):
         t0 = time.perf_counter()
         cache = DynamicCache(config=model.config)
         with torch.inference_mode():
-            model(first, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            model(first, **_cache_arg(model, cache), use_cache=True, logits_to_keep=1)
         prefill_s = time.perf_counter() - t0
         shared_s = prefill_s / len(prompts)
         group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts)}
@@ -302,7 +302,7 @@ class TransformersGenerator(Generator):
         rows = torch.arange(batch, device=dev)
         with torch.inference_mode():
             logits = model(input_ids=torch.cat(suffixes)[None, :].to(dev), attention_mask=mask[None, None],
-                           position_ids=(n_prefix + within)[None, :], past_key_values=cache, use_cache=True,
+                           position_ids=(n_prefix + within)[None, :], **_cache_arg(model, cache), use_cache=True,
                            logits_to_keep=last).logits[0]
             owner_cols = owner
             positions = torch.tensor(lengths, device=dev) + n_prefix  # where each question's next token goes
@@ -314,7 +314,7 @@ class TransformersGenerator(Generator):
                 step_mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.bool, device=dev),
                                        owner_cols[None, :] == rows[:, None]], dim=1)
                 logits = model(input_ids=chosen[None, :], attention_mask=step_mask[None, None],
-                               position_ids=positions[None, :], past_key_values=cache, use_cache=True).logits[0]
+                               position_ids=positions[None, :], **_cache_arg(model, cache), use_cache=True).logits[0]
                 positions = positions + 1
         return out
 
@@ -338,7 +338,7 @@ class TransformersGenerator(Generator):
         out: list[list[int]] = [[] for _ in range(batch)]
         done = [False] * batch
         with torch.inference_mode():
-            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, **_cache_arg(model, cache),
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
@@ -347,8 +347,22 @@ class TransformersGenerator(Generator):
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
                 logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                               past_key_values=cache, use_cache=True).logits[:, -1, :]
+                               **_cache_arg(model, cache), use_cache=True).logits[:, -1, :]
         return out
+
+
+@lru_cache(maxsize=None)
+def _cache_kwarg(forward) -> str:
+    """The name a model's forward takes its KV cache by: `cache` from transformers 5 (which still accepts
+    `past_key_values` with a warning until 5.40), `past_key_values` before."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def _cache_arg(model, cache) -> dict:
+    """`{name: cache}` for `model(...)` and `model.generate(...)`, named as this transformers version wants."""
+    return {_cache_kwarg(type(model).forward): cache}
 
 
 def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int]) -> bool:
