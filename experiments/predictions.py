@@ -45,6 +45,7 @@ from typing import Any, Iterable
 
 from eval import metrics
 from eval.sample import Reference
+from experiments.logs import set_log_level
 from experiments import records as schema
 from experiments.arms import ARMS
 from experiments.run_dir import write_run_dir
@@ -333,6 +334,7 @@ def run_import(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    set_log_level("info")  # a judge's per-request HTTP lines would drown the progress bar
     args = build_parser().parse_args(argv)
     try:
         summary = run_import(args)

@@ -38,6 +38,7 @@ from eval import metrics  # noqa: E402
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document  # noqa: E402
 from eval.sample import Sample  # noqa: E402
 from experiments.aggregate import aggregate  # noqa: E402
+from experiments.logs import set_log_level  # noqa: E402
 from experiments.arms import Answer, arm_spec  # noqa: E402
 from experiments import redact  # noqa: E402
 from experiments import run_names  # noqa: E402,F401  (registers ${safe_dirname:...} before Hydra composes)
@@ -149,28 +150,6 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     return [by_id[s.id] for s in samples if s.id in by_id]
 
 
-# libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`)
-CHATTY_LOGGERS = ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "httpcore", "openai", "urllib3")
-
-
-def _set_log_level(level: str) -> None:
-    """`run.log_level`: `info` (default) keeps the libraries above at WARNING so their per-request lines do
-    not drown the progress bars; `debug` shows everything, per-request HTTP lines included."""
-    level = str(level or "info").lower()
-    if level not in ("debug", "info", "warning", "error"):
-        raise ValueError(f"run.log_level={level!r}; allowed: debug, info, warning, error")
-    logging.getLogger().setLevel(level.upper())
-    for name in CHATTY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:
-        pass
-
-
 def _build_judge(cfg: DictConfig, samples: list[Sample]):
     """The judge for judge-scored metrics (None when no sample needs one): `cfg.judge` asked through
     llm's OpenAI-compatible backend (retries, whole-attempt timeout), judgments cached beside the
@@ -197,7 +176,7 @@ def _cost_model(price: dict[str, Any] | None):
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
-    _set_log_level(cfg.run.get("log_level", "info"))
+    set_log_level(cfg.run.get("log_level", "info"))
     spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
     loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
     if not loaded.samples:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -257,3 +258,27 @@ def test_the_command_line_server_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_run_against_the_server_logs_no_line_per_request_unless_asked(server, tmp_path, caplog):
+    """httpx writes `HTTP Request: POST ... 200 OK` at INFO for every call: kept out of a run's log at the
+    default `run.log_level=info`, shown with `run.log_level=debug`."""
+    from experiments.run import run
+    from tests.conftest import compose
+
+    def lines_per_request(level: str) -> list[str]:
+        caplog.clear()
+        overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", "arm=closedbook",
+                     "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.haystacks_per_level=1",
+                     "benchmark.questions_per_haystack=2", "run.progress=false", f"run.log_level={level}",
+                     f"run.cache_dir={tmp_path / level}"]  # a cache each, so both runs send their requests
+        run_dir = tmp_path / f"run_{level}"
+        run_dir.mkdir()
+        with caplog.at_level(logging.DEBUG):
+            result = run(compose(overrides), run_dir)
+        assert result["n_ok"] == 2
+        return [r.getMessage() for r in caplog.records if r.getMessage().startswith("HTTP Request:")]
+
+    assert lines_per_request("info") == []
+    assert len(lines_per_request("debug")) >= 2

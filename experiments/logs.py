@@ -1,0 +1,26 @@
+"""How loud a run is (`run.log_level`): library chatter kept at WARNING unless debugging."""
+
+from __future__ import annotations
+
+import logging
+
+# libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`)
+CHATTY_LOGGERS = ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "httpcore", "openai", "urllib3")
+
+
+def set_log_level(level: str) -> None:
+    """`run.log_level`: `info` (default) keeps the libraries above at WARNING so their per-request lines do
+    not drown the progress bars; `debug` shows everything, per-request HTTP lines included."""
+    level = str(level or "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ValueError(f"run.log_level={level!r}; allowed: debug, info, warning, error")
+    logging.getLogger().setLevel(level.upper())
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:
+        pass
