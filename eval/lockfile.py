@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 LOCK_NAME = "requirements.lock.txt"
 EXTRAS = ("dev", "bge", "docs")  # the extras `make lock` compiles and `make install` installs
 FIX_LOCK = "run `make lock` (then `make install`)"
-FIX_INSTALL = "run `make install` to get the locked set"
+FIX_INSTALL = "reinstall the locked set: `rm -f .venv/.installed && make install`"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
