@@ -25,7 +25,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-from eval.benchmarks import LOADERS, LoadResult, load_benchmark  # noqa: E402
+from eval.benchmarks import BENCHMARKS, LoadResult, load_benchmark  # noqa: E402
 from eval.sample import level_sort_key  # noqa: E402
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "benchmark"
@@ -86,7 +86,7 @@ def describe(result: LoadResult) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.describe", description=__doc__.splitlines()[0])
-    ap.add_argument("--benchmark", required=True, choices=sorted(LOADERS.names()))
+    ap.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS.names()))
     ap.add_argument("--path", help="local file or folder in the benchmark's official layout")
     ap.add_argument("--task", action="append", help="only this task (repeatable)")
     ap.add_argument("--level", action="append", help="only this length level (repeatable)")

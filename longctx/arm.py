@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eval.evidence import Region, present_fraction, split_kinds
+from eval.replay import replayed_shuffle
 from eval.sample import Sample
 from llm.base import Generator
 from llm.prompt import Prompt, PromptTooLong
@@ -151,12 +152,7 @@ class LongContextArm:
 
 def _second_shuffle(sample: Sample):
     """Loong's released second shuffle, from the RNG state the loader recorded (None: no shuffle)."""
-    state = sample.metadata.get("second_shuffle")
-    if not state:
-        return None
-    from eval.benchmarks.loong import advanced
-
-    return advanced(int(state["seed"]), int(state["words"])).shuffle
+    return replayed_shuffle(sample.metadata.get("second_shuffle"))
 
 
 def _regions_with_documents(kept: list[tuple[int, int]], sample: Sample) -> list[Region]:

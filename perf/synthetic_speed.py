@@ -9,7 +9,8 @@ import time
 
 import common  # noqa: F401  (sets up the path)
 
-from eval.benchmarks.synthetic import approx_tokens, make_haystack
+from eval.benchmarks.common import approx_tokens
+from eval.benchmarks.synthetic import make_haystack
 
 
 def main() -> None:

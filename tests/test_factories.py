@@ -17,20 +17,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_factory_is_a_registry_and_lists_what_the_config_groups_name():
-    from eval.benchmarks import LOADERS
+    from eval.benchmarks import BENCHMARKS
     from eval.metrics import METRICS
     from llm.factory import GENERATORS
     from rag.embedders import EMBEDDERS
     from rag.rerank import RERANKERS
     from rag.retrievers import RETRIEVERS
 
-    for reg in (LOADERS, METRICS, GENERATORS, EMBEDDERS, RERANKERS, RETRIEVERS):
+    for reg in (BENCHMARKS, METRICS, GENERATORS, EMBEDDERS, RERANKERS, RETRIEVERS):
         assert isinstance(reg, Registry)
     # every config file of a group names a registered entry
     import yaml
 
     for group, reg, key in (("generator", GENERATORS, "backend"), ("retriever", RETRIEVERS, "kind"),
-                            ("reranker", RERANKERS, "kind"), ("benchmark", LOADERS, "name")):
+                            ("reranker", RERANKERS, "kind"), ("benchmark", BENCHMARKS, "name")):
         for path in sorted((ROOT / "conf" / group).glob("*.yaml")):
             assert yaml.safe_load(path.read_text())[key] in reg, f"{path}: {key} is not registered"
 
@@ -89,10 +89,11 @@ def test_runner_with_bge_m3_and_no_flagembedding_ends_in_one_error_line(tmp_path
 
 
 def test_loaders_and_metrics_go_through_the_registry():
-    from eval.benchmarks import LOADERS, load_benchmark
+    from eval.benchmarks import BENCHMARKS, Benchmark, load_benchmark
     from eval.metrics import METRICS, get_metric, register
 
-    assert LOADERS.get("synthetic").__name__ == "eval.benchmarks.synthetic"
+    synthetic = BENCHMARKS.get("synthetic")
+    assert issubclass(synthetic, Benchmark) and synthetic.__module__ == "eval.benchmarks.synthetic"
     with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: clongeval, lara, loogle, loong, lveval, synthetic"):
         load_benchmark({"name": "nope"})
     assert get_metric("qa_f1") is METRICS.get("qa_f1")

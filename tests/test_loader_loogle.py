@@ -13,7 +13,7 @@ import pytest
 from eval.benchmarks import load_benchmark
 from eval.benchmarks._files import DataError
 from eval.benchmarks.loogle import TASKS, evidence_pieces, evidence_stats, length_level, level_names
-from eval.benchmarks.synthetic import approx_tokens
+from eval.benchmarks.common import approx_tokens
 from tests.conftest import SHARED_DATA, groups_are_consecutive
 
 LOOGLE = SHARED_DATA / "loogle"

@@ -43,8 +43,8 @@ def test_real_loong_loads_1100_items_and_reports_500_missing(loong_all):
     assert len(warnings) == 1, [r.getMessage() for r in warnings]
     assert "500" in warnings[0].getMessage() and "legal" in warnings[0].getMessage()
     assert {s.metadata["type"] for s in res.samples} == {"financial", "paper"}
-    assert set(Counter(s.task for s in res.samples)) == set(TASKS.values())
-    assert set(Counter(s.length_level for s in res.samples)) == set(LEVELS.values())
+    assert set(Counter(s.task for s in res.samples)) == set(TASKS)
+    assert set(Counter(s.length_level for s in res.samples)) == set(LEVELS)
     assert len({s.id for s in res.samples}) == 1100
 
 

@@ -1,5 +1,6 @@
 from eval.benchmarks import load_benchmark
-from eval.benchmarks.synthetic import SyntheticConfig, approx_tokens, generate, make_haystack, parse_level
+from eval.benchmarks.common import approx_tokens
+from eval.benchmarks.synthetic import SyntheticConfig, generate, make_haystack, parse_level
 
 
 def test_deterministic_per_seed():

@@ -1,53 +1,60 @@
-"""Benchmark loaders: each turns a benchmark's data into `Sample`s with its prompt template.
+"""Benchmarks: each is one `Benchmark` class (eval/benchmarks/base.py) that turns a benchmark's data
+into `Sample`s with its prompt templates, registered here by name.
 
-Every loader is a module `eval.benchmarks.<name>` with a function `load(cfg: dict) -> LoadResult`,
-where `cfg` is the `benchmark` config group as a plain dict. A loader may use `tasks` and `levels`
-to avoid reading files it does not need; `load_benchmark` applies `tasks`, `levels` and `limit`
-again afterwards, so every benchmark selects the same way and deterministically.
+`load_benchmark(cfg)` builds the class named `cfg["name"]` and calls its `load(cfg)`, where `cfg` is the
+`benchmark` config group as a plain dict. A benchmark may use `tasks` and `levels` to avoid reading files
+it does not need; `load_benchmark` applies `tasks`, `levels` and `limit` again afterwards, checked
+against the names the class declares, so every benchmark selects the same way and deterministically.
 
 `skip_bad: true` skips records that fail to parse or check (each named, file and line, in one
 warning) and counts them in `LoadResult.skipped["bad records"]`; by default the first one stops
 the load with an error naming its file, line and field.
+
+A new benchmark: one module with a `Benchmark` subclass, `register(TheClass)` (or an entry below), and
+`conf/benchmark/<name>.yaml`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from eval.benchmarks._files import skipping_bad_records
+from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult
 from eval.registry import Registry
-from eval.sample import Sample
+
+__all__ = ["BENCHMARKS", "COMMON_KEYS", "SELECTION_KEYS", "Benchmark", "LoadResult", "benchmark_class",
+           "load_benchmark", "multi_document", "register", "select"]
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class LoadResult:
-    samples: list[Sample]
-    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
-    notes: dict[str, Any] = field(default_factory=dict)  # what eval.describe says besides counts (LaRA: evidence, metric)
-
-    def skip(self, reason: str, n: int = 1) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + n
-
-
-# benchmark name -> module holding its `load(cfg)` (which checks its own keys); imported only when asked for
-LOADERS = Registry("benchmark.name", {
-    "synthetic": "eval.benchmarks.synthetic",
-    "lveval": "eval.benchmarks.lveval",
-    "loogle": "eval.benchmarks.loogle",
-    "clongeval": "eval.benchmarks.clongeval",
-    "loong": "eval.benchmarks.loong",
-    "lara": "eval.benchmarks.lara",
+# benchmark name -> its class, imported only when asked for
+BENCHMARKS = Registry("benchmark.name", {
+    "synthetic": "eval.benchmarks.synthetic:SyntheticBenchmark",
+    "lveval": "eval.benchmarks.lveval:LVEvalBenchmark",
+    "loogle": "eval.benchmarks.loogle:LooGLEBenchmark",
+    "clongeval": "eval.benchmarks.clongeval:CLongEvalBenchmark",
+    "loong": "eval.benchmarks.loong:LoongBenchmark",
+    "lara": "eval.benchmarks.lara:LaRABenchmark",
 })
 
-# Keys that choose which samples load, not what a sample or its score is: a run's records do not depend on
-# them (the runner leaves them out of its config hash, so changing them keeps a run resumable).
-SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad")
-# Keys every benchmark config group accepts besides its loader's own fields.
-COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
+
+def register(cls: type[Benchmark]) -> type[Benchmark]:
+    """Add a benchmark class under its `name` (usable as a class decorator)."""
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+        raise TypeError(f"{cls!r} is not a Benchmark subclass")
+    BENCHMARKS.register(cls.name, cls)
+    return cls
+
+
+def benchmark_class(name: Any) -> type[Benchmark]:
+    """The class registered as `name`; an unknown name fails listing the registered ones."""
+    if name not in BENCHMARKS:
+        raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(BENCHMARKS.names()))}")
+    cls = BENCHMARKS.get(name)
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+        raise TypeError(f"benchmark.name={name!r} is registered as {cls!r}, not a Benchmark subclass")
+    return cls
 
 
 def _as_list(value: Any) -> list[str] | None:
@@ -56,20 +63,6 @@ def _as_list(value: Any) -> list[str] | None:
     if isinstance(value, (str, int)):
         return [str(value)]
     return [str(v) for v in value]
-
-
-def _names(table: Any) -> set[str]:
-    if not table:
-        return set()
-    values = table.values() if isinstance(table, dict) else table
-    return {str(v) for v in values}
-
-
-def known_names(module: Any) -> tuple[set[str], set[str]]:
-    """The task and length-level names a loader module declares (`TASKS`/`DATASETS`, `LEVELS`/`SIZES`)."""
-    tasks = _names(getattr(module, "TASKS", None) or getattr(module, "DATASETS", None))
-    levels = _names(getattr(module, "LEVELS", None) or getattr(module, "SIZES", None))
-    return tasks, levels
 
 
 def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None, limit: Any = None,
@@ -96,27 +89,24 @@ def select(result: LoadResult, name: str, tasks: Any = None, levels: Any = None,
 
 
 def multi_document(name: str) -> bool:
-    """Whether the benchmark's contexts may join several documents (its loader says `MULTI_DOCUMENT = True`)."""
-    return name in LOADERS and bool(getattr(LOADERS.get(name), "MULTI_DOCUMENT", False))
+    """Whether the benchmark's contexts may join several documents (its class says `multi_document`)."""
+    return name in BENCHMARKS and benchmark_class(name).multi_document
 
 
 def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
     """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`."""
     name = cfg.get("name")
-    if name not in LOADERS:
-        raise ValueError(f"benchmark.name={name!r}; available: {', '.join(sorted(LOADERS.names()))}")
-    module = LOADERS.get(name)
+    cls = benchmark_class(name)
     with skipping_bad_records(bool(cfg.get("skip_bad"))) as bad:
-        result = module.load(dict(cfg))
+        result = cls().load(dict(cfg))
     if bad:
         result.skip("bad records", len(bad))
         more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
         log.warning("%s: skipped %d bad records (benchmark.skip_bad=true): %s%s", name, len(bad),
                     "; ".join(str(e) for e in bad[:3]), more)
     # a generator (synthetic) makes exactly the levels asked for: nothing to select there
-    levels = None if getattr(module, "LEVELS_ARE_GENERATED", False) else cfg.get("levels")
-    known_tasks, known_levels = known_names(module)
-    result = select(result, name, cfg.get("tasks"), levels, cfg.get("limit"), known_tasks, known_levels)
+    levels = None if cls.levels_generated else cfg.get("levels")
+    result = select(result, name, cfg.get("tasks"), levels, cfg.get("limit"), set(cls.tasks), set(cls.levels))
     if cfg.get("metric"):  # score with another registered metric (a judge-free run on CPU, say)
         from eval.metrics import get_metric
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from eval.benchmarks.base import COMMON_KEYS
+
 _MISSING = object()
 
 
@@ -307,8 +309,6 @@ def first_samples(streams: Iterable[Iterable[Any]], limit: int | None) -> list[A
 
 def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> None:
     """Reject unknown keys of a `benchmark` config group, naming the known ones."""
-    from eval.benchmarks import COMMON_KEYS
-
     known = set(known)
     unknown = set(cfg) - known - set(COMMON_KEYS)
     if unknown:

@@ -48,6 +48,7 @@ from typing import Any, Iterable, Iterator
 
 from eval.benchmarks._files import Row, check_keys, first_samples, read_records, record_guard, selection
 from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC
+from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -354,19 +355,27 @@ def _file_samples(task: str, size: str, path: Path, conf: CLongEvalConfig) -> It
             yield sample
 
 
-def load(cfg: dict[str, Any]) -> "LoadResult":
-    """The `benchmark=clongeval` config group -> samples (see the module docstring)."""
-    from eval.benchmarks import LoadResult
+class CLongEvalBenchmark(Benchmark):
+    """clongeval: see the module docstring."""
 
-    conf = _config(cfg)
-    tasks, some_tasks = selection(cfg.get("tasks"), TASKS, "tasks", "clongeval")
-    sizes, some_sizes = selection(cfg.get("levels"), SIZES, "levels", "clongeval")
-    limit = cfg.get("limit")
-    if conf.path:
-        files: Iterable[tuple[str, str, Path]] = _local_files(Path(conf.path).expanduser(), tasks, sizes, (some_tasks, some_sizes))
-    else:
-        files = _hub_files(conf, tasks, sizes)
-    streams = (_file_samples(task, size, path, conf) for task, size, path in files)
-    result = LoadResult(first_samples(streams, None if limit is None else int(limit)))
-    log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
-    return result
+    name = "clongeval"
+    tasks = TASKS
+    levels = SIZES
+    evidence = "spans"
+    truncation = "middle"
+    templates = TEMPLATES
+
+    def load(self, cfg: dict[str, Any]) -> LoadResult:
+        """The `benchmark=clongeval` config group -> samples (see the module docstring)."""
+        conf = _config(cfg)
+        tasks, some_tasks = selection(cfg.get("tasks"), TASKS, "tasks", "clongeval")
+        sizes, some_sizes = selection(cfg.get("levels"), SIZES, "levels", "clongeval")
+        limit = cfg.get("limit")
+        if conf.path:
+            files: Iterable[tuple[str, str, Path]] = _local_files(Path(conf.path).expanduser(), tasks, sizes, (some_tasks, some_sizes))
+        else:
+            files = _hub_files(conf, tasks, sizes)
+        streams = (_file_samples(task, size, path, conf) for task, size, path in files)
+        result = LoadResult(first_samples(streams, None if limit is None else int(limit)))
+        log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
+        return result

@@ -77,8 +77,9 @@ from typing import Any, Iterator
 
 from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, inside, read_records,
                                     record_guard, selection)
-from eval.benchmarks.loong import consecutive_groups
+from eval.benchmarks.common import consecutive_groups
 from eval.metrics.lara import lara_reference
+from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,6 @@ log = logging.getLogger(__name__)
 SOURCE = ("Alibaba-NLP/LaRA evaluation/prompt.py (full_templates, rag_templates), evaluation/eval_utils.py "
           "(create_msgs: system message, middle truncation), evaluation/eval_full_open.py (max_new_tokens=1024)")
 LEVELS = ("32k", "128k")
-MULTI_DOCUMENT = True  # a paper file joins several papers (one Document each)
 DOMAINS = ("book", "financial", "paper")
 TASK_OF_TYPE = {"location": "location", "reasoning": "reasoning", "comp": "comparison", "hallu": "hallucination"}
 TYPE_OF_TASK = {task: kind for kind, task in TASK_OF_TYPE.items()}
@@ -145,6 +145,11 @@ class LaraConfig:
     prompt: str = "full"  # full: the released long-context prompt for every arm | rag: the released RAG wording
     max_new_tokens: int = 1024
     truncation: str = "prompt_middle"
+
+
+def lara_template(text: str, cfg: LaraConfig) -> PromptTemplate:
+    return PromptTemplate(text, max_new_tokens=int(cfg.max_new_tokens), truncation=cfg.truncation, system=SYSTEM,
+                          source=SOURCE)
 
 
 def sample_id(length: str, domain: str, task: str, position: int) -> str:
@@ -249,8 +254,7 @@ def _file_samples(root: Path, docs: _Docs, length: str, domain: str, task: str, 
                   missing_docs: dict[str, int]) -> Iterator[Sample]:
     kind = TYPE_OF_TASK[task]
     path = root / "query" / f"{length}_{domain}_{kind}.jsonl"
-    template = PromptTemplate(PROMPTS[cfg.prompt][domain], max_new_tokens=int(cfg.max_new_tokens),
-                              truncation=cfg.truncation, system=SYSTEM, source=SOURCE)
+    template = lara_template(PROMPTS[cfg.prompt][domain], cfg)
     for row in read_records(path):
         sample = None
         with record_guard():
@@ -306,47 +310,57 @@ def _config(cfg: dict[str, Any]) -> LaraConfig:
     return out
 
 
-def load(cfg: dict[str, Any]) -> "LoadResult":
-    """The `benchmark=lara` config group -> samples (see the module docstring)."""
-    from eval.benchmarks import LoadResult
+class LaRABenchmark(Benchmark):
+    """lara: see the module docstring."""
 
-    conf = _config(cfg)
-    tasks, _ = selection(cfg.get("tasks"), TASKS, "tasks", "lara")
-    levels, _ = selection(cfg.get("levels"), LEVELS, "levels", "lara")
-    domains, _ = selection(as_list(conf.domains), DOMAINS, "domains", "lara")
-    root = _dataset_root(Path(conf.path).expanduser())
-    docs = _Docs(root)
-    samples: list[Sample] = []
-    missing_files: dict[str, int] = {}
-    missing_docs: dict[str, int] = {}
-    selected = 0
-    for length in levels:
-        for domain in domains:
-            for task in tasks:
-                selected += 1
-                name = f"{length}_{domain}_{TYPE_OF_TASK[task]}.jsonl"
-                if not (root / "query" / name).is_file():
-                    missing_files[name] = RELEASED_COUNTS[(length, domain)][task]
-                    continue
-                samples.extend(_file_samples(root, docs, length, domain, task, conf, missing_docs))
-    if missing_files and len(missing_files) == selected:
-        raise DataError(str(root / "query"), None, f"none of the selected query files is here "
-                        f"({', '.join(sorted(missing_files))})")
-    result = LoadResult(consecutive_groups(samples))
-    notes: dict[str, Any] = {"evidence": EVIDENCE_NOTE, "metric": METRIC_NOTE, "released_questions": RELEASED_TOTAL}
-    if missing_files:
-        result.skip("query file missing (questions in the release)", sum(missing_files.values()))
-        notes["missing_query_files"] = dict(sorted(missing_files.items()))
-        log.warning("LaRA: %d query files missing from %s (%s: %d questions in the release); loaded the rest",
-                    len(missing_files), root / "query", ", ".join(sorted(missing_files)), sum(missing_files.values()))
-    if missing_docs:
-        result.skip("document file missing", sum(missing_docs.values()))
-        notes["missing_documents"] = dict(sorted(missing_docs.items()))
-        more = f" (+{len(missing_docs) - 3} more)" if len(missing_docs) > 3 else ""
-        log.warning("LaRA: skipped %d questions whose document is missing (%s%s)", sum(missing_docs.values()),
-                    "; ".join(sorted(missing_docs)[:3]), more)
-    result.notes = notes
-    return result
+    name = "lara"
+    tasks = TASKS
+    levels = LEVELS
+    evidence = "documents"
+    multi_document = True  # a paper file joins several papers (one Document each)
+    truncation = "prompt_middle"
+    # by domain, with the defaults of LaraConfig; `benchmark.prompt=rag` uses RAG_TEMPLATES' wording
+    templates = {domain: lara_template(text, LaraConfig()) for domain, text in FULL_TEMPLATES.items()}
+
+    def load(self, cfg: dict[str, Any]) -> LoadResult:
+        """The `benchmark=lara` config group -> samples (see the module docstring)."""
+        conf = _config(cfg)
+        tasks, _ = selection(cfg.get("tasks"), TASKS, "tasks", "lara")
+        levels, _ = selection(cfg.get("levels"), LEVELS, "levels", "lara")
+        domains, _ = selection(as_list(conf.domains), DOMAINS, "domains", "lara")
+        root = _dataset_root(Path(conf.path).expanduser())
+        docs = _Docs(root)
+        samples: list[Sample] = []
+        missing_files: dict[str, int] = {}
+        missing_docs: dict[str, int] = {}
+        selected = 0
+        for length in levels:
+            for domain in domains:
+                for task in tasks:
+                    selected += 1
+                    name = f"{length}_{domain}_{TYPE_OF_TASK[task]}.jsonl"
+                    if not (root / "query" / name).is_file():
+                        missing_files[name] = RELEASED_COUNTS[(length, domain)][task]
+                        continue
+                    samples.extend(_file_samples(root, docs, length, domain, task, conf, missing_docs))
+        if missing_files and len(missing_files) == selected:
+            raise DataError(str(root / "query"), None, f"none of the selected query files is here "
+                            f"({', '.join(sorted(missing_files))})")
+        result = LoadResult(consecutive_groups(samples))
+        notes: dict[str, Any] = {"evidence": EVIDENCE_NOTE, "metric": METRIC_NOTE, "released_questions": RELEASED_TOTAL}
+        if missing_files:
+            result.skip("query file missing (questions in the release)", sum(missing_files.values()))
+            notes["missing_query_files"] = dict(sorted(missing_files.items()))
+            log.warning("LaRA: %d query files missing from %s (%s: %d questions in the release); loaded the rest",
+                        len(missing_files), root / "query", ", ".join(sorted(missing_files)), sum(missing_files.values()))
+        if missing_docs:
+            result.skip("document file missing", sum(missing_docs.values()))
+            notes["missing_documents"] = dict(sorted(missing_docs.items()))
+            more = f" (+{len(missing_docs) - 3} more)" if len(missing_docs) > 3 else ""
+            log.warning("LaRA: skipped %d questions whose document is missing (%s%s)", sum(missing_docs.values()),
+                        "; ".join(sorted(missing_docs)[:3]), more)
+        result.notes = notes
+        return result
 
 
 def lara_index(path: str | Path) -> dict[tuple[str, str, str, str, str], list[str]]:

@@ -65,9 +65,9 @@ from typing import Any, Iterable, Iterator
 from eval.align import Alignment, TokenIndex, align
 from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
                                     parse_jsonl, read_records, record_guard)
-from eval.benchmarks.loong import consecutive_groups
-from eval.benchmarks.synthetic import approx_tokens
+from eval.benchmarks.common import approx_tokens, consecutive_groups
 from eval.metrics.loogle import loogle_metric, loogle_reference
+from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -461,26 +461,34 @@ def _sample(item: _Item, cfg: LoogleConfig, edges: list[int], indexes: dict[str,
     )
 
 
-def load(cfg: dict) -> "LoadResult":
-    """The `benchmark=loogle` config group -> samples."""
-    from eval.benchmarks import LoadResult
+class LooGLEBenchmark(Benchmark):
+    """loogle: see the module docstring."""
 
-    fields = LoogleConfig.__dataclass_fields__
-    check_keys("loogle", cfg, fields)
-    opts = {k: v for k, v in cfg.items() if k in fields}
-    if opts.get("level_edges") is not None:
-        opts["level_edges"] = tuple(opts["level_edges"])
-    elif "level_edges" in opts:
-        del opts["level_edges"]
-    config = LoogleConfig(**opts)
-    levels = as_list(cfg.get("levels"))
-    known = level_names(config.level_edges)
-    if levels and set(levels) - set(known):
-        raise ValueError(f"benchmark.levels: unknown {sorted(set(levels) - set(known))} for loogle; available: {known}")
-    samples = build(config, as_list(cfg.get("tasks")))
-    stats = evidence_stats(samples)
-    if any(stats.values()):
-        log.info("LooGLE evidence: %d exact, %d token-exact, %d fuzzy (>= %.2f), %d dropped below",
-                 stats["exact"], stats["tokens"], stats["fuzzy"], float(opts.get("evidence_threshold", 0.8)),
-                 stats["dropped"])
-    return LoadResult(samples)
+    name = "loogle"
+    tasks = TASKS
+    levels = tuple(level_names(DEFAULT_EDGES))  # the default buckets; `benchmark.level_edges` may set others
+    evidence = "spans"
+    truncation = "middle"
+    templates = TEMPLATES
+
+    def load(self, cfg: dict) -> LoadResult:
+        """The `benchmark=loogle` config group -> samples."""
+        fields = LoogleConfig.__dataclass_fields__
+        check_keys("loogle", cfg, fields)
+        opts = {k: v for k, v in cfg.items() if k in fields}
+        if opts.get("level_edges") is not None:
+            opts["level_edges"] = tuple(opts["level_edges"])
+        elif "level_edges" in opts:
+            del opts["level_edges"]
+        config = LoogleConfig(**opts)
+        levels = as_list(cfg.get("levels"))
+        known = level_names(config.level_edges)
+        if levels and set(levels) - set(known):
+            raise ValueError(f"benchmark.levels: unknown {sorted(set(levels) - set(known))} for loogle; available: {known}")
+        samples = build(config, as_list(cfg.get("tasks")))
+        stats = evidence_stats(samples)
+        if any(stats.values()):
+            log.info("LooGLE evidence: %d exact, %d token-exact, %d fuzzy (>= %.2f), %d dropped below",
+                     stats["exact"], stats["tokens"], stats["fuzzy"], float(opts.get("evidence_threshold", 0.8)),
+                     stats["dropped"])
+        return LoadResult(samples)

@@ -60,7 +60,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,13 +67,17 @@ from typing import Any
 
 from eval.benchmarks._files import DataError, Row, as_list, check_keys, decode_text, inside, read_records, record_guard
 from eval.metrics.judge import loong_reference
+from eval.replay import CountingRandom
+from eval.benchmarks.base import Benchmark, LoadResult
+from eval.benchmarks.common import consecutive_groups
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
 
-TASKS = {1: "spotlight_locating", 2: "comparison", 3: "clustering", 4: "chain_of_reasoning"}
-LEVELS = {1: "10k-50k", 2: "50k-100k", 3: "100k-200k", 4: "200k+"}  # the paper's Set1..Set4
-MULTI_DOCUMENT = True  # each context joins several documents (RAG chunks carry their titles: rag.doc_titles)
+TASK_OF_LEVEL = {1: "spotlight_locating", 2: "comparison", 3: "clustering", 4: "chain_of_reasoning"}  # released `level`
+LEVEL_OF_SET = {1: "10k-50k", 2: "50k-100k", 3: "100k-200k", 4: "200k+"}  # the paper's Set1..Set4
+TASKS = tuple(TASK_OF_LEVEL.values())
+LEVELS = tuple(LEVEL_OF_SET.values())
 DOMAINS = ("financial", "paper", "legal")
 OFFICIAL_SEED = 1000000007  # src/utils/args.py --seed
 SOURCE = "MozerWang/Loong src/utils/prompt.py (get_generate_prompt) and data/loong.jsonl prompt_template"
@@ -226,28 +229,6 @@ def spotlight_document(names: list[str], question: str, answer: Any) -> str | No
     return None
 
 
-class CountingRandom(random.Random):
-    """`random.Random` that counts the 32-bit words it has drawn, so the state at any point is
-    (seed, words): `advanced(seed, words)` rebuilds it (the long-context arm re-runs the released
-    second shuffle over the documents it kept)."""
-
-    def __init__(self, seed: int):
-        self.words = 0
-        super().__init__(seed)
-
-    def getrandbits(self, k: int) -> int:
-        self.words += max(1, -(-k // 32))
-        return super().getrandbits(k)
-
-
-def advanced(seed: int, words: int) -> random.Random:
-    """A `random.Random(seed)` after `words` 32-bit draws (the state `CountingRandom` counted)."""
-    rng = random.Random(seed)
-    for _ in range(words):
-        rng.getrandbits(32)
-    return rng
-
-
 def _order(rng: CountingRandom | None, n: int, doc_type: str, shuffle: bool) -> tuple[list[int], list[int], int | None]:
     """(the order truncation walks: after the first shuffle, the final order when everything fits,
     the RNG's words drawn before the second shuffle; None without one)."""
@@ -290,8 +271,8 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
     """Samples of the selected items, and {skip reason: count}."""
     if cfg.shuffle not in ("official", "none"):
         raise ValueError(f"benchmark.shuffle={cfg.shuffle!r}; allowed: official, none")
-    _check_names("tasks", tasks, list(TASKS.values()))
-    _check_names("levels", levels, list(LEVELS.values()))
+    _check_names("tasks", tasks, list(TASKS))
+    _check_names("levels", levels, list(LEVELS))
     _check_names("domains", cfg.domains, list(DOMAINS))
     jsonl, doc_root = _locate(Path(cfg.path), cfg.doc_path)
     docs = _Docs(doc_root)
@@ -303,11 +284,11 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
     for row in read_records(jsonl):
         with record_guard():
             level = row.field("level", int)
-            if level not in TASKS:
-                raise row.error(f"must be one of {sorted(TASKS)}, got {level}", "level")
+            if level not in TASK_OF_LEVEL:
+                raise row.error(f"must be one of {sorted(TASK_OF_LEVEL)}, got {level}", "level")
             set_ = row.field("set", int)
-            if set_ not in LEVELS:
-                raise row.error(f"must be one of {sorted(LEVELS)}, got {set_}", "set")
+            if set_ not in LEVEL_OF_SET:
+                raise row.error(f"must be one of {sorted(LEVEL_OF_SET)}, got {set_}", "set")
             doc_type = row.field("type", str)
             if doc_type not in DOMAINS:
                 raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
@@ -316,7 +297,7 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
             # the RNG walks every item, selected or not
             first_order, order, words = _order(rng, len(names), doc_type, shuffle)
             language = row.field("language", str)
-            if (tasks and TASKS[level] not in tasks) or (levels and LEVELS[set_] not in levels) or \
+            if (tasks and TASK_OF_LEVEL[level] not in tasks) or (levels and LEVEL_OF_SET[set_] not in levels) or \
                (cfg.domains and doc_type not in cfg.domains) or (cfg.languages and language not in cfg.languages):
                 continue
             item_id = row.field("id", str)
@@ -369,8 +350,8 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | 
             if not question.strip():
                 meta["retrieval_query"] = instruction  # the question is empty: the instruction asks it
             samples.append(Sample(
-                id=f"loong-{item_id}", benchmark="loong", task=TASKS[level], language=language,
-                length_level=LEVELS[set_], context=context, question=question, answers=ref.answers,
+                id=f"loong-{item_id}", benchmark="loong", task=TASK_OF_LEVEL[level], language=language,
+                length_level=LEVEL_OF_SET[set_], context=context, question=question, answers=ref.answers,
                 template=template, metric="loong_judge",
                 evidence=[Span(doc_id=d) for d in evidence_names],
                 documents=documents, group="loong/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16],
@@ -396,25 +377,26 @@ def _unique_ids(names: list[str]) -> list[str]:
     return out
 
 
-def consecutive_groups(samples: list[Sample]) -> list[Sample]:
-    """Stable reorder so that samples of one group are consecutive (at the group's first place)."""
-    order: dict[str, int] = {}
-    for s in samples:
-        order.setdefault(s.group, len(order))
-    return sorted(samples, key=lambda s: order[s.group])  # sorted() is stable
+class LoongBenchmark(Benchmark):
+    """loong: see the module docstring."""
 
+    name = "loong"
+    tasks = TASKS
+    levels = LEVELS
+    evidence = "documents"
+    multi_document = True  # each context joins several documents (RAG chunks carry their titles: rag.doc_titles)
+    truncation = "drop_documents"
+    templates = {}  # built per item from its released `prompt_template` and `instruction`
 
-def load(cfg: dict) -> "LoadResult":
-    """The `benchmark=loong` config group -> samples (missing documents are skipped and counted)."""
-    from eval.benchmarks import LoadResult
-
-    fields = LoongConfig.__dataclass_fields__
-    check_keys("loong", cfg, fields)
-    if "path" in cfg and not cfg["path"]:
-        raise ValueError("benchmark.path: Loong is read from a local copy only (loong.jsonl and doc/); got none")
-    opts = {k: v for k, v in cfg.items() if k in fields and v is not None}
-    for key in ("domains", "languages"):
-        if key in opts:
-            opts[key] = as_list(opts[key])
-    samples, skipped = build(LoongConfig(**opts), as_list(cfg.get("tasks")), as_list(cfg.get("levels")))
-    return LoadResult(samples, skipped)
+    def load(self, cfg: dict) -> LoadResult:
+        """The `benchmark=loong` config group -> samples (missing documents are skipped and counted)."""
+        fields = LoongConfig.__dataclass_fields__
+        check_keys("loong", cfg, fields)
+        if "path" in cfg and not cfg["path"]:
+            raise ValueError("benchmark.path: Loong is read from a local copy only (loong.jsonl and doc/); got none")
+        opts = {k: v for k, v in cfg.items() if k in fields and v is not None}
+        for key in ("domains", "languages"):
+            if key in opts:
+                opts[key] = as_list(opts[key])
+        samples, skipped = build(LoongConfig(**opts), as_list(cfg.get("tasks")), as_list(cfg.get("levels")))
+        return LoadResult(samples, skipped)

@@ -64,6 +64,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from eval.benchmarks._files import Row, check_keys, first_samples, parse_jsonl, record_guard, selection
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
+from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -479,21 +480,29 @@ def _config(cfg: dict[str, Any]) -> LVEvalConfig:
     return out
 
 
-def load(cfg: dict[str, Any]) -> "LoadResult":
-    """The `benchmark=lveval` config group -> samples (see the module docstring)."""
-    from eval.benchmarks import LoadResult
+class LVEvalBenchmark(Benchmark):
+    """lveval: see the module docstring."""
 
-    conf = _config(cfg)
-    datasets, some_datasets = selection(cfg.get("tasks"), DATASETS, "tasks", "lveval")
-    levels, some_levels = selection(cfg.get("levels"), LEVELS, "levels", "lveval")
-    limit = cfg.get("limit")
-    if conf.path:
-        files: Iterable[_DataFile] = _local_files(Path(conf.path).expanduser(), datasets, levels, (some_datasets, some_levels))
-    else:
-        files = _hub_files(conf, datasets, levels)
-    result = LoadResult(first_samples((_file_samples(data, conf) for data in files), None if limit is None else int(limit)))
-    _log_summary(result.samples)
-    return result
+    name = "lveval"
+    tasks = DATASETS
+    levels = LEVELS
+    evidence = "spans"
+    truncation = "prompt_middle"
+    templates = TEMPLATES
+
+    def load(self, cfg: dict[str, Any]) -> LoadResult:
+        """The `benchmark=lveval` config group -> samples (see the module docstring)."""
+        conf = _config(cfg)
+        datasets, some_datasets = selection(cfg.get("tasks"), DATASETS, "tasks", "lveval")
+        levels, some_levels = selection(cfg.get("levels"), LEVELS, "levels", "lveval")
+        limit = cfg.get("limit")
+        if conf.path:
+            files: Iterable[_DataFile] = _local_files(Path(conf.path).expanduser(), datasets, levels, (some_datasets, some_levels))
+        else:
+            files = _hub_files(conf, datasets, levels)
+        result = LoadResult(first_samples((_file_samples(data, conf) for data in files), None if limit is None else int(limit)))
+        _log_summary(result.samples)
+        return result
 
 
 def _file_samples(data: _DataFile, conf: LVEvalConfig) -> Iterator[Sample]:

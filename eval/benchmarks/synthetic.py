@@ -30,14 +30,9 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from eval.benchmarks.common import approx_tokens
+from eval.benchmarks.base import COMMON_KEYS, Benchmark, LoadResult
 from eval.sample import Document, PromptTemplate, Sample, Span
-
-_TOKEN = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9]+|[^\sA-Za-z0-9\u3400-\u9fff]")
-
-
-def approx_tokens(text: str) -> int:
-    return len(_TOKEN.findall(text))
-
 
 def level_name(tokens: int) -> str:
     return f"{tokens // 1000}k" if tokens % 1000 == 0 else str(tokens)
@@ -53,6 +48,8 @@ def parse_level(level: int | str) -> int:
         raise ValueError(f"length level {level!r} is neither a number of tokens nor like '4k'")
     return int(m.group(1)) * (1000 if m.group(2) else 1)
 
+
+TASKS = ("single_hop", "two_hop")
 
 TEMPLATES = {
     # Context first, question last: the shared context is a reusable prompt prefix.
@@ -400,16 +397,21 @@ def _haystacks(per_level: int | dict, level: int | str) -> int:
     raise ValueError(f"benchmark.haystacks_per_level has no entry for level {level!r}: {dict(per_level)}")
 
 
-LEVELS_ARE_GENERATED = True  # `levels` says what to generate (eval.benchmarks.load_benchmark)
+class SyntheticBenchmark(Benchmark):
+    """synthetic: see the module docstring."""
 
+    name = "synthetic"
+    tasks = TASKS
+    levels_generated = True  # `levels` says what to generate
+    evidence = "spans"
+    truncation = "middle"
+    templates = TEMPLATES
 
-def load(cfg: dict) -> "LoadResult":
-    """The `benchmark=synthetic` config group -> samples."""
-    from eval.benchmarks import COMMON_KEYS, LoadResult
-
-    fields = SyntheticConfig.__dataclass_fields__
-    unknown = set(cfg) - set(fields) - set(COMMON_KEYS)
-    if unknown:
-        raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
-    opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
-    return LoadResult(generate(SyntheticConfig(**opts)))
+    def load(self, cfg: dict) -> LoadResult:
+        """The `benchmark=synthetic` config group -> samples."""
+        fields = SyntheticConfig.__dataclass_fields__
+        unknown = set(cfg) - set(fields) - set(COMMON_KEYS)
+        if unknown:
+            raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
+        opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
+        return LoadResult(generate(SyntheticConfig(**opts)))

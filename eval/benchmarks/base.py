@@ -1,0 +1,69 @@
+"""What a benchmark is: one `Benchmark` subclass with a stated contract, registered by name.
+
+A benchmark declares, as class attributes, its `name`, its `tasks` and length `levels` (the names
+`benchmark.tasks` / `benchmark.levels` may select; `levels_generated` when `levels` says what to
+generate rather than what to select), what gold `evidence` its samples carry (`spans` of the context,
+whole `documents`, or `none`), whether one context joins several documents (`multi_document`: RAG heads
+its chunks with titles, long context may drop whole documents), the long-context `truncation` policy its
+prompts default to, and its prompt `templates`. It turns the `benchmark` config group into samples
+with `load(cfg) -> LoadResult`; `eval.benchmarks.load_benchmark` then selects tasks, levels and limit
+the same way for every benchmark.
+
+A new benchmark is one module with one subclass plus `conf/benchmark/<name>.yaml`; `register` adds
+it (the built-in ones are registered lazily by module path in `eval.benchmarks`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from eval.sample import PromptTemplate, Sample
+
+EVIDENCE_KINDS = ("spans", "documents", "none")
+
+# Keys that choose which samples load, not what a sample or its score is: a run's records do not depend on
+# them (the runner leaves them out of its config hash, so changing them keeps a run resumable).
+SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad")
+# Keys every benchmark config group accepts besides its loader's own fields.
+COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
+
+
+@dataclass
+class LoadResult:
+    samples: list[Sample]
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
+    notes: dict[str, Any] = field(default_factory=dict)  # what eval.describe says besides counts (LaRA: evidence, metric)
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+
+class Benchmark(ABC):
+    """One benchmark: its declared names and kinds, and `load`."""
+
+    name: ClassVar[str]
+    tasks: ClassVar[tuple[str, ...]] = ()
+    levels: ClassVar[tuple[str, ...]] = ()
+    levels_generated: ClassVar[bool] = False
+    evidence: ClassVar[str] = "spans"
+    multi_document: ClassVar[bool] = False
+    truncation: ClassVar[str] = "middle"
+    templates: ClassVar[Mapping[str, PromptTemplate]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if getattr(cls, "__abstractmethods__", None):
+            return
+        if not isinstance(getattr(cls, "name", None), str) or not cls.name:
+            raise TypeError(f"{cls.__qualname__}: a Benchmark needs a `name`")
+        if cls.evidence not in EVIDENCE_KINDS:
+            raise TypeError(f"{cls.__qualname__}.evidence={cls.evidence!r}; allowed: {', '.join(EVIDENCE_KINDS)}")
+        for attr in ("tasks", "levels"):
+            if not isinstance(getattr(cls, attr), tuple):
+                raise TypeError(f"{cls.__qualname__}.{attr} must be a tuple of names")
+
+    @abstractmethod
+    def load(self, cfg: dict[str, Any]) -> LoadResult:
+        """The samples of the `benchmark` config group `cfg` (a plain dict); checks its own keys."""
