@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 
-# libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`)
-CHATTY_LOGGERS = ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "httpcore", "openai", "urllib3")
+# libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`; newer
+# openai releases send through httpx2, which logs under its own name)
+CHATTY_LOGGERS = ("bm25s", "jieba", "sentence_transformers", "faiss", "httpx", "httpx2", "httpcore", "httpcore2",
+                  "openai", "urllib3")
 
 
 def set_log_level(level: str) -> None:

@@ -16,6 +16,8 @@ text's bytes in order, skipping only bytes the vocabulary cannot represent.
 
 from __future__ import annotations
 
+import json
+
 import logging
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -41,6 +43,14 @@ def byte_stand_ins() -> dict[int, str]:
     return table
 
 
+def _no_normaliser(normalizer: Any) -> bool:
+    """None, or an empty `Sequence` (transformers 4.x's conversion of a GGUF byte-level tokenizer)."""
+    if normalizer is None:
+        return True
+    state = json.loads(normalizer.__getstate__())
+    return state.get("type") == "Sequence" and not state.get("normalizers")
+
+
 @dataclass
 class ByteTable:
     """The bytes of every token id of one byte-level tokenizer, and the bytes it cannot represent."""
@@ -53,7 +63,7 @@ class ByteTable:
     def for_tokenizer(cls, hf: Any) -> "ByteTable | None":
         """The table for a Hugging Face fast tokenizer, or None when it is not plain byte-level BPE."""
         backend = getattr(hf, "backend_tokenizer", None)
-        if backend is None or backend.normalizer is not None:
+        if backend is None or not _no_normaliser(backend.normalizer):
             return None  # a normaliser changes the text: byte matching against the input would be wrong
         pre = backend.pre_tokenizer
         if pre is None or b'"ByteLevel"' not in pre.__getstate__():

@@ -15,10 +15,11 @@ from dataclasses import replace
 import logging
 import os
 import threading
+from pathlib import Path
 import time
 from contextlib import contextmanager
 from functools import lru_cache, partial
-from typing import Iterator
+from typing import Any, Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
@@ -419,12 +420,69 @@ def load_hf_tokenizer(spec: str, trust_remote_code: bool = False):
     path, gguf_file = resolve_model(spec)
     kwargs = {"gguf_file": gguf_file} if gguf_file else {}
     try:
-        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
     except OSError as err:
         raise FileNotFoundError(
             f"cannot load tokenizer {spec!r}: {err}. Give a local path, a bundled model "
             "(bundled:smollm2), or a hub id present in the local cache."
         ) from err
+    if gguf_file:
+        _follow_gguf_bos(tok, Path(path) / gguf_file)
+    return tok
+
+
+def _follow_gguf_bos(tok, gguf_path: Path) -> None:
+    """Add a BOS token to raw text only where the GGUF file says so (`tokenizer.ggml.add_bos_token`), as
+    llama.cpp and vLLM do: transformers 4.x converts SmolLM2's GGUF tokenizer to one that always adds it
+    (one token more on a `/v1/completions` prompt than on the same text elsewhere); 5.x reads the flag."""
+    wanted = gguf_metadata(gguf_path).get("tokenizer.ggml.add_bos_token")
+    if isinstance(wanted, bool) and getattr(tok, "add_bos_token", wanted) != wanted:
+        tok.add_bos_token = wanted  # the fast Llama tokenizer rebuilds its post-processor on this setter
+
+
+# GGUF value types (gguf spec): fixed-size scalars by struct format, 8 = string, 9 = array
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def gguf_metadata(path: Path) -> dict[str, Any]:
+    """The scalar key/values of a GGUF file's header (arrays are skipped, not read): a few milliseconds,
+    where `gguf.GGUFReader` takes seconds to build every array of a tokenizer's vocabulary."""
+    import struct
+
+    def read(f, fmt: str):
+        fmt = "<" + fmt
+        return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+
+    def skip_string(f) -> None:
+        f.seek(read(f, "Q"), 1)
+
+    def value(f, kind: int):
+        if kind in _GGUF_SCALARS:
+            return read(f, _GGUF_SCALARS[kind])
+        if kind == 8:
+            return f.read(read(f, "Q")).decode("utf-8", "replace")
+        if kind == 9:
+            item, count = read(f, "I"), read(f, "Q")
+            if item in _GGUF_SCALARS:
+                f.seek(count * struct.calcsize("<" + _GGUF_SCALARS[item]), 1)
+            else:
+                for _ in range(count):
+                    skip_string(f) if item == 8 else value(f, item)
+            return None
+        raise ValueError(f"{path}: unknown GGUF value type {kind}")
+
+    out: dict[str, Any] = {}
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ValueError(f"{path}: not a GGUF file")
+        read(f, "I")  # version
+        read(f, "Q")  # tensor count
+        for _ in range(read(f, "Q")):
+            key = f.read(read(f, "Q")).decode("utf-8", "replace")
+            got = value(f, read(f, "I"))
+            if got is not None:
+                out[key] = got
+    return out
 
 
 def tokenizer_context_window(hf_tok, spec: str, configured: int | None) -> int:

@@ -1,6 +1,7 @@
 """The transformers backend on the real SmolLM2: prefix reuse and the response cache."""
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,17 @@ def test_gguf_conversion_draws_no_progress_bar():
     with _quiet_tqdm():
         assert gguf_utils.tqdm(range(3)).disable is True
     assert gguf_utils.tqdm is original and gguf_utils.tqdm(range(3), disable=False).disable is False
+
+
+def test_the_gguf_tokenizer_adds_a_bos_token_only_where_the_file_says_so():
+    # SmolLM2's GGUF says add_bos_token=false; transformers 4.x's conversion would add one to raw text anyway,
+    # so a /v1/completions prompt would count one token more than the same text through the chat route
+    from llm.bundled import resolve_model
+    from llm.transformers_backend import gguf_metadata, load_hf_tokenizer
+
+    path, gguf_file = resolve_model("bundled:smollm2")
+    meta = gguf_metadata(Path(path) / gguf_file)
+    assert meta["tokenizer.ggml.add_bos_token"] is False and meta["llama.context_length"] == 8192
+    assert "tokenizer.ggml.tokens" not in meta  # arrays are skipped
+    tok = load_hf_tokenizer("bundled:smollm2")
+    assert tok("hello world")["input_ids"] == tok("hello world", add_special_tokens=False)["input_ids"]
