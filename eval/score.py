@@ -135,10 +135,10 @@ def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task
     raise KeyError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
 
 
-# eval/ asks no model itself: a judge is built by a factory from a layer that may (llm/judge.py), handed
+# eval/ asks no model itself: a judge is built by a factory from a layer that may (llm/judge_backend.py), handed
 # to `main(make_judge=...)` or named here as "module:function" (resolved at run time, so that eval
 # imports nothing above it). The factory takes the judge options and returns an eval.metrics.judge.Judge.
-DEFAULT_JUDGE_FACTORY = "llm.judge:judge_from_options"
+DEFAULT_JUDGE_FACTORY = "llm.judge_backend:judge_from_options"
 
 
 def _make_judge(options: argparse.Namespace):

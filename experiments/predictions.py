@@ -48,8 +48,8 @@ from eval.sample import Reference
 from experiments.logs import set_log_level
 from experiments import records as schema
 from experiments.arms import ARMS
-from experiments.run_dir import write_run_dir
-from experiments.run_names import safe_dirname
+from experiments.run_writer import write_run_dir
+from experiments.folder_names import safe_dirname
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def write_runs(preds: list[Prediction], out: Path, source: dict[str, Any], judge
 def _judge(args: argparse.Namespace):
     if not args.judge_model:
         return None
-    from llm.judge import build_judge
+    from llm.judge_backend import build_judge
 
     return build_judge(args.judge_model, args.judge_base_url, Path(args.out) / "judgments.sqlite",
                        timeout_s=args.judge_timeout_s, max_retries=args.judge_max_retries)

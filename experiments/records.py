@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any, TypedDict
 
+from eval.storage import atomic_write_text
+
 log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- statuses
@@ -240,18 +242,9 @@ def write_records(path: str | Path, records: list[dict[str, Any]]) -> None:
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:
-    """Write JSON to `path` through a synced temporary file moved into place: a reader or a crash
-    sees the old file or the new one, never half of it."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=2, ensure_ascii=False, default=_jsonable)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write JSON to `path` through a synced temporary file moved into place (`eval.storage`): a reader
+    or a crash sees the old file or the new one, never half of it."""
+    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=_jsonable), fsync=True)
 
 
 def _jsonable(obj: Any) -> Any:

@@ -37,9 +37,10 @@ import logging
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from eval.storage import atomic_write_text
 
 MASK = "<redacted>"
 MIN_ENV_SECRET = 6  # shorter environment values ("1", "true") are not treated as secrets
@@ -189,17 +190,7 @@ def redact_file(path: str | Path, secrets: Iterable[str] | None = None) -> bool:
     new = redact_text(text, found)
     if new == text:
         return False
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(new)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, new, fsync=True, mode=path.stat().st_mode & 0o777)
     return True
 
 

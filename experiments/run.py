@@ -37,15 +37,15 @@ from tqdm import tqdm  # noqa: E402
 from eval import metrics  # noqa: E402
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document  # noqa: E402
 from eval.sample import Sample  # noqa: E402
-from experiments.aggregate import aggregate  # noqa: E402
+from experiments.run_metrics import aggregate  # noqa: E402
 from experiments.logs import set_log_level  # noqa: E402
 from experiments.arms import Answer, arm_spec  # noqa: E402
 from experiments import redact  # noqa: E402
-from experiments import run_names  # noqa: E402,F401  (registers ${safe_dirname:...} before Hydra composes)
+from experiments import folder_names  # noqa: E402,F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions  # noqa: E402
+from llm.cost import build_cost_model  # noqa: E402
 from experiments import records as schema  # noqa: E402
 from experiments.records import RecordStore, write_json_atomic  # noqa: E402
-from rag.assembly import hashed_rag  # noqa: E402
 
 log = logging.getLogger("experiments.run")
 
@@ -71,10 +71,9 @@ def config_hash(cfg: DictConfig) -> str:
     benchmark = {k: v for k, v in plain(cfg.benchmark).items() if k not in SELECTION_KEYS}
     generator = {k: v for k, v in plain(cfg.generator).items() if k not in OPERATIONAL_KEYS}
     payload = {"knobs": arm_knobs(cfg), "benchmark": benchmark, "generator": generator}
-    for section in arm_spec(cfg.arm.name).sections:  # the config sections the arm reads
-        payload[section] = plain(cfg.get(section))
-    if isinstance(payload.get("rag"), dict):
-        payload["rag"] = hashed_rag(payload["rag"], multi_document(str(cfg.benchmark.name)))
+    spec = arm_spec(cfg.arm.name)
+    sections = {section: plain(cfg.get(section)) for section in spec.sections}  # the config sections the arm reads
+    payload.update(spec.hashed(sections, multi_document(str(cfg.benchmark.name))))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -159,19 +158,11 @@ def _build_judge(cfg: DictConfig, samples: list[Sample]):
         return None
     if cfg.generator.get("backend") == "none":
         return None
-    from llm.judge import build_judge
+    from llm.judge_backend import build_judge
 
     j = cfg.judge
     return build_judge(j.model, j.base_url, Path(cfg.run.cache_dir) / "judgments.sqlite", timeout_s=float(j.timeout_s),
                        max_retries=int(j.max_retries))
-
-
-def _cost_model(price: dict[str, Any] | None):
-    try:
-        from llm.cost import build_cost_model
-    except ImportError:
-        return None
-    return build_cost_model(price)
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
@@ -187,7 +178,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
-    cost_model = _cost_model(price)
+    cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)

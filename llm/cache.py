@@ -3,7 +3,7 @@
 Keyed by (model id, exact messages, max new tokens, sampling params). The first measured latency
 and token counts are kept, so records of a cached rerun report what generation actually cost.
 
-The store is `eval.storage.CheckedSQLiteCache` (table `generations`, one JSON `Generation`
+The store is `eval.storage.JSONCache` (table `generations`, one JSON `Generation`
 per entry): safe for parallel Hydra jobs (joblib or SLURM array jobs sharing one cache file) through
 SQLite's WAL mode, a busy timeout and bounded retries with backoff when SQLite still answers
 "database is locked"; every entry carries a checksum of its key and value, and an entry that fails
@@ -19,7 +19,7 @@ import logging
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from eval.storage import CheckedSQLiteCache, entry_checksum
+from eval.storage import JSONCache, entry_checksum
 from llm.base import Generator
 from llm.prompt import Generation, Prompt
 
@@ -42,47 +42,27 @@ def response_key(model_id: str, prompt: Prompt, params: dict) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-class ResponseCache:
-    """One SQLite file of generations. `busy_timeout_s`: how long SQLite itself waits for a lock;
-    `lock_retries`: how many more times an operation is retried when it still finds one."""
+class ResponseCache(JSONCache):
+    """One SQLite file of generations (table `generations`, one JSON `Generation` per entry).
+    `busy_timeout_s`: how long SQLite itself waits for a lock; `lock_retries`: how many more times
+    an operation is retried when it still finds one."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0, lock_retries: int = 30):
-        self.store = CheckedSQLiteCache(path, TABLE, busy_timeout_s=busy_timeout_s, lock_retries=lock_retries,
-                                        label="response cache", logger=log)
-        self.path = self.store.path
-        self.lock_retries = lock_retries
-
-    @property
-    def retries(self) -> int:
-        """Operations retried after "database is locked"."""
-        return self.store.retries
-
-    @property
-    def corrupted(self) -> int:
-        """Entries that failed their checksum or did not parse."""
-        return self.store.corrupted
+        super().__init__(path, TABLE, label="response cache", logger=log, busy_timeout_s=busy_timeout_s,
+                         lock_retries=lock_retries)
 
     def get(self, key: str) -> Generation | None:
-        value = self.store.get(key)
-        if value is None:
-            return None
-        try:
-            data = json.loads(value)
-            if not isinstance(data, dict) or set(data) - _GENERATION_FIELDS:
-                raise ValueError("unexpected fields")
-            return Generation(**{**data, "cached": True})
-        except (TypeError, ValueError) as err:
-            self.store.mark_corrupted(key, f"unreadable ({err})")
-            return None
+        data = self.get_json(key, _check_generation)
+        return None if data is None else Generation(**{**data, "cached": True})
 
     def put(self, key: str, gen: Generation) -> None:
-        self.store.put(key, json.dumps({**asdict(gen), "cached": False}, ensure_ascii=False, sort_keys=True))
+        self.put_json(key, {**asdict(gen), "cached": False})
 
-    def __len__(self) -> int:
-        return len(self.store)
 
-    def close(self) -> None:
-        self.store.close()
+def _check_generation(data: dict) -> None:
+    if set(data) - _GENERATION_FIELDS:
+        raise ValueError("unexpected fields")
+    Generation(**data)  # missing fields: TypeError
 
 
 class CachedGenerator(Generator):

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from eval.registry import MissingExtra, require
+from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
 

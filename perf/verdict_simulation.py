@@ -2,7 +2,7 @@
 
     python perf/verdict_simulation.py [--sweeps 40] [--rag-configs 12]
 
-Per scenario (experiments.report.verdict.SCENARIOS: RAG truly worse than the tolerance, all
+Per scenario (experiments.report.simulated_sweeps.SCENARIOS: RAG truly worse than the tolerance, all
 configs equal, RAG clearly better, long context clearly better), writes simulated sweeps (one
 long-context and N RAG configs, 40 documents x 10 correlated questions; see
 experiments.report.simulated_sweeps.known_truth_sweep), runs each through the real report reader
@@ -20,7 +20,7 @@ import time
 import common  # noqa: F401  (sets up the path)
 
 from experiments.report.settings import load_settings
-from experiments.report.verdict import SCENARIOS, decision_rates
+from experiments.report.simulated_sweeps import SCENARIOS, decision_rates
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Per context (samples of one haystack share it) the arm keeps the chunks and the search index in
 memory; across processes and runs, chunks, embeddings and non-flat indexes come from the on-disk
-cache (`rag.cache`). The ranking is taken deep enough to report evidence recall@n for every n in
+cache (`rag.cache_keys`). The ranking is taken deep enough to report evidence recall@n for every n in
 `recall_at`, whatever top_k is. `retrieve` gives the same figures as `build` without a prompt,
 for retrieval-only runs.
 """
@@ -19,7 +19,7 @@ from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
 from rag.assembly import ORDERS, TITLES, join_chunks, order_chunks, select_chunks, titles_on, with_titles
 from eval.storage import DiskCache
-from rag.cache import content_key, dump_json, load_json, text_hash
+from rag.cache_keys import content_key, dump_json, load_json, text_hash
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.rerank import Reranker
 from rag.retrievers import Retriever, SearchIndex

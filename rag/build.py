@@ -4,7 +4,7 @@
 
 `rag` holds the sizes and assembly knobs (chunk_size, chunk_overlap, top_k, budget_tokens, order,
 ...), `chunker` the chunker kind, `retriever` and `reranker` their groups. The on-disk cache lives
-under `<cache_dir>/rag/` unless `rag.cache` is false or `cache_dir` is None.
+under `<cache_dir>/rag/` unless `rag.cache_keys` is false or `cache_dir` is None.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ optionally each retriever's own top few first, as LaRA's).
 
 A retriever builds a `SearchIndex` over chunk texts once (samples sharing a context share it),
 then answers many queries with (chunk position, score) pairs, best first. Dense passage
-embeddings and non-flat faiss indexes go through the on-disk cache (`rag.cache`), keyed by the
+embeddings and non-flat faiss indexes go through the on-disk cache (`rag.cache_keys`), keyed by the
 chunk set's key and the embedder's fingerprint, so only a new chunking is ever embedded.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from eval.registry import Registry
 from eval.storage import DiskCache
-from rag.cache import content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
+from rag.cache_keys import content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from experiments.aggregate import aggregate
+from experiments.run_metrics import aggregate
 from experiments.report.build import build_report
 from experiments.report.settings import load_settings
 from experiments.report.simulated_sweeps import write_run

@@ -13,9 +13,10 @@ import pytest
 from omegaconf import OmegaConf
 
 from eval.benchmarks.synthetic import make_haystack
-from experiments.arms import ARMS, ROLE_OTHER, ROLE_RAG, ArmSpec, arm_spec, build_arm, register, spec_of_run
+from experiments.arms import (ARMS, ROLE_OTHER, ROLE_RAG, ArmSpec, Curve, IndexShape, arm_spec, build_arm, register,
+                              spec_of_run)
 from experiments.report.build import build_report
-from experiments.report.run_dirs import Run, find_runs
+from experiments.report.runs import Run, find_runs
 from experiments.report.settings import load_settings
 from experiments.report.simulated_sweeps import write_run
 from experiments.run import arm_knobs, config_hash
@@ -137,6 +138,10 @@ class ToyRerankSpec(ArmSpec):
     def label(cls, knobs, retrieval_only=False):
         return f"toy {knobs['retriever']}/k{knobs['top_k']}" + (" (no answers)" if retrieval_only else "")
 
+    @classmethod
+    def index_shape(cls, knobs):  # what the report prices its index by
+        return IndexShape(knobs["retriever"], int(knobs["chunk_size"]))
+
 
 class ToyFloorSpec(ArmSpec):
     name = "toy_floor"
@@ -197,3 +202,81 @@ def test_the_report_reads_arm_specs_without_importing_the_runners_heavy_packages
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# A toy indexed arm whose knobs share no name with RAG's: what prices, plots and budget-matches it can only
+# come from its spec's hooks (index_shape, curve, token_budget), never from the report reading RAG's knobs.
+class ToyPassagesSpec(ArmSpec):
+    name = "toy_passages"
+    title = "toy passages"
+    sections = ("rag", "retriever")
+    indexed = True
+    role = ROLE_RAG
+
+    @classmethod
+    def knobs(cls, cfg):
+        return {"encoder": cfg["retriever"]["name"], "passage_tokens": cfg["rag"]["chunk_size"], "k": cfg["rag"]["top_k"]}
+
+    @classmethod
+    def label(cls, knobs, retrieval_only=False):
+        return f"toy {knobs['encoder']} p{knobs['passage_tokens']} k{knobs['k']}"
+
+    @classmethod
+    def token_budget(cls, knobs):
+        return int(knobs["k"]) * int(knobs["passage_tokens"])
+
+    @classmethod
+    def index_shape(cls, knobs):
+        return IndexShape(knobs["encoder"], int(knobs["passage_tokens"]))
+
+    @classmethod
+    def curve(cls, knobs):
+        return Curve(f"{knobs['encoder']} p{knobs['passage_tokens']}", "document", int(knobs["k"]))
+
+
+if ToyPassagesSpec.name not in ARMS:
+    register(ToyPassagesSpec)
+
+
+def test_a_new_indexed_arm_is_priced_plotted_and_budget_matched_through_its_spec_hooks(tmp_path):
+    from experiments.report import plots
+
+    base = {"task": "t", "language": "en", "length_level": "1k", "status": "ok", "prompt_tokens": 100,
+            "completion_tokens": 5, "latency_s": 1.0}
+
+    def recs(arm, scores, **extra):
+        return [{**base, "id": f"s{i}", "group": f"d{i // 2}", "arm": arm, "score": float(s), **extra}
+                for i, s in enumerate(scores)]
+
+    n = 40
+    lc_scores = [i % 2 for i in range(n)]
+    runs_dir = tmp_path / "runs"
+    write_run(runs_dir / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g", "truncation": "benchmark"},
+              recs("longctx", lc_scores))
+    write_run(runs_dir / "lc300", {"arm": "longctx", "benchmark": "b", "generator": "g", "truncation": "benchmark",
+                                   "budget_tokens": 300}, recs("longctx", [0] * n))
+    for k in (1, 3):
+        toy = {"arm": "toy_passages", "benchmark": "b", "generator": "g", "encoder": "minilm", "passage_tokens": 100, "k": k}
+        write_run(runs_dir / f"toy{k}", toy, recs("toy_passages", [1] * n, n_chunks=50,
+                                                  evidence_recall={"1": 0.5, "4": 1.0}, evidence_in_prompt=0.5 + k / 10))
+
+    runs = find_runs([runs_dir], with_records=True)
+    toys = [r for r in runs if r.arm == "toy_passages"]
+    assert sorted(r.token_budget for r in toys) == [100, 300]
+    # plotted: one line over k on the top-k plot, one series on the recall@n plot
+    assert plots.topk_tradeoff(toys, tmp_path / "topk.png") is not None
+    assert plots.recall_curves(toys, tmp_path / "recall.png") is not None
+
+    settings = load_settings(queries_per_doc=1)
+    files = build_report([str(runs_dir)], tmp_path / "out", settings)
+    with open(files["whatif.csv"], newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["arm"] == "toy_passages"]
+    # priced: 50 passages x 100 tokens embedded per document at the dense embedding price
+    assert rows and float(rows[0]["index_cost_per_doc"]) == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6)
+    md = files["report.md"].read_text(encoding="utf-8")
+    # compared at the same budget: long context cut to 300 tokens against the toy config of budget 300 (k=3)
+    section = md.split("Same token budget", 1)[1].split("\n#", 1)[0]
+    assert "toy minilm p100 k3" in section and "| 300 |" in section.replace("  ", " ")
+    assert "toy minilm p100 k1" not in section
+    assert (tmp_path / "out" / "score_and_recall_vs_top_k.png").exists() or any(
+        p.name.startswith("score_and_recall_vs_top_k") for p in (tmp_path / "out").rglob("*.png"))

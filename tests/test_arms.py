@@ -3,7 +3,8 @@
 import pytest
 
 from eval.benchmarks.synthetic import make_haystack
-from experiments.arms import SELF_ROUTE_INSTRUCTION, answer_group, build_arm, declined
+from experiments.arms import answer_group, build_arm
+from experiments.arms.selfroute import SELF_ROUTE_INSTRUCTION, declined
 from tests.conftest import compose
 
 

@@ -14,7 +14,7 @@ import pytest
 from eval.sample import PromptTemplate, Sample
 from experiments.arms import Answer
 from experiments.run import _record
-from llm.judge import build_judge
+from llm.judge_backend import build_judge
 
 
 class _Failing(BaseHTTPRequestHandler):

@@ -22,7 +22,7 @@ from eval.metrics.judge import (
 )
 from eval.sample import Reference
 from eval.score import main
-from llm.judge import build_judge
+from llm.judge_backend import build_judge
 
 SECRET = "sk-test-secret-value"
 

@@ -1,6 +1,6 @@
 """One price schema, one cost model: the runner's cost_usd and the report's what-if agree.
 
-The runner prices each record with llm.cost (experiments/run.py `_cost_model` on the `price`
+The runner prices each record with llm.cost (experiments/run.py: `llm.cost.build_cost_model` of the `price`
 group); the report prices the same records from conf/report.yaml's `price:` (a conf/price preset
 or mapping) through the same model. No model runs: records with known usage, real files."""
 
@@ -13,7 +13,7 @@ import pytest
 from experiments.report.build import build_report
 from experiments.report.settings import load_settings
 from experiments.report.simulated_sweeps import write_run
-from experiments.run import _cost_model
+from llm.cost import build_cost_model
 from llm.cost import load_price
 from tests.test_report import _csv
 
@@ -21,7 +21,7 @@ USAGE = [(1200, 40, 3.5), (800, 12, 1.25), (20000, 300, 61.0), (5, 1, 0.01)]
 
 
 def _runs(root, price_cfg):
-    model = _cost_model(price_cfg)  # exactly what the runner writes into records
+    model = build_cost_model(price_cfg)  # exactly what the runner writes into records
     recs = [{"id": f"s{i}", "group": f"d{i}", "benchmark": "b", "task": "t", "language": "en", "length_level": "1k",
              "arm": "longctx", "status": "ok", "score": 1.0, "prompt_tokens": pt, "completion_tokens": ct,
              "latency_s": lat, "cost_usd": model.cost(pt, ct, lat)} for i, (pt, ct, lat) in enumerate(USAGE)]

@@ -8,7 +8,7 @@ import pytest
 from eval.benchmarks.synthetic import make_haystack
 from rag.build import build_rag_arm
 from eval.storage import DiskCache
-from rag.cache import content_key, dump_array, load_array
+from rag.cache_keys import content_key, dump_array, load_array
 
 MINILM = {"name": "minilm", "kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2",
           "index": "flat", "batch_size": 64, "normalize": True, "device": "cpu", "query_instruction": "",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from eval.sample import Document, PromptTemplate, Sample, Span
-from experiments.aggregate import aggregate
+from experiments.run_metrics import aggregate
 from experiments.report.build import build_report
 from experiments.report.settings import load_settings
 from experiments.report.simulated_sweeps import write_run

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from experiments.aggregate import aggregate
+from experiments.run_metrics import aggregate
 from experiments.records import RecordStore
 
 
@@ -45,7 +45,7 @@ def test_aggregate_counts_and_levels():
 
 def test_one_reader_for_runner_and_report(tmp_path):
     from experiments.records import read_records
-    from experiments.report.run_dirs import find_runs
+    from experiments.report.runs import find_runs
     from experiments.report.simulated_sweeps import write_run
 
     run_dir = write_run(tmp_path / "run", {"arm": "longctx", "benchmark": "b", "generator": "g"},

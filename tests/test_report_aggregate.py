@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiments.aggregate import aggregate
+from experiments.run_metrics import aggregate
 
 
 def _rec(i, **kw):

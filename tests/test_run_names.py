@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SHARED_DATA
-from experiments.run_names import safe_dirname
+from experiments.folder_names import safe_dirname
 
 
 def test_values_with_slashes_become_one_readable_component():

@@ -10,8 +10,8 @@ from eval.metrics.confidence import paired_bootstrap
 from experiments.report.build import build_report
 from experiments.report.decision import decide
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import known_truth_sweep
-from experiments.report.verdict import decision_rates, split_documents
+from experiments.report.simulated_sweeps import decision_rates, known_truth_sweep
+from experiments.report.verdict import split_documents
 
 SWEEPS = 30
 

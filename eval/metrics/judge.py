@@ -16,7 +16,7 @@ calls `int()` on summary replies); here case, surrounding punctuation and extra 
 first one are tolerated.
 
 Asking the model is not done here: a `Judge` is handed an `Ask` (messages and sampling parameters
--> reply text, raising on failure), built by a layer that may use llm/ (llm/judge.py `build_judge`:
+-> reply text, raising on failure), built by a layer that may use llm/ (llm/judge_backend.py `build_judge`:
 the OpenAI-compatible backend with its retries, whole-attempt timeouts and key handling), wired
 up by experiments/run.py and by the `eval.score` CLI's judge factory. The judge metrics take the
 judge as an argument (`eval.metrics.score(name, prediction, reference, judge=...)`); no module
@@ -42,7 +42,7 @@ from typing import Any, Mapping, Protocol
 
 from eval.metrics import register
 from eval.sample import Reference
-from eval.storage import CheckedSQLiteCache
+from eval.storage import JSONCache
 
 log = logging.getLogger(__name__)
 
@@ -131,11 +131,11 @@ def parse_summary_score(text: str | None) -> float | None:
 # Client and cache
 
 
-class JudgmentCache:
+class JudgmentCache(JSONCache):
     """SQLite store of judge replies keyed by a hash of (model, messages, parameters).
 
-    Entries live in table `judgment_replies` as checked entries (`eval.storage`), the value
-    being JSON `{"model": ..., "reply": ...}`. A file written before the checksums (table
+    Entries live in table `judgment_replies` as checked entries (`eval.storage.JSONCache`), the
+    value being JSON `{"model": ..., "reply": ...}`. A file written before the checksums (table
     `judgments (key, model, reply)`) is migrated when opened: its rows are copied in, checksummed
     as they are, and the old table dropped. An entry that fails its checksum or does not parse is
     logged, counted in `corrupted` and read as a miss (the judge is asked again)."""
@@ -144,9 +144,8 @@ class JudgmentCache:
     LEGACY_TABLE = "judgments"
 
     def __init__(self, path: str | os.PathLike, busy_timeout_s: float = 60.0, lock_retries: int = 30):
-        self.store = CheckedSQLiteCache(path, self.TABLE, busy_timeout_s=busy_timeout_s, lock_retries=lock_retries,
-                                        label="judgment cache", logger=log)
-        self.path = self.store.path
+        super().__init__(path, self.TABLE, label="judgment cache", logger=log, busy_timeout_s=busy_timeout_s,
+                         lock_retries=lock_retries)
         self.store.adopt_legacy_table(self.LEGACY_TABLE, ("key", "model", "reply"), self._legacy_entry)
 
     @staticmethod
@@ -154,46 +153,25 @@ class JudgmentCache:
         key, model, reply = row
         if not isinstance(key, str) or not isinstance(reply, str):
             return None
-        return key, JudgmentCache._encode(str(model) if model is not None else "", reply)
-
-    @staticmethod
-    def _encode(model: str, reply: str) -> str:
-        return json.dumps({"model": model, "reply": reply}, ensure_ascii=False, sort_keys=True)
+        return key, json.dumps({"model": str(model) if model is not None else "", "reply": reply},
+                               ensure_ascii=False, sort_keys=True)
 
     @staticmethod
     def key(model: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:
         blob = json.dumps([model, messages, dict(sorted(params.items()))], ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-    @property
-    def retries(self) -> int:
-        return self.store.retries
-
-    @property
-    def corrupted(self) -> int:
-        return self.store.corrupted
-
     def get(self, key: str) -> str | None:
-        value = self.store.get(key)
-        if value is None:
-            return None
-        try:
-            data = json.loads(value)
-            if not isinstance(data, dict) or not isinstance(data.get("reply"), str):
-                raise ValueError("no reply text")
-        except ValueError as err:
-            self.store.mark_corrupted(key, f"unreadable ({err})")
-            return None
-        return data["reply"]
+        data = self.get_json(key, _check_reply)
+        return None if data is None else data["reply"]
 
     def put(self, key: str, model: str, reply: str) -> None:
-        self.store.put(key, self._encode(model, reply))
+        self.put_json(key, {"model": model, "reply": reply})
 
-    def __len__(self) -> int:
-        return len(self.store)
 
-    def close(self) -> None:
-        self.store.close()
+def _check_reply(data: dict) -> None:
+    if not isinstance(data.get("reply"), str):
+        raise ValueError("no reply text")
 
 
 class Ask(Protocol):

@@ -18,7 +18,8 @@ from typing import Any
 
 from eval.registry import Registry
 from eval.sample import Sample
-from experiments.arms.base import ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, ROLES, Answer, ArmSpec, answer_with_prompts
+from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, ROLES, Answer, ArmSpec, Curve, IndexShape,
+                                   answer_with_prompts)
 
 ARMS = Registry("arm.name", {
     "longctx": "experiments.arms.longctx:LongContextSpec",
@@ -61,13 +62,5 @@ def answer_group(arm, generator, samples: list[Sample]) -> list[Answer]:
     return arm_spec(arm.name).answer(arm, generator, samples)
 
 
-def __getattr__(attr: str):  # Self-Route's helpers, without importing its module for every caller
-    if attr in ("SELF_ROUTE_INSTRUCTION", "declined", "SelfRouteArm"):
-        from experiments.arms import selfroute
-
-        return getattr(selfroute, attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
-__all__ = ["ARMS", "ROLE_LONGCTX", "ROLE_OTHER", "ROLE_RAG", "ROLES", "Answer", "ArmSpec", "answer_group", "answer_with_prompts", "arm_spec", "build_arm", "register",
-           "spec_of_run", "specs"]
+__all__ = ["ARMS", "ROLE_LONGCTX", "ROLE_OTHER", "ROLE_RAG", "ROLES", "Answer", "ArmSpec", "Curve", "IndexShape",
+           "answer_group", "answer_with_prompts", "arm_spec", "build_arm", "register", "spec_of_run", "specs"]

@@ -6,11 +6,16 @@ arm modules asks the spec instead of branching on the arm's name:
 
 - the runner builds the arm (`build`), lets it answer a group of samples (`answer`), reads its
   index and cache counters (`index_builds`, `cache_stats`), writes its `knobs(cfg)` and hashes
-  them with the config `sections` it reads (`experiments.run.config_hash`);
+  them with the config `sections` it reads, as `hashed` presents them (`experiments.run.config_hash`);
 - the report finds the spec by the `arm` knob stored in metrics.json and asks it for the run's
-  `label`, whether it has an index to price (`indexed`), what the verdict compares it as (`role`:
-  "longctx", "rag" or "other"), whether it builds a context from the document (`context`), and
-  how plots and tables name it (`title`, `colour`, `pick`).
+  `label`, whether it has an index to price (`indexed`) and its `index_shape` (what prices it),
+  what the verdict compares it as (`role`: "longctx", "rag" or "other") and at which
+  `token_budget`, whether it builds a context from the document (`context`), where it sits on a
+  sweep plot (`curve`), and how plots and tables name it (`title`, `colour`, `pick`).
+
+An arm that routes each question to one of two paths (Self-Route) writes the `role` of the path that
+answered into the record's `route` field (`ROLE_RAG` or `ROLE_LONGCTX`); the report counts routes by
+role, never by arm name.
 
 A built arm is either a prompt builder (`build(sample) -> Prompt`, answered here by
 `answer_with_prompts`) or an object the spec's `answer` drives itself (Self-Route).
@@ -22,7 +27,7 @@ importing torch or an index library.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, NamedTuple
 
 from eval.sample import Sample
 from llm.prompt import Generation, PromptTooLong
@@ -30,6 +35,24 @@ from llm.prompt import Generation, PromptTooLong
 # what the verdict compares an arm as: the whole document, retrieved chunks, or neither (a floor, a router)
 ROLE_LONGCTX, ROLE_RAG, ROLE_OTHER = "longctx", "rag", "other"
 ROLES = (ROLE_LONGCTX, ROLE_RAG, ROLE_OTHER)
+
+
+class IndexShape(NamedTuple):
+    """What prices an indexed run's index: the model that embeds it (a retriever name the price
+    table knows) and the tokens one indexed unit (a chunk) holds."""
+
+    model: str | None
+    unit_tokens: int | None
+
+
+class Curve(NamedTuple):
+    """Where a run sits on a sweep plot: its line (`series`, e.g. "bm25 c256"), the line's style
+    (`variant`, e.g. the chunk order), its x (e.g. top-k), and how the lines sort (`order`)."""
+
+    series: str
+    variant: str
+    x: int | None
+    order: tuple = ()
 
 
 @dataclass
@@ -139,6 +162,28 @@ class ArmSpec:
     def budget_matched(cls, knobs: Mapping[str, Any]) -> bool:
         """A control cut to a fixed token budget rather than a full config of its role."""
         return False
+
+    @classmethod
+    def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:
+        """Context tokens a run of these knobs puts in a prompt at most, for budget-matched
+        comparisons (None: no fixed budget, the model's window)."""
+        return None
+
+    @classmethod
+    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
+        """What prices the index of an `indexed` arm's run (nothing for an arm without one)."""
+        return IndexShape(None, None)
+
+    @classmethod
+    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
+        """Where a run of these knobs sits on the sweep plots (None: on none)."""
+        return None
+
+    @classmethod
+    def hashed(cls, sections: dict[str, Any], multi_document: bool) -> dict[str, Any]:
+        """The config `sections` the arm reads (plain dicts, by name) as the config hash sees them:
+        an arm may drop a setting that cannot change its records, so older runs keep their hash."""
+        return sections
 
     @classmethod
     def build(cls, generator, cfg: dict[str, Any]):

@@ -28,6 +28,10 @@ class LongContextSpec(ArmSpec):
         return knobs.get("budget_tokens") is not None
 
     @classmethod
+    def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:
+        return None if knobs.get("budget_tokens") is None else int(knobs["budget_tokens"])
+
+    @classmethod
     def build(cls, generator, cfg: dict[str, Any]):
         from longctx.arm import LongContextArm, LongContextConfig
 

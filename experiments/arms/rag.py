@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from experiments.arms.base import ArmSpec
+from experiments.arms.base import ArmSpec, Curve, IndexShape
 
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
 _DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))
@@ -25,9 +25,8 @@ class RagSpec(ArmSpec):
         rag = cfg["rag"]
         knobs: dict[str, Any] = {"retriever": cfg["retriever"]["name"], "chunk_size": rag["chunk_size"],
                                  "chunk_overlap": rag["chunk_overlap"], "top_k": rag["top_k"], "order": rag["order"]}
-        for key in ("budget_tokens",):
-            if rag.get(key) is not None:
-                knobs[f"rag_{key}"] = rag[key]
+        if rag.get("budget_tokens") is not None:
+            knobs["rag_budget_tokens"] = rag["budget_tokens"]
         for group, default in _DEFAULT_GROUPS:
             node = cfg.get(group)
             name = node.get("name") or node.get("kind") if node is not None else None
@@ -50,6 +49,37 @@ class RagSpec(ArmSpec):
     @classmethod
     def label(cls, knobs: Mapping[str, Any], retrieval_only: bool = False) -> str:
         return cls.rag_label(knobs) + (" retrieval-only" if retrieval_only else "")
+
+    @classmethod
+    def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:
+        """Its own token budget, else top_k chunks of chunk_size tokens."""
+        if knobs.get("rag_budget_tokens") is not None:
+            return int(knobs["rag_budget_tokens"])
+        if knobs.get("top_k") is not None and knobs.get("chunk_size") is not None:
+            return int(knobs["top_k"]) * int(knobs["chunk_size"])
+        return None
+
+    @classmethod
+    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
+        size = knobs.get("chunk_size")
+        return IndexShape(knobs.get("retriever"), int(size) if size else None)
+
+    @classmethod
+    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
+        """One line per retriever and chunk size, styled by chunk order, over top-k."""
+        size, k = knobs.get("chunk_size"), knobs.get("top_k")
+        order = (str(knobs.get("retriever")), int(size) if str(size).isdigit() else 0)
+        return Curve(f"{knobs.get('retriever')} c{size}", str(knobs.get("order", "document")),
+                     None if k is None else int(k), order)
+
+    @classmethod
+    def hashed(cls, sections: dict[str, Any], multi_document: bool) -> dict[str, Any]:
+        """`rag.doc_titles` counts only where it heads chunks (runs from before the option keep their hash)."""
+        from rag.assembly import hashed_rag
+
+        if isinstance(sections.get("rag"), dict):
+            return {**sections, "rag": hashed_rag(sections["rag"], multi_document)}
+        return sections
 
     @classmethod
     def build(cls, generator, cfg: dict[str, Any]):

@@ -14,13 +14,13 @@ import re
 from typing import Any, Mapping
 
 from eval.sample import Sample
-from experiments.arms.base import Answer, ArmSpec, answer_with_prompts, usage_of
+from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG, Answer, ArmSpec, Curve, IndexShape, answer_with_prompts, usage_of
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
 from llm.prompt import Generation, PromptTooLong
 
-# the `route` a Self-Route record answered by
-ROUTE_RAG, ROUTE_LONGCTX = "rag", "longctx"
+# the `route` a Self-Route record answered by: the role of that path (experiments.arms.base)
+ROUTE_RAG, ROUTE_LONGCTX = ROLE_RAG, ROLE_LONGCTX
 
 # The paper's instruction (Li et al. 2024, Sec. 5 / Appendix): it goes with the query, before the answer cue.
 SELF_ROUTE_INSTRUCTION = "Write unanswerable if the query can not be answered based on the provided text."
@@ -134,6 +134,18 @@ class SelfRouteSpec(ArmSpec):
         if knobs.get("truncation") not in (None, "benchmark"):
             text += f" lc-{knobs['truncation']}"
         return text + (" retrieval-only" if retrieval_only else "")
+
+    @classmethod
+    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
+        return RagSpec.index_shape(knobs)
+
+    @classmethod
+    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
+        return RagSpec.curve(knobs)
+
+    @classmethod
+    def hashed(cls, sections: dict[str, Any], multi_document: bool) -> dict[str, Any]:
+        return RagSpec.hashed(sections, multi_document)
 
     @classmethod
     def build(cls, generator, cfg: dict[str, Any]) -> SelfRouteArm:

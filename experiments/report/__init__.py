@@ -3,7 +3,7 @@
 The reader side of the project. It reads what the runner wrote (records.jsonl, metrics.json and
 Hydra's saved config in each run directory) and never runs a model.
 
-- `run_dirs`: finding run directories and reading them into `Run`s (one per config point)
+- `runs`: finding run directories and reading them into `Run`s (one per config point)
 - `settings`: the report's defaults (conf/report.yaml) and command-line overrides
 - `pricing`: what an answer and an index cost under those settings
 - `verdict`: per benchmark and level, long context against RAG, with intervals and a decision

@@ -29,15 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report import plots
-from experiments.arms import ROLE_OTHER, specs
-from experiments.arms.selfroute import ROUTE_LONGCTX
+from experiments.arms import ROLE_LONGCTX, ROLE_OTHER, specs
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.pricing import Pricing
 from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.reproducibility import provenance, shared_config
 from experiments.versions import package_versions
-from experiments.report.run_dirs import Run, dedupe, find_runs
+from experiments.report.runs import Run, dedupe, find_runs
 from experiments.report.summary import SHARE_COLUMNS, summary_rows
 from experiments import records as schema
 from experiments.report.verdict import ALL, VerdictRow, budget_pairs, verdicts
@@ -159,7 +158,7 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
             if cands:
                 s, r = max(cands, key=lambda sr: sr[0])
                 routes = [x["route"] for x in r.answered(lvl) if x.get("route")]  # a routing arm's records
-                extra = f", {_pct(routes.count(ROUTE_LONGCTX) / len(routes))} to long context" if routes else ""
+                extra = f", {_pct(routes.count(ROLE_LONGCTX) / len(routes))} to long context" if routes else ""
                 cells.append(f"{s:.1f} ({r.label}{extra})")
             else:
                 cells.append("-")
@@ -177,7 +176,7 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
     pairs = budget_pairs(runs, settings)
     if pairs:
         doc.add(Heading(3, "Same token budget: better text or less text?"), Paragraph(
-            "Long context cut to a RAG config's budget (top_k x chunk_size tokens) against that RAG config. Full long "
+            "Long context cut to a RAG config's token budget (its spec's: top_k x chunk_size for plain RAG) against that RAG config. Full long "
             "context minus the budget-matched run is what the extra text is worth; RAG minus the budget-matched run is "
             "what choosing the text (retrieval) is worth at equal length."),
             Table(["benchmark", "budget tokens", "RAG", "score", "budget-matched long context", "score",
@@ -460,11 +459,6 @@ def build_report(paths: list[str], out_dir: Path | None = None, settings: Report
     _write_csv(files["agreement.csv"], [a.as_csv() for a in diag.agreements])
     files.update({p.name: p for p in images})
     return files
-
-
-def write_report(paths: list[str], out_dir: Path | None = None, settings: ReportSettings | None = None) -> Path:
-    """The report's Markdown file (the other files beside it)."""
-    return build_report(paths, out_dir, settings)["report.md"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,9 +15,8 @@ from typing import Any
 
 from eval.metrics.text import normalize_en
 from eval.sample import level_sort_key
-from experiments.arms import ROLE_LONGCTX
-from experiments.arms.selfroute import ROUTE_LONGCTX, ROUTE_RAG
-from experiments.report.run_dirs import Run
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.report.runs import Run
 from experiments.report.verdict import longctx_candidates, rag_candidates
 
 
@@ -102,7 +101,7 @@ RETAINED = ("evidence_retained", "docs_retained")
 def _evidence_of(rec: dict[str, Any]) -> float | None:
     """Share of gold evidence (spans, else documents) in the prompt that produced the answer
     (Self-Route: of the path that answered)."""
-    if rec.get("route") == ROUTE_LONGCTX and _first(rec, RETAINED) is not None:
+    if rec.get("route") == ROLE_LONGCTX and _first(rec, RETAINED) is not None:
         return _first(rec, RETAINED)
     return _first(rec, ("evidence_in_prompt", "docs_in_prompt", *RETAINED))
 
@@ -136,8 +135,8 @@ def route_row(benchmark: str, run: Run) -> RouteRow | None:
     routed = [r for r in run.answered() if r.get("route")]
     if not routed:
         return None
-    by = {k: [r["score"] for r in routed if r["route"] == k] for k in (ROUTE_RAG, ROUTE_LONGCTX)}
-    rag, lc = by[ROUTE_RAG], by[ROUTE_LONGCTX]
+    by = {k: [r["score"] for r in routed if r["route"] == k] for k in (ROLE_RAG, ROLE_LONGCTX)}
+    rag, lc = by[ROLE_RAG], by[ROLE_LONGCTX]
     return RouteRow(benchmark, run, len(routed), len(lc) / len(routed),
                     100 * mean(rag) if rag else None, 100 * mean(lc) if lc else None)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.report.run_dirs import Run
+from experiments.report.runs import Run
 
 
 @dataclass

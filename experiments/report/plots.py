@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs  # noqa: E402
-from experiments.report.run_dirs import Run, levels_of  # noqa: E402
+from experiments.report.runs import Run, levels_of  # noqa: E402
 from experiments import records as schema  # noqa: E402
 
 # series that are not an arm; an arm's colour and name come from its spec
@@ -121,10 +121,6 @@ def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
     return _save(fig, path)
 
 
-def _series_key(r: Run) -> str:
-    return f"{r.knobs.get('retriever')} c{r.knobs.get('chunk_size')}"
-
-
 RECALL_NAMES = {"evidence_recall": "evidence recall", "doc_recall": "document recall"}
 
 
@@ -133,7 +129,8 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
     spans (solid) and, for benchmarks whose evidence is whole documents, of gold documents (dashed)."""
     pooled: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        if not run.spec.indexed:
+        curve = run.spec.curve(run.knobs)
+        if not run.spec.indexed or curve is None:
             continue
         for rec in run.records:
             if not schema.has_context(rec):
@@ -141,7 +138,7 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
             for key in schema.RECALL_KEYS:
                 for n, v in (rec.get(key) or {}).items():
                     if v is not None:
-                        pooled[(key, _series_key(run))][int(n)].append(v)
+                        pooled[(key, curve.series)][int(n)].append(v)
     pooled = {k: v for k, v in pooled.items() if v}
     if not pooled:
         return None
@@ -173,13 +170,16 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     """Score vs top-k beside evidence-in-prompt vs top-k: colour per retriever and chunk size,
     line style per chunk order (solid: document order, dashed: score order)."""
     series: dict[tuple[str, str], dict[int, Run]] = defaultdict(dict)
+    sort_order: dict[str, tuple] = {}
     for r in runs:
-        if r.spec.role == ROLE_RAG and r.knobs.get("top_k") is not None:
-            series[(_series_key(r), str(r.knobs.get("order", "document")))][int(r.knobs["top_k"])] = r
+        curve = r.spec.curve(r.knobs) if r.spec.role == ROLE_RAG else None
+        if curve is not None and curve.x is not None:
+            series[(curve.series, curve.variant)][curve.x] = r
+            sort_order[curve.series] = curve.order
     if not series:
         return None
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
-    colour_keys = sorted({k for k, _ in series}, key=lambda k: (k.split(" c")[0], int(k.split(" c")[1]) if k.split(" c")[1].isdigit() else 0))
+    colour_keys = sorted({k for k, _ in series}, key=lambda k: (sort_order[k], k))
     cmap = plt.get_cmap("tab10" if len(colour_keys) <= 10 else "tab20")
     colours = {k: cmap(i % cmap.N) for i, k in enumerate(colour_keys)}
     # gold spans where the benchmark has them, else gold documents (Loong): never the two mixed

@@ -30,7 +30,7 @@ from typing import Any
 
 from experiments.report.settings import ReportSettings
 from llm.cost import HourlyCost, PerTokenCost, build_cost_model
-from experiments.report.run_dirs import Run
+from experiments.report.runs import Run
 from experiments import records as schema
 
 
@@ -43,7 +43,7 @@ class Pricing:
         answered = [r for run in runs for r in run.answered()]
         use_records = (not self.price.from_command_line and answered
                        and all(r.get("cost_usd") is not None for r in answered))
-        self.source = ("records" if use_records else "gpu_hour" if isinstance(self.model, HourlyCost)
+        self.source = ("records" if use_records else "hourly" if isinstance(self.model, HourlyCost)
                        else "tokens" if isinstance(self.model, PerTokenCost) else "none")
         self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
                                   if run.metrics.get("price")})
@@ -56,14 +56,14 @@ class Pricing:
                     self.hourly_rate = build_cost_model(run_price).hourly_rate
                 except ValueError:  # a run's price this version cannot read: price indexing by tokens
                     self.hourly_rate = None
-        if self.source == "gpu_hour":
+        if self.source == "hourly":
             self.hourly_rate = self.model.hourly_rate
 
     def describe(self) -> str:
         if self.source == "records":
             text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made"
             text += f": `{self.run_prices[0]}`)." if len(self.run_prices) == 1 else ")."
-        elif self.source == "gpu_hour":
+        elif self.source == "hourly":
             text = (f"Generation cost: measured latency x ${self.model.hourly_rate:g} per GPU hour "
                     "(one request at a time on the GPU; batching would lower it for every arm alike).")
         elif self.source == "tokens":
@@ -143,11 +143,11 @@ class Pricing:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""
         if not run.spec.indexed:
             return None
-        chunk_size = run.knobs.get("chunk_size")
+        unit = run.spec.index_shape(run.knobs).unit_tokens
         per_doc: dict[str, int] = {}
         for r in run.records:
-            if r.get("n_chunks") is not None and chunk_size:
-                per_doc[str(r.get("group") or r["id"])] = int(r["n_chunks"]) * int(chunk_size)
+            if r.get("n_chunks") is not None and unit:
+                per_doc[str(r.get("group") or r["id"])] = int(r["n_chunks"]) * unit
         return mean(per_doc.values()) if per_doc else None
 
     def index_cost_per_doc(self, run: Run) -> float:
@@ -155,7 +155,7 @@ class Pricing:
             return 0.0
         tokens = self.index_tokens_per_doc(run) or 0.0
         builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
-        return self.ix.cost(tokens, run.knobs.get("retriever"), self.hourly_rate,
+        return self.ix.cost(tokens, run.spec.index_shape(run.knobs).model, self.hourly_rate,
                             secs / builds if secs and builds else None)
 
 

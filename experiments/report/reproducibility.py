@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from experiments.report.run_dirs import Run
+from experiments.report.runs import Run
 
 REVISION_KEYS = ("revision", "path", "data_dir", "data_files", "dataset", "repo", "seed", "version", "sha")
 
@@ -45,7 +45,7 @@ def model_ids(run: Run) -> str:
         ids.append(f"generator {model}" + (f"@{rev}" if rev else "") + (f" ({gen['backend']})" if gen.get("backend") else ""))
     if "retriever" in run.spec.sections:
         ret = cfg.get("retriever") or {}
-        emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.knobs.get("retriever")
+        emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.spec.index_shape(run.knobs).model
         if emb:
             ids.append(f"retriever {emb}")
         rer = cfg.get("reranker") or {}

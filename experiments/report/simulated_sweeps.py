@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from experiments import records as schema
-from experiments.run_dir import write_run_dir
+from experiments.run_writer import write_run_dir
 from experiments.arms.closedbook import ClosedBookSpec
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
-from experiments.arms.selfroute import ROUTE_LONGCTX, ROUTE_RAG, SelfRouteSpec
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.arms.selfroute import SelfRouteSpec
 
 LEVELS = ("1k", "2k", "4k")
 LEVEL_TOKENS = {"1k": 1000, "2k": 2000, "4k": 4000, "8k": 8000, "16k": 16000}
@@ -111,12 +112,12 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
         rec = {**r, "arm": SelfRouteSpec.name}
         if r.get("evidence_in_prompt") == 0.0:
             l = lc_by[r["id"]]
-            rec.update(route=ROUTE_LONGCTX, selfroute_declined=True, score=l["score"], prediction=l["prediction"],
+            rec.update(route=ROLE_LONGCTX, selfroute_declined=True, score=l["score"], prediction=l["prediction"],
                        scores=l["scores"], prompt_tokens=r["prompt_tokens"] + l["prompt_tokens"],
                        latency_s=round(r["latency_s"] + l["latency_s"], 4), evidence_retained=l["evidence_retained"],
                        rag_context_tokens=r["context_tokens"], context_tokens=l["context_tokens"], truncated=l["truncated"])
         else:
-            rec.update(route=ROUTE_RAG, selfroute_declined=False)
+            rec.update(route=ROLE_RAG, selfroute_declined=False)
         out.append(rec)
     return out
 
@@ -204,6 +205,40 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
             add(bk, longctx_records(bench, samples, bk, seed, budget=budget),
                 ["arm=longctx", f"benchmark={bench}", f"longctx.budget_tokens={budget}"])
     return dirs
+
+
+SCENARIOS = {  # name -> true RAG minus long context (accuracy, 0..1); see known_truth_sweep
+    "rag_worse_than_tolerance": -0.05,
+    "all_equal": 0.0,
+    "rag_clearly_better": 0.2,
+    "longctx_clearly_better": -0.2,
+}
+
+
+def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: int = 12,
+                   seed: int = 0, **sweep_kwargs) -> dict[str, float]:
+    """Simulate `n_sweeps` sweeps with a known truth, run each through the real report reader and
+    verdict, and return the share decided rag / longctx / inconclusive / no_decision, and the share
+    whose interval excludes 0 (the statistics' check on simulated data)."""
+    import shutil
+
+    from experiments.report.decision import DECISIONS, INCONCLUSIVE
+    from experiments.report.pricing import Pricing
+    from experiments.report.runs import dedupe, find_runs
+    from experiments.report.verdict import verdicts
+
+    counts = {**{kind: 0 for kind in DECISIONS}, "excludes_0": 0}
+    for i in range(n_sweeps):
+        where = Path(root) / f"{scenario}_{i}"
+        known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
+                          **sweep_kwargs)
+        runs, _ = dedupe(find_runs([where], with_records=True))
+        rows = verdicts(runs, Pricing(settings, runs), settings)
+        row = rows[0]
+        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
+        counts["excludes_0"] += bool(row.ci and (row.ci[0] > 0 or row.ci[1] < 0))
+        shutil.rmtree(where)
+    return {k: v / n_sweeps for k, v in counts.items()}
 
 
 if __name__ == "__main__":

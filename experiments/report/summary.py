@@ -10,10 +10,10 @@ from typing import Any
 
 from eval.metrics.official import official_aggregate
 from experiments import records as schema
-from experiments.aggregate import quantile
-from experiments.arms.selfroute import ROUTE_LONGCTX
+from experiments.arms import ROLE_LONGCTX
+from experiments.run_metrics import quantile
 from experiments.report.pricing import Pricing
-from experiments.report.run_dirs import Run, levels_of
+from experiments.report.runs import Run, levels_of
 
 KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
                 "chunker", "reranker"]
@@ -77,7 +77,7 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         row["embedder_truncated_share"] = cut.get("share")
         row["embedder_input_limit"] = cut.get("max_input_tokens")
         routes = [x["route"] for x in r.answered() if x.get("route")]
-        row["route_longctx_share"] = round(routes.count(ROUTE_LONGCTX) / len(routes), 4) if routes else None
+        row["route_longctx_share"] = round(routes.count(ROLE_LONGCTX) / len(routes), 4) if routes else None
         status = Counter(schema.status_of(x) for x in r.records)
         row.update(n=len(r.records) or r.metrics.get("n"), ok=status[schema.OK], skipped=status[schema.SKIPPED],
                    failed=status[schema.FAILED], retrieved=status[schema.RETRIEVED],

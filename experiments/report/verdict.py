@@ -31,11 +31,11 @@ import hashlib
 
 from eval.metrics.confidence import paired_bootstrap
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.decision import DECISIONS, INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
+from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
 from experiments.report.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
-from experiments.report.run_dirs import Run, levels_of
+from experiments.report.runs import Run, levels_of
 
 ALL = "all"
 SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
@@ -317,25 +317,16 @@ class BudgetPair:
     ci: tuple[float, float] | None
 
 
-def _rag_budget(run: Run) -> int | None:
-    k = run.knobs
-    if k.get("rag_budget_tokens") is not None:
-        return int(k["rag_budget_tokens"])
-    if k.get("top_k") is not None and k.get("chunk_size") is not None:
-        return int(k["top_k"]) * int(k["chunk_size"])
-    return None
-
-
 def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
     """Each budget-matched long-context run against the best RAG config with that budget
-    (top_k x chunk_size, or the RAG arm's own token budget)."""
+    (the token budget its spec states: top_k x chunk_size, or the RAG arm's own)."""
     pairs = []
     for bench in sorted({r.scope for r in runs}):
         mine = [r for r in runs if r.scope == bench]
         full, full_score = _best(longctx_candidates(mine), None)
-        for blc in sorted((r for r in mine if r.budget_matched and r.scores()), key=lambda r: int(r.knobs["budget_tokens"])):
-            budget = int(blc.knobs["budget_tokens"])
-            same = [r for r in rag_candidates(mine) if _rag_budget(r) == budget]
+        for blc in sorted((r for r in mine if r.budget_matched and r.scores()), key=lambda r: r.token_budget or 0):
+            budget = blc.token_budget
+            same = [r for r in rag_candidates(mine) if r.token_budget == budget]
             rag, rag_score = _best(same, None)
             if rag is None:
                 continue
@@ -345,36 +336,3 @@ def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
                 diff, ci = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1])
             pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared), diff, ci))
     return pairs
-
-
-SCENARIOS = {  # name -> true RAG minus long context (accuracy, 0..1); see simulated_sweeps.known_truth_sweep
-    "rag_worse_than_tolerance": -0.05,
-    "all_equal": 0.0,
-    "rag_clearly_better": 0.2,
-    "longctx_clearly_better": -0.2,
-}
-
-
-def decision_rates(root, scenario: str, n_sweeps: int, settings: ReportSettings, n_rag_configs: int = 12,
-                   seed: int = 0, **sweep_kwargs) -> dict[str, float]:
-    """Simulate `n_sweeps` sweeps with a known truth, run each through the real report reader and
-    verdict, and return the share decided rag / longctx / inconclusive / no_decision, and the share
-    whose interval excludes 0 (the statistics' check on simulated data)."""
-    import shutil
-    from pathlib import Path
-
-    from experiments.report.run_dirs import dedupe, find_runs
-    from experiments.report.simulated_sweeps import known_truth_sweep
-
-    counts = {**{kind: 0 for kind in DECISIONS}, "excludes_0": 0}
-    for i in range(n_sweeps):
-        where = Path(root) / f"{scenario}_{i}"
-        known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
-                          **sweep_kwargs)
-        runs, _ = dedupe(find_runs([where], with_records=True))
-        rows = verdicts(runs, Pricing(settings, runs), settings)
-        row = rows[0]
-        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
-        counts["excludes_0"] += bool(row.ci and (row.ci[0] > 0 or row.ci[1] < 0))
-        shutil.rmtree(where)
-    return {k: v / n_sweeps for k, v in counts.items()}

@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import mean
 
-from experiments.aggregate import quantile
+from experiments.run_metrics import quantile
 from experiments.report.oracle import oracle_router
 from experiments.arms import ROLE_OTHER, specs
 from experiments.report.pricing import Pricing, charged_seconds
 from experiments.report.settings import ReportSettings
-from experiments.report.run_dirs import Run
+from experiments.report.runs import Run
 from experiments import records as schema
 from experiments.report.verdict import VerdictRow, longctx_candidates, rag_candidates
 

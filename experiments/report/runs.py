@@ -83,6 +83,11 @@ class Run:
         return self.spec.budget_matched(self.knobs)
 
     @property
+    def token_budget(self) -> int | None:
+        """Context tokens the run puts in a prompt at most (its spec says; None: the model's window)."""
+        return self.spec.token_budget(self.knobs)
+
+    @property
     def retrieval_only(self) -> bool:
         return bool(self.records) and all(schema.status_of(r) == schema.RETRIEVED for r in self.records)
 

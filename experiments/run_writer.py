@@ -1,5 +1,5 @@
 """A run directory as the runner lays it out: `records.jsonl`, `metrics.json` (knobs, config hash and the
-aggregates of `experiments.aggregate`), `.hydra/config.yaml` and `.hydra/overrides.yaml`. Written here
+aggregates of `experiments.run_metrics`), `.hydra/config.yaml` and `.hydra/overrides.yaml`. Written here
 for runs that did not come from the runner: imported predictions (`experiments.predictions`) and the
 report's simulated sweeps."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from experiments import records as schema
-from experiments.aggregate import aggregate
+from experiments.run_metrics import aggregate
 
 
 def write_run_dir(run_dir: Path, knobs: dict[str, Any], records: list[dict[str, Any]], config: dict[str, Any],
