@@ -25,8 +25,8 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-from eval.benchmarks import BENCHMARKS, LoadResult, load_benchmark  # noqa: E402
-from eval.sample import level_sort_key  # noqa: E402
+from eval.benchmarks import BENCHMARKS, LoadResult, load_benchmark
+from eval.sample import level_sort_key
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "benchmark"
 

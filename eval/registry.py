@@ -41,7 +41,7 @@ def require(package: str, what: str, hint: str | None = None) -> Any:
     the package it tripped on with its version, and the fix."""
     try:
         return importlib.import_module(package)
-    except Exception as err:  # noqa: BLE001 - any import-time failure becomes one line naming its cause
+    except Exception as err:  # any import-time failure becomes one line naming its cause
         if isinstance(err, ImportError) and (_names_itself(err, package) or _installed_version(package) is None):
             how = f"; install it with: {hint}" if hint else ""
             raise MissingExtra(f"{what} needs the package {package!r}, which is not installed{how}") from None

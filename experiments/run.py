@@ -30,22 +30,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import hydra  # noqa: E402
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+import hydra
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
 
-from eval import metrics  # noqa: E402
-from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document  # noqa: E402
-from eval.sample import Sample  # noqa: E402
-from experiments.run_metrics import aggregate  # noqa: E402
-from experiments.logs import set_log_level  # noqa: E402
-from experiments.arms import Answer, arm_spec  # noqa: E402
-from experiments import redact  # noqa: E402
-from experiments import folder_names  # noqa: E402,F401  (registers ${safe_dirname:...} before Hydra composes)
-from experiments.versions import run_versions  # noqa: E402
-from llm.cost import build_cost_model  # noqa: E402
-from experiments import records as schema  # noqa: E402
-from experiments.records import RecordStore, write_json_atomic  # noqa: E402
+from eval import metrics
+from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document
+from eval.sample import Sample
+from experiments.run_metrics import aggregate
+from experiments.logs import set_log_level
+from experiments.arms import Answer, arm_spec
+from experiments import redact
+from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
+from experiments.versions import run_versions
+from llm.cost import build_cost_model
+from experiments import records as schema
+from experiments.records import RecordStore, write_json_atomic
 
 log = logging.getLogger("experiments.run")
 
@@ -129,7 +129,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
         try:
             answers = spec.answer(arm, generator, group)
             records = [_record(a, knobs, chash, cost_model, judge) for a in answers]
-        except Exception as err:  # noqa: BLE001 - recorded, counted and retried on resume
+        except Exception as err:  # recorded, counted and retried on resume
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
             reason = redact.redact_text(f"{type(err).__name__}: {err}", secrets)
             for sample in group:

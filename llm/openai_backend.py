@@ -418,7 +418,7 @@ class OpenAICompatGenerator(Generator):
             slot = self._gate.acquire()
             try:
                 return self._attempt(prompt)
-            except Exception as err:  # noqa: BLE001 - classified below
+            except Exception as err:  # classified below
                 overlapped = self._gate.release(slot)
                 done, slot = slot, None
                 if not retryable(err):
@@ -528,7 +528,7 @@ class OpenAICompatGenerator(Generator):
                             ttft = time.perf_counter() - t0
                         pieces.append(piece)
                     finish = finish_reason(getattr(choice, "finish_reason", None)) or finish
-        except Exception as err:  # noqa: BLE001 - the server closed the connection mid-answer, or re-raised
+        except Exception as err:  # the server closed the connection mid-answer, or re-raised
             if not closed_by_server(err):
                 raise
             if attempt is not None and attempt.cancelled.is_set():

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-import common  # noqa: F401  (sets up the path)
+import common  # sets up the path
 
 from eval.benchmarks import load_benchmark
 from eval.benchmarks.loogle import evidence_stats

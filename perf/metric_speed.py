@@ -15,7 +15,7 @@ import logging
 import random
 import time
 
-import common  # noqa: F401  (sets up the path)
+import common  # sets up the path
 
 from eval.metrics import score
 from eval.metrics.lveval import LVEVAL_DATASETS, lveval_metric, lveval_reference

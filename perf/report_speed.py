@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import common  # noqa: F401  (sets up the path)
+import common  # sets up the path
 
 from experiments.report.simulated_sweeps import make_sweep
 from experiments.report.build import build_report

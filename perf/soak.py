@@ -40,8 +40,8 @@ from pathlib import Path
 
 import common
 
-from tests import test_crash_resume as crash  # noqa: E402  (the CI helpers, reused at a larger scale)
-from tests.conftest import compose  # noqa: E402
+from tests import test_crash_resume as crash
+from tests.conftest import compose
 
 ROOT = common.ROOT
 

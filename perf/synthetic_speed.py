@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-import common  # noqa: F401  (sets up the path)
+import common  # sets up the path
 
 from eval.benchmarks.common import approx_tokens
 from eval.benchmarks.synthetic import make_haystack

@@ -167,8 +167,10 @@ def test_a_new_arm_hashes_only_the_sections_it_declares():
 def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
     base = {"task": "t", "language": "en", "length_level": "1k", "status": "ok", "score": 1.0, "prompt_tokens": 100,
             "completion_tokens": 5, "latency_s": 1.0}
-    recs = lambda arm, score, **extra: [{**base, "id": f"s{i}", "group": f"d{i}", "arm": arm, "score": score, **extra}
-                                        for i in range(4)]
+
+    def recs(arm, score, **extra):
+        return [{**base, "id": f"s{i}", "group": f"d{i}", "arm": arm, "score": score, **extra} for i in range(4)]
+
     write_run(tmp_path / "runs" / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g"}, recs("longctx", 0.5))
     toy = {"arm": "toy_rerank", "benchmark": "b", "generator": "g", "retriever": "minilm", "chunk_size": 100, "top_k": 2}
     write_run(tmp_path / "runs" / "toy", toy, recs("toy_rerank", 1.0, n_chunks=50))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import os
+import json
+import random
+import re
 
 import pytest
 
 from eval.evidence import Region, present_fraction, recall_at
 from eval.sample import Span
+from tests.conftest import SHARED_DATA
 
 
 # ---------------------------------------------------------------- 11: a repeated answer is one piece of evidence
@@ -38,12 +41,6 @@ def test_any_of_groups_count_once_next_to_plain_spans():
 
 
 # ---------------------------------------------------------------- 9: Loong drops documents before its second shuffle
-
-import json
-import random
-import re
-
-from tests.conftest import SHARED_DATA
 
 LOONG = SHARED_DATA / "loong"
 

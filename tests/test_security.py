@@ -337,7 +337,7 @@ class _EchoingEndpoint(http.server.BaseHTTPRequestHandler):
     """An OpenAI-compatible endpoint that answers 401 quoting the Authorization header it got (some
     proxies do): the client's error, and so a failed record's reason, then holds the key."""
 
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):  # http.server's name
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = json.dumps({"error": {"message": f"Invalid key: {self.headers.get('Authorization')}",
                                      "type": "invalid_request_error"}}).encode()

@@ -244,7 +244,7 @@ def hub_records(dataset_id: str, config: str | None = None, split: str = "test",
         kwargs["trust_remote_code"] = False
     try:
         ds = load_dataset(dataset_id, config, **kwargs)
-    except Exception as exc:  # noqa: BLE001  (offline, missing config, script-only datasets, ...)
+    except Exception as exc:  # offline, missing config, script-only datasets, ...
         offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
         hint = " (this process is offline: HF_DATASETS_OFFLINE/HF_HUB_OFFLINE=1)" if offline else ""
         raise DataError(source, None, f"could not be loaded from the Hugging Face Hub{hint}: "

@@ -252,7 +252,7 @@ def _hub_download(cfg: LVEvalConfig, filename: str) -> Path:
         raise FileNotFoundError(f"reading {cfg.hub_id} from the hub needs huggingface_hub ({err}); or set benchmark.path") from None
     try:
         return Path(hf_hub_download(repo_id=cfg.hub_id, filename=filename, repo_type="dataset", revision=cfg.revision))
-    except Exception as err:  # offline, unknown repo or file, network failure: all end the same way
+    except Exception as err:  # noqa: BLE001 - offline, unknown repo or file, network failure: all end the same way
         raise FileNotFoundError(
             f"could not get {filename} of the hub dataset {cfg.hub_id} ({type(err).__name__}: {err}); "
             f"download https://huggingface.co/datasets/{cfg.hub_id}/resolve/main/{filename} and set "

@@ -204,7 +204,7 @@ class Judge:
         key = self.cache.key(self.model, messages, params)
         try:
             cached = self.cache.get(key)
-        except Exception as exc:  # a broken cache costs a request, not the sample
+        except Exception as exc:  # noqa: BLE001 - a broken cache costs a request, not the sample
             log.warning("judgment cache %s: read failed (%s); asking the judge", self.cache.path, _describe_cache(exc))
             cached = None
         if cached is not None:
@@ -212,7 +212,7 @@ class Judge:
         self.calls += 1
         try:
             reply = self._ask(messages, **params)
-        except Exception as exc:  # the API, the network or a malformed body: reported, not scored
+        except Exception as exc:  # noqa: BLE001 - the API, the network or a malformed body: reported, not scored
             error = _describe(exc)
             log.warning("judge call failed: %s", error)
             return JudgeReply(None, error)
@@ -221,7 +221,7 @@ class Judge:
             return JudgeReply(None, "judge reply has no text content")
         try:
             self.cache.put(key, self.model, reply)
-        except Exception as exc:  # the judgment stands; only its reuse is lost
+        except Exception as exc:  # noqa: BLE001 - the judgment stands; only its reuse is lost
             log.warning("judgment cache %s: write failed (%s); the judgment is kept but not cached",
                         self.cache.path, _describe_cache(exc))
         return JudgeReply(reply)

@@ -10,12 +10,12 @@ from statistics import mean
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 
-from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs  # noqa: E402
-from experiments.report.runs import Run, levels_of  # noqa: E402
-from experiments import records as schema  # noqa: E402
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs
+from experiments.report.runs import Run, levels_of
+from experiments import records as schema
 
 # series that are not an arm; an arm's colour and name come from its spec
 KIND_COLOURS = {"budget": "tab:orange", "oracle": "black"}

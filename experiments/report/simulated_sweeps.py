@@ -111,11 +111,11 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
     for r in rag:
         rec = {**r, "arm": SelfRouteSpec.name}
         if r.get("evidence_in_prompt") == 0.0:
-            l = lc_by[r["id"]]
-            rec.update(route=ROLE_LONGCTX, selfroute_declined=True, score=l["score"], prediction=l["prediction"],
-                       scores=l["scores"], prompt_tokens=r["prompt_tokens"] + l["prompt_tokens"],
-                       latency_s=round(r["latency_s"] + l["latency_s"], 4), evidence_retained=l["evidence_retained"],
-                       rag_context_tokens=r["context_tokens"], context_tokens=l["context_tokens"], truncated=l["truncated"])
+            lc_rec = lc_by[r["id"]]
+            rec.update(route=ROLE_LONGCTX, selfroute_declined=True, score=lc_rec["score"], prediction=lc_rec["prediction"],
+                       scores=lc_rec["scores"], prompt_tokens=r["prompt_tokens"] + lc_rec["prompt_tokens"],
+                       latency_s=round(r["latency_s"] + lc_rec["latency_s"], 4), evidence_retained=lc_rec["evidence_retained"],
+                       rag_context_tokens=r["context_tokens"], context_tokens=lc_rec["context_tokens"], truncated=lc_rec["truncated"])
         else:
             rec.update(route=ROLE_RAG, selfroute_declined=False)
         out.append(rec)
