@@ -138,7 +138,8 @@ def _run(ev: list[str], tokens: list[str], lo: int, hi: int, max_gap: int) -> tu
     return matched, lo + j0, lo + j1
 
 
-def align(evidence: str, context: str | TokenIndex, max_occurrences: int = 100, candidates: int = 5) -> Alignment | None:
+def align(evidence: str, context: str | TokenIndex, max_occurrences: int = 100,
+          candidates: int = 5) -> Alignment | None:
     """The best char span of `context` for `evidence`, or None when not a single token matches."""
     index = context if isinstance(context, TokenIndex) else TokenIndex(context)
     text = index.text
@@ -180,7 +181,8 @@ def align(evidence: str, context: str | TokenIndex, max_occurrences: int = 100, 
     return Alignment(index.starts[a], index.ends[b - 1], round(matched / m, 4), "fuzzy")
 
 
-def align_all(pieces: list[str], context: str | TokenIndex, threshold: float = 0.8) -> tuple[list[Alignment], list[tuple[str, float]]]:
+def align_all(pieces: list[str], context: str | TokenIndex,
+              threshold: float = 0.8) -> tuple[list[Alignment], list[tuple[str, float]]]:
     """Align every piece; keep those with quality >= threshold. Returns (kept, dropped as (text, quality))."""
     index = context if isinstance(context, TokenIndex) else TokenIndex(context)
     kept, dropped = [], []

@@ -65,7 +65,8 @@ def describe(result: LoadResult) -> dict[str, Any]:
         "evidence_documents": sum(not sp.is_char_span for s in samples for sp in s.evidence),
         "evidence_quality_mean": round(mean(qualities), 4) if qualities else None,
         "with_distractors": sum(bool(s.distractors) for s in samples),
-        "context_chars": {"min": min(lengths), "median": int(median(lengths)), "max": max(lengths)} if lengths else None,
+        "context_chars": ({"min": min(lengths), "median": int(median(lengths)), "max": max(lengths)}
+                          if lengths else None),
         "metrics": dict(sorted(Counter(s.metric for s in samples).items())),
         "truncation": dict(sorted(Counter(s.template.truncation for s in samples).items())),
         "skipped": dict(result.skipped),

@@ -80,7 +80,8 @@ def present_fraction(spans: Sequence[Span], regions: Sequence[Region], min_cover
     return sum(any(is_present(s, regions, min_coverage) for s in unit) for unit in units) / len(units)
 
 
-def recall_at(spans: Sequence[Span], ranked: Sequence[Region], ns: Iterable[int], min_coverage: float) -> dict[str, float] | None:
+def recall_at(spans: Sequence[Span], ranked: Sequence[Region], ns: Iterable[int],
+              min_coverage: float) -> dict[str, float] | None:
     """{n: share of gold evidence present in the top-n ranked regions} (keys as strings, for JSON)."""
     if not spans:
         return None

@@ -165,7 +165,8 @@ class Registry:
                 raise
             hint = self._hints.get(name)
             how = f"; install it with: {hint}" if hint else ""
-            raise MissingExtra(f"{self.kind}={name} needs the package {missing!r}, which is not installed{how}") from None
+            raise MissingExtra(f"{self.kind}={name} needs the package {missing!r}, "
+                               f"which is not installed{how}") from None
         obj = getattr(module, attr) if attr else module
         self._entries[name] = obj
         return obj

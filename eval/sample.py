@@ -126,7 +126,8 @@ class Sample:
     documents: list[Document] = field(default_factory=list)
     group: str = ""  # samples sharing one context share a group (prefix reuse, index reuse)
     metadata: dict[str, Any] = field(default_factory=dict)
-    reference_extra: dict[str, Any] = field(default_factory=dict)  # what a metric needs beyond the answers (a judge's question)
+    # what a metric needs beyond the answers (a judge's question)
+    reference_extra: dict[str, Any] = field(default_factory=dict)
 
     def reference(self) -> "Reference":
         return Reference(

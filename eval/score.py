@@ -235,9 +235,11 @@ def _round(x: float, digits: int = 2) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
 
 
-def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], options: argparse.Namespace) -> dict[str, Any]:
+def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
+              options: argparse.Namespace) -> dict[str, Any]:
     scored = [r for r in rows if "score" in r]
-    out: dict[str, Any] = {"benchmark": task.benchmark, "task": task.name, "metric": task.metric, "variant": options.variant}
+    out: dict[str, Any] = {"benchmark": task.benchmark, "task": task.name, "metric": task.metric,
+                           "variant": options.variant}
     if task.metric.endswith("_judge"):
         parsed = [r for r in scored if r.get("parsed", 1.0) == 1.0]
         values = [r["score"] for r in parsed]
@@ -257,7 +259,8 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int], op
     keys = []
     for r in scored:
         for k in r:
-            if k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group", "unparsable_reply") and k not in FLAG_KEYS and k not in keys:
+            if (k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group",
+                          "unparsable_reply") and k not in FLAG_KEYS and k not in keys):
                 keys.append(k)
     for k in keys:
         pool = parsed if task.metric.endswith("_judge") else scored
@@ -279,7 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m eval.score", description=__doc__.split("\n\n")[0])
     p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
     p.add_argument("--task", required=True, help="dataset or task name (LV-Eval: `_16k` suffixes accepted)")
-    p.add_argument("--prediction-field", default=None, help="JSON field holding the prediction (default: prediction, pred)")
+    p.add_argument("--prediction-field", default=None,
+                   help="JSON field holding the prediction (default: prediction, pred)")
     p.add_argument("--per-sample", type=Path, default=None, help="write per-sample scores here (JSON lines)")
     p.add_argument("--variant", choices=("official", "strict"), default="official")
     p.add_argument("--skip-bad", action="store_true", help="skip and count malformed lines instead of stopping")
@@ -290,9 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--typo-answer-order",
         choices=("id,correct,typo", "id,typo,correct"),
         default="id,correct,typo",
-        help="CLongEval stacked_typo_detection: field order of the gold lines (GPT-4-Turbo's released files: id,typo,correct)",
+        help="CLongEval stacked_typo_detection: field order of the gold lines "
+             "(GPT-4-Turbo's released files: id,typo,correct)",
     )
-    p.add_argument("--judge", action="store_true", help="LooGLE: score with the GPT-4 True/False (QA) or 0-100 (summary) judge")
+    p.add_argument("--judge", action="store_true",
+                   help="LooGLE: score with the GPT-4 True/False (QA) or 0-100 (summary) judge")
     p.add_argument("--judge-model", default=os.environ.get("JUDGE_MODEL") or "gpt-4-turbo",
                    help="judge model name (default: $JUDGE_MODEL or gpt-4-turbo)")
     p.add_argument("--judge-base-url", default=os.environ.get("JUDGE_BASE_URL") or os.environ.get("OPENAI_BASE_URL"),

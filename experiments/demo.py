@@ -21,7 +21,8 @@ DEMO_DIR = Path("outputs/demo")
 def main() -> int:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "experiments.run", "-m", "experiment=demo", f"hydra.sweep.dir={DEMO_DIR}", *sys.argv[1:]]
+    cmd = [sys.executable, "-m", "experiments.run", "-m", "experiment=demo", f"hydra.sweep.dir={DEMO_DIR}",
+           *sys.argv[1:]]
     print("running:", " ".join(cmd[1:]), flush=True)
     done = subprocess.run(cmd, env=env)
     if done.returncode != 0:

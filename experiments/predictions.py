@@ -12,7 +12,8 @@ Formats
   `language`, `prompt_tokens`, `completion_tokens`, `latency_s`, `cost_usd`. With `--benchmark-path`
   the benchmark's loader supplies answers, group, task, level and metric for every id (an id it does
   not have is an error); without it each line carries `answers` and `--metric` names the metric.
-- `lara`: LaRA's released predictions, `evaluation/prediction/<model>/{full,rag}_preds_<model>_<len>_<domain>_<type>.jsonl`
+- `lara`: LaRA's released predictions,
+  `evaluation/prediction/<model>/{full,rag}_preds_<model>_<len>_<domain>_<type>.jsonl`
   (`question`, `prediction`, `ground_truth`, and the query's `file`): `full` is arm `longctx`, `rag`
   is arm `rag`. Each line is matched to its sample id through the clone's query files by (length,
   domain, task, document file, question) (`eval.benchmarks.lara.lara_index`; a question asked twice
@@ -166,7 +167,8 @@ def read_lara(clone: Path, model: str, metric: str, allow_mismatch: bool = False
         kind = path.name.split("_preds_", 1)[0]
         parsed = parse_query_file_name(path.name)
         if kind not in LARA_ARMS or parsed is None:
-            raise ImportError_(f"{path}: not a LaRA prediction file name ({{full,rag}}_preds_<model>_<len>_<domain>_<type>.jsonl)")
+            raise ImportError_(f"{path}: not a LaRA prediction file name "
+                               "({full,rag}_preds_<model>_<len>_<domain>_<type>.jsonl)")
         length, domain, task = parsed
         taken: Counter = Counter()
         for n, row in _lines(path):
@@ -218,7 +220,8 @@ def check_ids(preds: list[Prediction], allow_mismatch: bool) -> tuple[list[Predi
     for (model, arm, config), d in sorted(by_config.items()):
         missing = sorted(set().union(*by_config.values()) - set(d))
         if missing:
-            problems.append(f"{arm} / {config!r} lacks {len(missing)} of the ids others have (e.g. {', '.join(missing[:3])})")
+            problems.append(f"{arm} / {config!r} lacks {len(missing)} of the ids others have "
+                            f"(e.g. {', '.join(missing[:3])})")
     if problems and not allow_mismatch:
         raise ImportError_("the configs do not cover the same samples: " + "; ".join(problems)
                            + ". Fix the files, or pass --allow-mismatch to keep only the ids every config has")
@@ -237,7 +240,8 @@ def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
     return schema.scored_record(base, p.prediction, values, usage, p.usage.get("cost_usd"), {})
 
 
-def write_runs(preds: list[Prediction], out: Path, source: dict[str, Any], judge=None, progress: bool = False) -> list[Path]:
+def write_runs(preds: list[Prediction], out: Path, source: dict[str, Any], judge=None,
+               progress: bool = False) -> list[Path]:
     """One run directory per (model, arm, config) under `out`, as the runner lays them out."""
     from tqdm import tqdm
 
@@ -282,8 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="folder for the run directories")
     p.add_argument("--model", action="append", default=None, help="lara: a model folder under evaluation/prediction "
                    "(repeat for several)")
-    p.add_argument("--benchmark", default=None, help="jsonl: the benchmark the ids belong to (a registered loader name)")
-    p.add_argument("--benchmark-path", default=None, help="jsonl: its data; the loader supplies answers, groups, metric")
+    p.add_argument("--benchmark", default=None,
+                   help="jsonl: the benchmark the ids belong to (a registered loader name)")
+    p.add_argument("--benchmark-path", default=None,
+                   help="jsonl: its data; the loader supplies answers, groups, metric")
     p.add_argument("--metric", default=None, help="score with this registered metric instead of the benchmark's")
     p.add_argument("--allow-mismatch", action="store_true", help="keep only the ids every config has (counted)")
     p.add_argument("--judge-model", default=None, help="judge model (OpenAI-compatible); LaRA: lara_judge")
@@ -329,7 +335,8 @@ def run_import(args: argparse.Namespace) -> dict[str, Any]:
     source.update(lines=len(preds), dropped=ids["dropped"])
     dirs = write_runs(kept, args.out, source, _judge(args), progress=args.progress)
     return {"run_dirs": [str(d) for d in dirs], "predictions": len(kept), "ids": ids["ids"], "configs": ids["configs"],
-            "dropped": ids["dropped"], "unmatched": source.get("unmatched", 0), "read_s": round(load_s, 2), "total_s": round(time.perf_counter() - t0, 2)}
+            "dropped": ids["dropped"], "unmatched": source.get("unmatched", 0), "read_s": round(load_s, 2),
+            "total_s": round(time.perf_counter() - t0, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"imported {summary['predictions']} predictions ({summary['ids']} ids x {summary['configs']} configs, "
-          f"{summary['dropped']} dropped, {summary['unmatched']} matching no sample) in {summary['total_s']} s into {args.out}\n"
+          f"{summary['dropped']} dropped, {summary['unmatched']} matching no sample) in {summary['total_s']} s "
+          f"into {args.out}\n"
           f"report: python -m experiments.report {args.out}")
     return 0

@@ -180,7 +180,8 @@ def read_records(path: str | Path, repair: bool = False) -> dict[str, dict[str, 
         if not raw.endswith(b"\n"):  # the last line, unfinished: kept only if it is a whole record
             rec = _parse(raw)
             if rec is None:
-                log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path, len(raw))
+                log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path,
+                            len(raw))
             else:
                 records[str(rec["id"])], good_end, tail = rec, good_end + len(raw), b"\n"
             break

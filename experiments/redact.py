@@ -258,7 +258,8 @@ def named_env_secrets(cfg: Any, environ: Mapping[str, str] | None = None) -> set
     found: set[str] = set()
     if isinstance(cfg, Mapping):
         for k, v in cfg.items():
-            if isinstance(k, str) and k.endswith("_env") and isinstance(v, str) and len(environ.get(v, "").strip()) >= MIN_ENV_SECRET:
+            if (isinstance(k, str) and k.endswith("_env") and isinstance(v, str)
+                    and len(environ.get(v, "").strip()) >= MIN_ENV_SECRET):
                 found.add(environ[v].strip())
             found |= named_env_secrets(v, environ)
     elif isinstance(cfg, (list, tuple)):

@@ -79,7 +79,8 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if r.get("prompt_tokens") is not None:
             by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
     out["by_length_level"] = {
-        lvl: {k: round(mean(v), 4) for k, v in d.items()} for lvl, d in sorted(by_level.items(), key=lambda kv: level_sort_key(kv[0]))
+        lvl: {k: round(mean(v), 4) for k, v in d.items()}
+        for lvl, d in sorted(by_level.items(), key=lambda kv: level_sort_key(kv[0]))
     }
     for key in ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "context_tokens"):
         vals = [r[key] for r in ok if r.get(key) is not None]

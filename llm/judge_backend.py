@@ -24,7 +24,8 @@ def judge_generator(model: str, base_url: str | None = None, timeout_s: float = 
                     backoff_max_s: float = 60.0) -> OpenAICompatGenerator:
     key_env = next((name for name in api_key_envs if os.environ.get(name)), api_key_envs[-1] if api_key_envs else None)
     return OpenAICompatGenerator(model=model, base_url=base_url, api_key_env=key_env, mode="chat", temperature=0.0,
-                                 context_window=1_000_000,  # the judge budgets nothing; the tokenizer only counts usage a server omits
+                                 # the judge budgets nothing; the tokenizer only counts usage a server omits
+                                 context_window=1_000_000,
                                  max_concurrency=1, timeout_s=timeout_s, max_retries=max_retries,
                                  backoff_base_s=backoff_base_s, backoff_max_s=backoff_max_s, stream=False)
 

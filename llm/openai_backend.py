@@ -328,7 +328,8 @@ class OpenAICompatGenerator(Generator):
         self.model_id = model
         self.base_url = base_url.rstrip("/") if base_url else None
         self.mode, self.temperature, self.top_p, self.seed, self.stop = mode, temperature, top_p, seed, stop
-        self.max_concurrency, self.timeout_s, self.max_retries = int(max_concurrency), float(timeout_s), int(max_retries)
+        self.max_concurrency, self.timeout_s, self.max_retries = (int(max_concurrency), float(timeout_s),
+                                                                  int(max_retries))
         self.backoff_base_s, self.backoff_max_s = float(backoff_base_s), float(backoff_max_s)
         self.stream, self.stream_usage = bool(stream), bool(stream_usage)
         self.extra_body = dict(extra_body or {})

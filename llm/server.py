@@ -775,7 +775,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dialect", default="openai", choices=DIALECTS,
                         help="answer as this server does (see the module docstring): " + ", ".join(DIALECTS))
     parser.add_argument("--api-key-env", default=None,
-                        help="require the key held by this environment variable (a key on the command line would show in ps)")
+                        help="require the key held by this environment variable "
+                             "(a key on the command line would show in ps)")
     args = parser.parse_args(argv)
     api_key = None
     if args.api_key_env:

@@ -150,7 +150,8 @@ class TransformersGenerator(Generator):
     def _decode(self, ids, past=None, max_new_tokens: int = 64, streamer=None, repetition_penalty: float | None = None):
         import torch
 
-        sampling = {"do_sample": False} if self.temperature == 0 else {"do_sample": True, "temperature": self.temperature}
+        sampling = ({"do_sample": False} if self.temperature == 0
+                    else {"do_sample": True, "temperature": self.temperature})
         if repetition_penalty is not None:
             sampling["repetition_penalty"] = float(repetition_penalty)
         with torch.inference_mode():
@@ -240,7 +241,8 @@ class TransformersGenerator(Generator):
             for ids, _ in encoded:
                 t1 = time.perf_counter()
                 p = prompts[len(results)]
-                out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens, repetition_penalty=p.repetition_penalty)
+                out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens,
+                                   repetition_penalty=p.repetition_penalty)
                 extra = cache.get_seq_length() - n_prefix
                 if extra > 0:
                     cache.crop(-extra)  # back to the shared prefix for the next question
@@ -507,7 +509,8 @@ def render_prompt(hf_tok, prompt: Prompt) -> str:
 def count_prompt_tokens(hf_tok, prompt: Prompt) -> int:
     """Tokens of the rendered prompt (the template carries its special tokens; plain text gets the
     tokenizer's own, e.g. a BOS)."""
-    return len(hf_tok(render_prompt(hf_tok, prompt), add_special_tokens=not uses_chat_template(hf_tok, prompt))["input_ids"])
+    return len(hf_tok(render_prompt(hf_tok, prompt),
+                      add_special_tokens=not uses_chat_template(hf_tok, prompt))["input_ids"])
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

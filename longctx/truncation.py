@@ -80,7 +80,8 @@ def _whole_documents(offsets: Offsets, budget: int, documents: Sequence[tuple[in
         return bisect_right(ends, b) - bisect_right(ends, a)
 
     # each document owns the text up to the next one (its separator); text before the first is kept
-    pieces = [(start, docs[i + 1][0] if i + 1 < len(docs) else max(end, text_end)) for i, (start, end) in enumerate(docs)]
+    pieces = [(start, docs[i + 1][0] if i + 1 < len(docs) else max(end, text_end))
+              for i, (start, end) in enumerate(docs)]
     regions, used = [], 0
     if docs[0][0] > 0:
         regions.append((0, docs[0][0]))

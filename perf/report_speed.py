@@ -32,7 +32,8 @@ def main() -> None:
         files = build_report([str(d) for d in dirs], Path(tmp) / "report")
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert files["report.html"].stat().st_size > 0
-        common.emit({"run_dirs": len(dirs), "records": records, "plots": sum(p.suffix == ".png" for p in files.values()),
+        common.emit({"run_dirs": len(dirs), "records": records,
+                     "plots": sum(p.suffix == ".png" for p in files.values()),
                      "html_bytes": files["report.html"].stat().st_size, "cpu_seconds": round(cpu, 2),
                      "seconds": round(seconds, 2)})
 

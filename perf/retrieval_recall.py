@@ -91,7 +91,8 @@ def main() -> None:
     print("|---|---|---|" + "---|" * len(NS) + "---|---|")
     for name, rname, n, recall, distract, seconds in rows:
         cells = " | ".join("-" if recall[k] is None else f"{recall[k]:.3f}" for k in NS)
-        print(f"| {name} | {rname} | {n} | {cells} | {'-' if distract is None else f'{distract:.3f}'} | {seconds:.1f} |")
+        print(f"| {name} | {rname} | {n} | {cells} | "
+              f"{'-' if distract is None else f'{distract:.3f}'} | {seconds:.1f} |")
     print()
     common.emit(figures)
 

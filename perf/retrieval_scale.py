@@ -30,7 +30,8 @@ BLOCK = 256  # chunks per timed block
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--no-dense", action="store_true", help="BM25 figures only (the dense side takes minutes on CPU)")
+    parser.add_argument("--no-dense", action="store_true",
+                        help="BM25 figures only (the dense side takes minutes on CPU)")
     args = parser.parse_args()
     gen = build_generator(SMOLLM2)  # tokenizer only
     samples = make_haystack(seed=0, language="en", tokens=155_000, n_questions=10)

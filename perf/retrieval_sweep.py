@@ -4,8 +4,9 @@
 
 `singles_seconds`: three runs, one per chunk size, each with an empty cache (so each embeds its
 chunking and the questions once). `sweep_seconds`: the 12 points over one shared cache directory,
-each point a fresh arm built by `build_rag_arm` with no in-process memory, as a Hydra job would be. `ratio` = sweep / singles
-(target <= 1.5). The embedding model is loaded before timing (a process loads it once either way).
+each point a fresh arm built by `build_rag_arm` with no in-process memory, as a Hydra job would be.
+`ratio` = sweep / singles (target <= 1.5). The embedding model is loaded before timing (a process
+loads it once either way).
 """
 
 from __future__ import annotations

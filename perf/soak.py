@@ -63,7 +63,8 @@ def kill_phase(tmp: Path, n: int, n_kills: int, rng: random.Random) -> dict:
     run_dir, cache = tmp / "kill-run", tmp / "kill-cache"
     result = crash.kill_and_resume(run_dir, cache, rng, tmp / "kill.log", n, points)
     final = crash.by_id(result["records"])
-    mismatched = [sid for sid, r in reference.items() if sid not in final or crash.outcome(final[sid]) != crash.outcome(r)]
+    mismatched = [sid for sid, r in reference.items()
+                  if sid not in final or crash.outcome(final[sid]) != crash.outcome(r)]
     # plant a failed record and a torn line; one more resume must repair both
     victim = sorted(final)[rng.randrange(n)]
     path = run_dir / "records.jsonl"
@@ -205,7 +206,8 @@ def bad_input_phase(tmp: Path) -> dict:
     from experiments.records import RecordStore
 
     for i, row in enumerate(["not json", "[1]", '{"status": "ok"}', bad.GARBAGE.replace(b"\n", b" ")]):
-        path = bad._lines(tmp / "bad" / "records" / str(i) / "records.jsonl", [{"id": "a", "status": "ok"}, row, {"id": "b"}])
+        path = bad._lines(tmp / "bad" / "records" / str(i) / "records.jsonl",
+                          [{"id": "a", "status": "ok"}, row, {"id": "b"}])
         tried += 1
         try:
             RecordStore(path).load()
@@ -249,11 +251,14 @@ def main() -> None:
             print(f"endpoint: {out['endpoint']}", flush=True)
     figures = {
         "kills": out.get("kill", {}).get("kills", 0) + out.get("writer", {}).get("kills", 0),
-        "faults_injected": out.get("endpoint", {}).get("faults_injected", 0) + out.get("kill", {}).get("planted_faults", 0),
+        "faults_injected": (out.get("endpoint", {}).get("faults_injected", 0)
+                            + out.get("kill", {}).get("planted_faults", 0)),
         "bad_inputs": out.get("bad", {}).get("bad_inputs", 0),
         "bad_inputs_not_clear": out.get("bad", {}).get("not_clear", 0),
-        "records_lost": sum(out.get(k, {}).get("records_lost", out.get(k, {}).get("lost", 0)) for k in ("kill", "writer", "endpoint")),
-        "mismatched_predictions": out.get("kill", {}).get("mismatched", 0) + out.get("endpoint", {}).get("mismatched", 0),
+        "records_lost": sum(out.get(k, {}).get("records_lost", out.get(k, {}).get("lost", 0))
+                            for k in ("kill", "writer", "endpoint")),
+        "mismatched_predictions": (out.get("kill", {}).get("mismatched", 0)
+                                   + out.get("endpoint", {}).get("mismatched", 0)),
         "wall_s": round(time.perf_counter() - t0, 1),
         "phases": out,
     }

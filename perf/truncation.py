@@ -26,7 +26,8 @@ def main() -> None:
     prompt = arm.build(sample)
     seconds = time.perf_counter() - t0
     assert prompt.meta["truncated"] and gen.prompt_tokens(prompt) + prompt.max_new_tokens <= 8192
-    common.emit({"context_tokens": n_tokens, "kept_tokens": prompt.meta["context_tokens"], "seconds": round(seconds, 3)})
+    common.emit({"context_tokens": n_tokens, "kept_tokens": prompt.meta["context_tokens"],
+                 "seconds": round(seconds, 3)})
 
 
 if __name__ == "__main__":

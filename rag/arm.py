@@ -70,7 +70,8 @@ class RagArm:
     # ------------------------------------------------------------ chunks and index, cached
     def _tokenizer_id(self) -> str:
         hf = getattr(self.gen.tokenizer, "hf", None)
-        return str(getattr(self.gen, "model_id", None) or getattr(hf, "name_or_path", "") or type(self.gen.tokenizer).__name__)
+        return str(getattr(self.gen, "model_id", None) or getattr(hf, "name_or_path", "")
+                   or type(self.gen.tokenizer).__name__)
 
     def chunk_key(self, sample: Sample) -> str:
         docs = [(d.doc_id, d.start, d.end) for d in sample.documents]

@@ -30,7 +30,8 @@ def rag_config(rag_cfg: dict[str, Any]) -> RagConfig:
 
 def chunker_config(chunker_cfg: dict[str, Any] | None, rag: RagConfig) -> ChunkerConfig:
     chunker_cfg = dict(chunker_cfg or {})
-    return ChunkerConfig(kind=chunker_cfg.get("kind", "tokens"), size=int(rag.chunk_size), overlap=int(rag.chunk_overlap))
+    return ChunkerConfig(kind=chunker_cfg.get("kind", "tokens"), size=int(rag.chunk_size),
+                         overlap=int(rag.chunk_overlap))
 
 
 def build_rag_arm(generator, rag_cfg: dict[str, Any], retriever_cfg: dict[str, Any],

@@ -59,7 +59,8 @@ class ChunkerConfig:
         if self.size <= 0:
             raise ValueError(f"rag.chunk_size must be positive, got {self.size}")
         if not 0 <= self.overlap < self.size:
-            raise ValueError(f"rag.chunk_overlap must be in [0, chunk_size), got {self.overlap} with chunk_size {self.size}")
+            raise ValueError(f"rag.chunk_overlap must be in [0, chunk_size), got {self.overlap} "
+                             f"with chunk_size {self.size}")
 
     def key(self) -> dict[str, Any]:
         return asdict(self)

@@ -97,7 +97,8 @@ KINDS = tuple(RERANKERS.names())
 
 
 def build_reranker(cfg: dict[str, Any] | None) -> Reranker | None:
-    """The `reranker` group (plain dict) -> reranker, or None for `none`; a key its kind does not take fails naming it."""
+    """The `reranker` group (plain dict) -> reranker, or None for `none`; a key its kind does not take
+    fails naming it."""
     cfg = dict(cfg or {})
     kind = cfg.get("kind") or "none"
     RERANKERS.get(kind)  # an unknown kind fails first, naming the allowed ones

@@ -147,7 +147,8 @@ class DenseRetriever:
         if count is None or key in self._truncated:
             return
         tkey = content_key("truncated", key, self.embedder.fingerprint())
-        n = cache.get_or_compute("counts", tkey, "json", lambda: {"truncated": count(list(texts))}, dump_json, load_json)
+        n = cache.get_or_compute("counts", tkey, "json", lambda: {"truncated": count(list(texts))},
+                                 dump_json, load_json)
         self._truncated[key] = (len(texts), int(n["truncated"]))
 
     def truncation(self) -> dict[str, Any] | None:
@@ -194,7 +195,8 @@ class DenseRetriever:
         else:
             idx_key = content_key("index", key, self.embedder.fingerprint(), self.kind, self.index_options)
             index = cache.get_or_compute("indexes", idx_key, "faiss",
-                                         lambda: build_faiss(vecs, self.kind, **self.index_options), dump_faiss, load_faiss)
+                                         lambda: build_faiss(vecs, self.kind, **self.index_options),
+                                         dump_faiss, load_faiss)
         index = to_gpu(index, self.gpu)
         sparse = None
         if self.sparse_weight:
@@ -303,7 +305,8 @@ def dense_retriever(name: str = "dense", index: str = "flat", gpu: Any = "auto",
     checked against its backend by `rag.embedders.build_embedder`."""
     from rag.embedders import build_embedder
 
-    given = {"hnsw_m": hnsw_m, "ef_search": ef_search, "nlist": nlist, "nprobe": nprobe, "ivf_min_vectors": ivf_min_vectors}
+    given = {"hnsw_m": hnsw_m, "ef_search": ef_search, "nlist": nlist, "nprobe": nprobe,
+             "ivf_min_vectors": ivf_min_vectors}
     return DenseRetriever(build_embedder(embedder), name=name, index=index,
                           index_options={k: v for k, v in given.items() if v is not None}, gpu=gpu,
                           sparse_weight=float(sparse_weight or 0.0), dense_weight=float(dense_weight))

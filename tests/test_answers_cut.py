@@ -38,7 +38,8 @@ def test_the_runner_records_it_and_counts_the_cut_answers(tmp_path):
     res = subprocess.run([sys.executable, "-m", "experiments.run", "arm=longctx", "generator=smollm2",
                           "benchmark=synthetic", "benchmark.languages=[en]", "benchmark.levels=[400]",
                           "benchmark.questions_per_haystack=3",
-                          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"],
+                          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}",
+                          "run.progress=false"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     records = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
@@ -61,8 +62,9 @@ def test_the_report_names_configs_whose_answers_were_cut(tmp_path):
     assert aggregate(lc)["answers_cut_share"] == 0.25
     assert aggregate(_records("longctx", [None, None]))["answers_cut_share"] is None  # the backend did not say
     write_run(tmp_path / "sweep" / "lc", {"arm": "longctx", "benchmark": "synthetic", "generator": "m"}, lc)
-    write_run(tmp_path / "sweep" / "rag", {"arm": "rag", "benchmark": "synthetic", "generator": "m", "retriever": "bm25",
-                                           "chunk_size": 128, "top_k": 4}, _records("rag", ["stop"] * 4))
+    write_run(tmp_path / "sweep" / "rag", {"arm": "rag", "benchmark": "synthetic", "generator": "m",
+                                           "retriever": "bm25", "chunk_size": 128, "top_k": 4},
+              _records("rag", ["stop"] * 4))
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
     rows = {r["arm"]: r for r in csv.DictReader(files["summary.csv"].open())}
     assert float(rows["longctx"]["answers_cut_share"]) == 0.25 and float(rows["rag"]["answers_cut_share"]) == 0.0

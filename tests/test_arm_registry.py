@@ -132,7 +132,8 @@ class ToyRerankSpec(ArmSpec):
 
     @classmethod
     def knobs(cls, cfg):
-        return {"retriever": cfg["retriever"]["name"], "chunk_size": cfg["rag"]["chunk_size"], "top_k": cfg["rag"]["top_k"]}
+        return {"retriever": cfg["retriever"]["name"], "chunk_size": cfg["rag"]["chunk_size"],
+                "top_k": cfg["rag"]["top_k"]}
 
     @classmethod
     def label(cls, knobs, retrieval_only=False):
@@ -160,7 +161,8 @@ def test_a_new_arm_hashes_only_the_sections_it_declares():
     assert arm_knobs(base) == {"arm": "toy_rerank", "benchmark": "synthetic", "generator": "bundled:smollm2",
                                "retriever": "bm25", "chunk_size": 128, "top_k": 4}
     assert config_hash(compose(["arm.name=toy_rerank", "rag.separator=|"])) != config_hash(base)  # a section it reads
-    assert config_hash(compose(["arm.name=toy_rerank", "longctx.truncation=head"])) == config_hash(base)  # one it does not
+    assert config_hash(compose(["arm.name=toy_rerank",
+                                "longctx.truncation=head"])) == config_hash(base)  # one it does not
     assert config_hash(compose(["arm.name=toy_floor", "rag.top_k=9"])) == config_hash(compose(["arm.name=toy_floor"]))
 
 
@@ -172,7 +174,8 @@ def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
         return [{**base, "id": f"s{i}", "group": f"d{i}", "arm": arm, "score": score, **extra} for i in range(4)]
 
     write_run(tmp_path / "runs" / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g"}, recs("longctx", 0.5))
-    toy = {"arm": "toy_rerank", "benchmark": "b", "generator": "g", "retriever": "minilm", "chunk_size": 100, "top_k": 2}
+    toy = {"arm": "toy_rerank", "benchmark": "b", "generator": "g", "retriever": "minilm",
+           "chunk_size": 100, "top_k": 2}
     write_run(tmp_path / "runs" / "toy", toy, recs("toy_rerank", 1.0, n_chunks=50))
     floor = {"arm": "toy_floor", "benchmark": "b", "generator": "g"}
     write_run(tmp_path / "runs" / "floor", floor, recs("toy_floor", 0.25, n_chunks=50))
@@ -185,7 +188,8 @@ def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
     with open(files["whatif.csv"], newline="", encoding="utf-8") as f:
         rows = {r["arm"]: r for r in csv.DictReader(f)}
     # indexed: 50 chunks x 100 tokens embedded per document at the dense embedding price
-    assert float(rows["toy_rerank"]["index_cost_per_doc"]) == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6)
+    assert (float(rows["toy_rerank"]["index_cost_per_doc"])
+            == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6))
     assert float(rows["toy_rerank"]["index_cost_per_doc"]) > 0
     assert float(rows["toy_floor"]["index_cost_per_doc"]) == 0.0  # not indexed, though its records count chunks
     assert rows["toy_floor"]["role"] == "toy floor (a control)"
@@ -199,7 +203,8 @@ def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
 def test_the_report_reads_arm_specs_without_importing_the_runners_heavy_packages():
     code = ("import sys, experiments.report.build, experiments.arms as a\n"
             "[a.arm_spec(n) for n in a.ARMS.names()]\n"
-            "heavy = sorted(m for m in ('torch', 'faiss', 'rag', 'longctx', 'sentence_transformers') if m in sys.modules)\n"
+            "heavy = sorted(m for m in ('torch', 'faiss', 'rag', 'longctx', 'sentence_transformers') "
+            "if m in sys.modules)\n"
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -217,7 +222,8 @@ class ToyPassagesSpec(ArmSpec):
 
     @classmethod
     def knobs(cls, cfg):
-        return {"encoder": cfg["retriever"]["name"], "passage_tokens": cfg["rag"]["chunk_size"], "k": cfg["rag"]["top_k"]}
+        return {"encoder": cfg["retriever"]["name"], "passage_tokens": cfg["rag"]["chunk_size"],
+                "k": cfg["rag"]["top_k"]}
 
     @classmethod
     def label(cls, knobs, retrieval_only=False):
@@ -258,9 +264,11 @@ def test_a_new_indexed_arm_is_priced_plotted_and_budget_matched_through_its_spec
     write_run(runs_dir / "lc300", {"arm": "longctx", "benchmark": "b", "generator": "g", "truncation": "benchmark",
                                    "budget_tokens": 300}, recs("longctx", [0] * n))
     for k in (1, 3):
-        toy = {"arm": "toy_passages", "benchmark": "b", "generator": "g", "encoder": "minilm", "passage_tokens": 100, "k": k}
+        toy = {"arm": "toy_passages", "benchmark": "b", "generator": "g", "encoder": "minilm",
+               "passage_tokens": 100, "k": k}
         write_run(runs_dir / f"toy{k}", toy, recs("toy_passages", [1] * n, n_chunks=50,
-                                                  evidence_recall={"1": 0.5, "4": 1.0}, evidence_in_prompt=0.5 + k / 10))
+                                                  evidence_recall={"1": 0.5, "4": 1.0},
+                                                  evidence_in_prompt=0.5 + k / 10))
 
     runs = find_runs([runs_dir], with_records=True)
     toys = [r for r in runs if r.arm == "toy_passages"]
@@ -274,7 +282,8 @@ def test_a_new_indexed_arm_is_priced_plotted_and_budget_matched_through_its_spec
     with open(files["whatif.csv"], newline="", encoding="utf-8") as f:
         rows = [r for r in csv.DictReader(f) if r["arm"] == "toy_passages"]
     # priced: 50 passages x 100 tokens embedded per document at the dense embedding price
-    assert rows and float(rows[0]["index_cost_per_doc"]) == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6)
+    assert rows and (float(rows[0]["index_cost_per_doc"])
+                     == pytest.approx(5000 * settings.indexing.embed_usd_per_million / 1e6))
     md = files["report.md"].read_text(encoding="utf-8")
     # compared at the same budget: long context cut to 300 tokens against the toy config of budget 300 (k=3)
     section = md.split("Same token budget", 1)[1].split("\n#", 1)[0]

@@ -33,7 +33,8 @@ def _lines(path: Path, rows: list) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     out = b""
     for r in rows:
-        out += (r if isinstance(r, bytes) else (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)).encode()) + b"\n"
+        out += (r if isinstance(r, bytes)
+                else (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)).encode()) + b"\n"
     path.write_bytes(out)
     return path
 
@@ -41,14 +42,16 @@ def _lines(path: Path, rows: list) -> Path:
 # ---------------------------------------------------------------- loaders
 LVEVAL_GOOD = {"input": "Who founded Quourvylt?", "context": "Quourvylt was founded by Ada Brask. " * 20,
                "answers": ["Ada Brask"], "length": 200, "dataset": "factrecall_en_16k", "language": "en"}
-CLONG_GOOD = {"id": 7, "context": "第一段。" * 50, "query": "谁建立了岚墨镇？", "answer": "柏琨", "internlm2_length": 300}
+CLONG_GOOD = {"id": 7, "context": "第一段。" * 50, "query": "谁建立了岚墨镇？", "answer": "柏琨",
+              "internlm2_length": 300}
 
 LOONG_GOOD = {"level": 1, "set": 1, "length": 100, "type": "paper", "language": "en", "question": "Paper A",
               "instruction": "Which paper is this?", "prompt_template": "{docs}\n\n{instruction}\n\n{question}",
               "doc": ["a.md"], "answer": "A", "shuffle_doc": False, "id": "item-0"}
 
 LOOGLE_GOOD = {"context": "Alice founded the town of Quourvylt in 1850. " * 20, "question": "Who founded Quourvylt?",
-               "answer": "Alice", "evidence": ["Alice founded the town of Quourvylt in 1850."], "id": "q-0", "title": "T"}
+               "answer": "Alice", "evidence": ["Alice founded the town of Quourvylt in 1850."], "id": "q-0",
+               "title": "T"}
 
 LOADERS = {
     # name: (file inside the data folder, a good record, required fields, the question field)
@@ -128,7 +131,8 @@ def test_loader_names_file_line_and_field(tmp_path, name, rows, line, field):
 def test_loader_reads_the_good_record(tmp_path, name):
     """The base of every bad case loads: the failures above are about the bad line."""
     fname, good, _, _ = LOADERS[name]
-    second = {**good, "id": 8} if name == "clongeval" else {**good, "id": "item-1"} if name in ("loong", "loogle") else good
+    second = ({**good, "id": 8} if name == "clongeval"
+              else {**good, "id": "item-1"} if name in ("loong", "loogle") else good)
     result = _load(name, _lines(tmp_path / fname, [good, second]))
     assert len(result.samples) == 2
 
@@ -178,9 +182,11 @@ def test_skip_bad_skips_and_counts_every_bad_record(tmp_path, name, caplog):
     fname, good, required, _ = LOADERS[name]
 
     def good_row(i):
-        return {**good, "id": 10 + i} if name == "clongeval" else {**good, "id": f"item-{i}"} if name in ("loong", "loogle") else good
+        return ({**good, "id": 10 + i} if name == "clongeval"
+                else {**good, "id": f"item-{i}"} if name in ("loong", "loogle") else good)
 
-    bad = [GARBAGE.replace(b"\n", b" "), "not json", "[1, 2]", {k: v for k, v in good_row(7).items() if k != required[-1]},
+    bad = [GARBAGE.replace(b"\n", b" "), "not json", "[1, 2]",
+           {k: v for k, v in good_row(7).items() if k != required[-1]},
            {**good_row(8), required[-1]: {"a": 1}}]
     path = _lines(tmp_path / fname, [good_row(0), *bad, good_row(1)])
     with pytest.raises(ValueError, match=rf"{path.name}:2"):
@@ -278,7 +284,8 @@ SCORE_CASES = [
     ("malformed JSON", '{"prediction": "x", "answers": [', "malformed JSON"),
     ("not an object", "[1, 2]", "a record must be a JSON object"),
     ("a 5,000-digit number", '{"prediction": "x", "answers": ["x"], "n": ' + "7" * 5000 + "}", "unreadable JSON"),
-    ("nested 100,000 deep", '{"prediction": "x", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ("nested 100,000 deep", '{"prediction": "x", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     "nested too deeply"),
     ("a lone surrogate", '{"prediction": "x\\ud800", "answers": ["x"]}', "field 'prediction': holds a lone surrogate"),
     ("prediction is a list", {"prediction": ["x"], "answers": ["x"]}, "prediction must be a string"),
     ("prediction is null", {"prediction": None, "answers": ["x"]}, "prediction must be a string"),
@@ -286,7 +293,8 @@ SCORE_CASES = [
     ("an answer is a dict", {"prediction": "x", "answers": [{"a": 1}]}, "answer must be text"),
     ("no reference", {"prediction": "x"}, "no reference"),
     ("no prediction", {"answers": ["x"]}, "no prediction"),
-    ("keywords are a list", {"prediction": "x", "answers": ["x"], "answer_keywords": ["x"]}, "keywords must be a string"),
+    ("keywords are a list", {"prediction": "x", "answers": ["x"], "answer_keywords": ["x"]},
+     "keywords must be a string"),
     ("huge malformed line", '{"prediction": "' + "x" * 1_000_000, "malformed JSON"),
 ]
 

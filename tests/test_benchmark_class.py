@@ -62,7 +62,8 @@ def _records(run_dir):
 def test_a_benchmark_class_declared_here_loads_and_selects_like_the_built_in_ones(toy):
     assert benchmark_class("toy_notes") is toy
     assert [s.id for s in load_benchmark({"name": "toy_notes", "limit": 1}).samples] == ["toy-0"]
-    with pytest.raises(ValueError, match=r"benchmark.tasks: unknown \['summary'\] for toy_notes; available: \['lookup'\]"):
+    with pytest.raises(ValueError,
+                       match=r"benchmark.tasks: unknown \['summary'\] for toy_notes; available: \['lookup'\]"):
         load_benchmark({"name": "toy_notes", "tasks": ["summary"]})
     with pytest.raises(ValueError, match=r"benchmark.colour: not a setting of toy_notes"):
         load_benchmark({"name": "toy_notes", "colour": "red"})

@@ -153,7 +153,8 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     run_dir, cache, log = tmp_path / "killed", tmp_path / "cache", tmp_path / "killed.log"
     result = kill_and_resume(run_dir, cache, rng, log, N_SAMPLES, [0, k1, k2])
     assert result["kills"] == 3
-    assert result["records_at_kills"][0] == 0 and result["records_at_kills"][1] >= k1 and result["records_at_kills"][2] >= k2
+    assert (result["records_at_kills"][0] == 0 and result["records_at_kills"][1] >= k1
+            and result["records_at_kills"][2] >= k2)
 
     final = by_id(result["records"])
     assert len(result["records"]) == N_SAMPLES and set(final) == set(reference), "exactly one record per sample"
@@ -173,7 +174,8 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     failed = {k: v for k, v in final[victim].items() if k not in ("prediction", "score", "scores")}
     kept = [line for line in path.read_bytes().split(b"\n")[:-1] if json.loads(line)["id"] != victim]
     path.write_bytes(b"".join(line + b"\n" for line in kept)
-                     + (json.dumps({**failed, "status": "failed", "reason": "GenerationError: HTTP 503"}) + "\n").encode()
+                     + (json.dumps({**failed, "status": "failed",
+                                    "reason": "GenerationError: HTTP 503"}) + "\n").encode()
                      + b'{"id": "torn", "status": "o')
     proc = start_run(run_dir, cache, log)
     assert proc.wait(timeout=900) == 0, log.read_text()[-3000:]

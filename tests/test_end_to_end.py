@@ -10,7 +10,8 @@ import pytest
 from tests.conftest import ROOT, compose
 
 TINY = ["benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2"]
-RECORD_KEYS = {"id", "task", "length_level", "arm", "prediction", "score", "prompt_tokens", "completion_tokens", "latency_s"}
+RECORD_KEYS = {"id", "task", "length_level", "arm", "prediction", "score", "prompt_tokens",
+               "completion_tokens", "latency_s"}
 
 
 @pytest.mark.slow
@@ -92,5 +93,6 @@ def test_unknown_config_values_name_the_allowed_ones(tmp_path):
     res = _run_cli(["-m", "experiments.run", "arm=rag", "rag.order=sideways", "benchmark.limit=1",
                     f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "allowed: document, score" in res.stderr
-    res = _run_cli(["-m", "experiments.run", "benchmark.languages=[fr]", f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
+    res = _run_cli(["-m", "experiments.run", "benchmark.languages=[fr]",
+                    f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "allowed" in res.stderr and "'fr'" in res.stderr

@@ -36,19 +36,26 @@ def test_every_factory_is_a_registry_and_lists_what_the_config_groups_name():
 
 
 @pytest.mark.parametrize("build,cfg,message", [
-    ("retriever", {"kind": "bm25", "k1": 1.2, "bb": 0.7}, r"retriever\.bb is not a setting of retriever\.kind=bm25; its settings: b, k1, name"),
-    ("retriever", {"kind": "hybrid", "rrf": 60, "retrievers": []}, r"retriever\.rrf is not a setting of retriever\.kind=hybrid"),
+    ("retriever", {"kind": "bm25", "k1": 1.2, "bb": 0.7},
+     r"retriever\.bb is not a setting of retriever\.kind=bm25; its settings: b, k1, name"),
+    ("retriever", {"kind": "hybrid", "rrf": 60, "retrievers": []},
+     r"retriever\.rrf is not a setting of retriever\.kind=hybrid"),
     ("retriever", {"kind": "dense", "model": "bundled:all-MiniLM-L6-v2", "batchsize": 8},
      r"retriever\.batchsize is not a setting of retriever\.backend=sentence_transformers; its settings: batch_size"),
     ("retriever", {"kind": "sparse"}, r"retriever\.kind='sparse'; allowed: bm25, dense, hybrid"),
-    ("retriever", {"kind": "dense", "backend": "magic", "model": "x"}, r"retriever\.backend='magic'; allowed: sentence_transformers, flag_m3, openai"),
-    ("reranker", {"kind": "cross_encoder", "model": "x", "top": 3}, r"reranker\.top is not a setting of reranker\.kind=cross_encoder"),
-    ("reranker", {"kind": "colbert", "model": "x"}, r"reranker\.kind='colbert'; allowed: none, cross_encoder, bge_reranker"),
+    ("retriever", {"kind": "dense", "backend": "magic", "model": "x"},
+     r"retriever\.backend='magic'; allowed: sentence_transformers, flag_m3, openai"),
+    ("reranker", {"kind": "cross_encoder", "model": "x", "top": 3},
+     r"reranker\.top is not a setting of reranker\.kind=cross_encoder"),
+    ("reranker", {"kind": "colbert", "model": "x"},
+     r"reranker\.kind='colbert'; allowed: none, cross_encoder, bge_reranker"),
     ("generator", {"backend": "transformers", "model": "bundled:smollm2", "dtyp": "float32"},
      r"generator\.dtyp is not a setting of the transformers backend; its settings: context_window, device, dtype"),
-    ("generator", {"backend": "vllm", "model": "x", "max_model_lenn": 4096}, r"generator\.max_model_lenn is not a setting of the vllm backend"),
+    ("generator", {"backend": "vllm", "model": "x", "max_model_lenn": 4096},
+     r"generator\.max_model_lenn is not a setting of the vllm backend"),
     ("generator", {"backend": "none", "tokeniser": "x"}, r"generator\.tokeniser is not a setting of the none backend"),
-    ("generator", {"backend": "llamacpp"}, r"generator\.backend='llamacpp'; allowed: transformers, openai, openai_compat, vllm, none"),
+    ("generator", {"backend": "llamacpp"},
+     r"generator\.backend='llamacpp'; allowed: transformers, openai, openai_compat, vllm, none"),
 ])
 def test_unknown_names_and_keys_fail_naming_them_before_anything_loads(build, cfg, message):
     from llm.factory import build_generator
@@ -66,7 +73,8 @@ def test_a_missing_optional_package_is_a_value_error_and_an_import_error(monkeyp
     from rag.rerank import build_reranker
 
     monkeypatch.setitem(sys.modules, "FlagEmbedding", None)  # as if not installed (`make install` installs it)
-    with pytest.raises(MissingExtra, match=r"reranker\.kind=bge_reranker needs the package 'FlagEmbedding'.*pip install '\.\[bge\]'"):
+    with pytest.raises(MissingExtra, match=r"reranker\.kind=bge_reranker needs the package 'FlagEmbedding'"
+                                           r".*pip install '\.\[bge\]'"):
         build_reranker({"kind": "bge_reranker", "model": "BAAI/bge-reranker-v2-m3"})
 
 
@@ -79,7 +87,8 @@ def test_runner_with_bge_m3_and_no_flagembedding_ends_in_one_error_line(tmp_path
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     res = subprocess.run([sys.executable, "-c", WITHOUT_FLAG, "arm=rag", "retriever=bge_m3", "generator=none",
                           "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.questions_per_haystack=1",
-                          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"],
+                          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}",
+                          "run.progress=false"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2, res.stderr[-2000:]
     assert "Traceback" not in res.stderr
@@ -94,7 +103,8 @@ def test_loaders_and_metrics_go_through_the_registry():
 
     synthetic = BENCHMARKS.get("synthetic")
     assert issubclass(synthetic, Benchmark) and synthetic.__module__ == "eval.benchmarks.synthetic"
-    with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: clongeval, lara, loogle, loong, lveval, synthetic"):
+    with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: "
+                                         r"clongeval, lara, loogle, loong, lveval, synthetic"):
         load_benchmark({"name": "nope"})
     assert get_metric("qa_f1") is METRICS.get("qa_f1")
     with pytest.raises(KeyError, match="unknown metric 'nope'; known: "):

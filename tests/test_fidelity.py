@@ -162,7 +162,8 @@ def test_transformers_backend_raw_prompt_and_repetition_penalty(generator):
 
     from llm.prompt import Prompt
 
-    text = "Please answer the question based on the long texts below. \nThe sky is blue. The sky is blue.\nQuestion: What colour is the sky?\nAnswer: "
+    text = ("Please answer the question based on the long texts below. \nThe sky is blue. The sky is blue.\n"
+            "Question: What colour is the sky?\nAnswer: ")
     raw = Prompt(user=text, max_new_tokens=12, chat=False, repetition_penalty=2.0)
     chat = Prompt(user=text, max_new_tokens=12)
     hf_tok = generator._hf_tok
@@ -193,7 +194,8 @@ def test_openai_backend_sends_a_raw_prompt_as_the_system_message(monkeypatch):
     assert gen.request_body(Prompt(user="x"))["messages"] == [{"role": "user", "content": "x"}]
 
 
-# ---------------------------------------------------------------- 7: LV-Eval cuts the whole prompt; one cut per document
+# ---------------------------------------------------------------- 7: LV-Eval cuts the whole prompt;
+# one cut per document
 
 def _lveval_sample(question, n_words=3000, dataset="factrecall_en", sid="0"):
     from eval.benchmarks.lveval import TEMPLATES

@@ -55,7 +55,8 @@ def _snapshot_extras(root: Path, script: str | None, files: list[str]) -> Path:
     (root / ".gitattributes").write_text("*.zip filter=lfs diff=lfs merge=lfs -text\n")
     if script:
         marker = root / "SCRIPT_WAS_RUN"
-        (root / script).write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit('never run a dataset script')\n")
+        (root / script).write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                                   "raise SystemExit('never run a dataset script')\n")
     return root
 
 
@@ -82,7 +83,8 @@ def lveval_snapshot(tmp_path_factory) -> Path:
 
 def test_lveval_hub_snapshot_loads_as_path(lveval_snapshot):
     res = load_benchmark({"name": "lveval", "path": str(lveval_snapshot)})
-    assert Counter((s.task, s.length_level) for s in res.samples) == {(ds, lvl): 2 for ds in lv.DATASETS for lvl in ("16k", "32k")}
+    assert (Counter((s.task, s.length_level) for s in res.samples)
+            == {(ds, lvl): 2 for ds in lv.DATASETS for lvl in ("16k", "32k")})
     first = res.samples[0]
     assert first.metadata["source"].endswith(f"{lv.DATASETS[0]}.zip!{lv.DATASETS[0]}/{lv.DATASETS[0]}_16k.jsonl")
     # what the loader tests check on unpacked files holds for the zips too: needle evidence, confusing facts

@@ -79,14 +79,16 @@ def test_generic_jsonl_two_arms_import_and_report(tmp_path):
     assert "| 8 | 4 (50%) | 0 (0%) | 4 (50%) | 0 (0%) | 4 (50%) |" in agreement["32k"]
     rows = {r["level"]: r for r in csv.DictReader(files["agreement.csv"].open())}
     assert set(rows) == {"all", "8k", "32k"}
-    assert (rows["all"]["n_shared"], rows["all"]["only_rag_right"], rows["all"]["same_answer_share"]) == ("16", "8", "0.5")
+    assert (rows["all"]["n_shared"], rows["all"]["only_rag_right"],
+            rows["all"]["same_answer_share"]) == ("16", "8", "0.5")
 
 
 def test_ids_are_checked_across_arms(tmp_path):
     rows = _two_arms()
     rows = [r for r in rows if not (r["arm"] == "longctx" and r["id"] in ("q0-0", "q1-1"))]
     path = _write(tmp_path / "preds.jsonl", rows)
-    with pytest.raises(ValueError, match=r"longctx / 'my long context' lacks 2 of the ids others have \(e.g. q0-0, q1-1\)"):
+    with pytest.raises(ValueError, match=r"longctx / 'my long context' lacks 2 of the ids others have "
+                                         r"\(e.g. q0-0, q1-1\)"):
         _import("--format", "jsonl", "--path", str(path), "--metric", "qa_f1", "--out", str(tmp_path / "a"))
     assert not (tmp_path / "a").exists()  # nothing half-written
     summary = _import("--format", "jsonl", "--path", str(path), "--metric", "qa_f1", "--out", str(tmp_path / "b"),
@@ -102,9 +104,11 @@ def test_ids_are_checked_across_arms(tmp_path):
 
 @pytest.mark.parametrize("line, message", [
     ("not json", r"bad.jsonl:2: not a JSON line"),
-    (json.dumps({"id": "x", "arm": "hybrid", "config": "c", "prediction": "p", "answers": ["a"]}), r"bad.jsonl:2: field `arm`"),
+    (json.dumps({"id": "x", "arm": "hybrid", "config": "c", "prediction": "p", "answers": ["a"]}),
+     r"bad.jsonl:2: field `arm`"),
     (json.dumps({"id": "x", "arm": "rag", "config": "c", "prediction": "p"}), r"bad.jsonl:2: field `answers`"),
-    (json.dumps({"id": "x", "arm": "rag", "config": "c", "prediction": 3, "answers": ["a"]}), r"bad.jsonl:2: field `prediction`"),
+    (json.dumps({"id": "x", "arm": "rag", "config": "c", "prediction": 3, "answers": ["a"]}),
+     r"bad.jsonl:2: field `prediction`"),
     (json.dumps({"id": "x", "arm": "rag", "config": "c", "prediction": "p", "answers": ["a"], "latency_s": -1}),
      r"bad.jsonl:2: field `latency_s`"),
 ])
@@ -128,7 +132,8 @@ def test_the_benchmark_supplies_answers_groups_and_metric(tmp_path):
                       str(SHARED_DATA / "loogle"), "--out", str(tmp_path / "runs"))
     rag = read_records(next(Path(d) for d in summary["run_dirs"] if d.endswith("rag")) / "records.jsonl")
     first = rag[samples[0].id]
-    assert first["group"] == samples[0].group and first["task"] == "shortdep_qa" and first["answers"] == samples[0].answers
+    assert (first["group"] == samples[0].group and first["task"] == "shortdep_qa"
+            and first["answers"] == samples[0].answers)
     assert first["score"] > 0.9 and "bleu1" in first["scores"]  # LooGLE's own metric family
     bad = _write(tmp_path / "bad.jsonl", [{**rows[0], "id": "loogle/nope"}])
     with pytest.raises(ValueError, match=r"bad.jsonl:1: id 'loogle/nope' is not a sample of benchmark loogle"):
@@ -161,15 +166,18 @@ def test_lara_released_predictions_import_and_agree(tmp_path):
         return row["answer"]
 
     _released(clone, "tiny-model", predict)
-    summary = _import("--format", "lara", "--path", str(clone), "--model", "tiny-model", "--out", str(tmp_path / "runs"))
+    summary = _import("--format", "lara", "--path", str(clone), "--model", "tiny-model",
+                      "--out", str(tmp_path / "runs"))
     assert summary["ids"] == 18 and summary["configs"] == 2 and summary["unmatched"] == 0
     runs = {Path(d).name: read_records(Path(d) / "records.jsonl") for d in summary["run_dirs"]}
     full = next(v for k, v in runs.items() if "longctx" in k)
     rag = next(v for k, v in runs.items() if k.endswith("rag"))
-    assert full["lara/32k_book_comp/0"]["status"] == "failed" and "model call failed" in full["lara/32k_book_comp/0"]["reason"]
+    assert (full["lara/32k_book_comp/0"]["status"] == "failed"
+            and "model call failed" in full["lara/32k_book_comp/0"]["reason"])
     assert full["lara/32k_book_location/1"]["group"] == f"lara/32k/book/{BOOK}"
     assert rag["lara/128k_paper_hallu/0"]["score"] == 1.0  # lara_auto credits the refusal
-    assert full["lara/128k_paper_location/0"]["score"] == 1.0 and full["lara/128k_paper_location/0"]["length_level"] == "128k"
+    assert (full["lara/128k_paper_location/0"]["score"] == 1.0
+            and full["lara/128k_paper_location/0"]["length_level"] == "128k")
     files = build_report([str(tmp_path / "runs")], tmp_path / "report", load_settings())
     md = files["report.md"].read_text()
     # 18 ids, the 4 comparison questions failed in long context: 14 shared, all right on both arms (the refusals
@@ -198,11 +206,11 @@ def test_lara_predictions_that_match_no_question_are_reported(tmp_path):
 def test_the_command_line(tmp_path):
     path = _write(tmp_path / "preds.jsonl", _two_arms(2, 1))
     res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl", "--path", str(path),
-                          "--metric", "qa_f1", "--out", str(tmp_path / "runs")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+                          "--metric", "qa_f1", "--out", str(tmp_path / "runs")], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "imported 4 predictions (2 ids x 2 configs" in res.stdout and "python -m experiments.report" in res.stdout
-    res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl", "--path", str(tmp_path / "no"),
-                          "--metric", "qa_f1", "--out", str(tmp_path / "x")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl",
+                          "--path", str(tmp_path / "no"), "--metric", "qa_f1", "--out", str(tmp_path / "x")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and res.stderr.startswith("error: ") and "no such predictions file" in res.stderr

@@ -127,7 +127,8 @@ class _Rambling(BaseHTTPRequestHandler):
         self.server.hits += 1
         body = (b'{"id": "x", "object": "chat.completion", "created": 0, "model": "judge-model", "choices": '
                 b'[{"index": 0, "message": {"role": "assistant", "content": "Both answers look reasonable to me."}, '
-                b'"finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}}')
+                b'"finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 6, '
+                b'"total_tokens": 11}}')
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

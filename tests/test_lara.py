@@ -22,8 +22,10 @@ RELEASED_FULL = {
     "book": "Read the book below and answer a question.\n\n{context}\n\nQuestion: {question}\n\nBe concise.",
 }
 RELEASED_RAG = {
-    "paper": "Here are some chunks retrieved from some papers. Read these chunks to answer a question.\n\n{context}\n\nQuestion: {question}\n\n Be concise.",
-    "book": "Here are some chunks retrieved from a book. Read these chunks to answer a question.\n\n{context}\n\nQuestion: {question}\n\nBe concise.",
+    "paper": ("Here are some chunks retrieved from some papers. Read these chunks to answer a question.\n\n"
+              "{context}\n\nQuestion: {question}\n\n Be concise."),
+    "book": ("Here are some chunks retrieved from a book. Read these chunks to answer a question.\n\n"
+             "{context}\n\nQuestion: {question}\n\nBe concise."),
 }
 BOOK = "The Miller’s Tale, Part One.txt"  # spaces, a comma and a curly apostrophe, as the release's names
 
@@ -126,7 +128,8 @@ def test_counts_ids_groups_levels_and_tasks(clone):
     assert {s.language for s in samples} == {"en"} and {s.benchmark for s in samples} == {"lara"}
     ids = {s.id for s in samples}
     assert "lara/32k_book_location/1" in ids and "lara/128k_paper_hallu/0" in ids and len(ids) == len(samples)
-    assert sample_id("32k", "book", "location", 1) == sample_id("32k", "book", "location", 1) == "lara/32k_book_location/1"
+    assert (sample_id("32k", "book", "location", 1) == sample_id("32k", "book", "location", 1)
+            == "lara/32k_book_location/1")
     assert sample_id("128k", "paper", "comparison", 0) == "lara/128k_paper_comp/0"
     # a group is a document: its questions of every task come together and share one context string
     book = [s for s in samples if s.group == f"lara/32k/book/{BOOK}"]
@@ -134,7 +137,8 @@ def test_counts_ids_groups_levels_and_tasks(clone):
     assert book[0].context == (clone / "datasets" / "32k" / "book" / BOOK).read_text(encoding="utf-8")
     assert {s.metadata["domain"] for s in samples} == {"book", "paper"}
     loc = next(s for s in samples if s.id == "lara/32k_book_location/1")
-    assert loc.answers == ["A silver lantern."] and loc.metadata["part"] == 1 and loc.metadata["type"] == "novelette_fake"
+    assert (loc.answers == ["A silver lantern."] and loc.metadata["part"] == 1
+            and loc.metadata["type"] == "novelette_fake")
     assert loc.metadata["source"].endswith("32k_book_location.jsonl:2")
     # the embedded segment is not the context: it is located in the document and recorded
     seg = len(loc.context) // 5
@@ -150,14 +154,16 @@ def test_prompts_are_the_released_templates(clone):
     samples = _load(clone).samples
     for s in samples:
         domain = s.metadata["domain"]
-        assert s.template.render("CTX {x}", s.question) == RELEASED_FULL[domain].format(context="CTX {x}", question=s.question)
+        assert (s.template.render("CTX {x}", s.question)
+                == RELEASED_FULL[domain].format(context="CTX {x}", question=s.question))
         assert s.template.system == "You are a helpful assistant"
         assert s.template.max_new_tokens == 1024 and s.template.truncation == "prompt_middle"
         assert "Alibaba-NLP/LaRA evaluation/prompt.py" in s.template.source
         assert s.metric == "lara_judge"
     rag = _load(clone, prompt="rag").samples
     for s in rag:
-        assert s.template.render("CTX", s.question) == RELEASED_RAG[s.metadata["domain"]].format(context="CTX", question=s.question)
+        assert (s.template.render("CTX", s.question)
+                == RELEASED_RAG[s.metadata["domain"]].format(context="CTX", question=s.question))
     with pytest.raises(ValueError, match="benchmark.prompt"):
         _load(clone, prompt="chunks")
 
@@ -179,7 +185,8 @@ def test_evidence_is_document_level_for_papers_only(clone):
 
 def test_index_for_released_predictions(clone):
     index = lara_index(clone)
-    assert index[("32k", "book", "location", BOOK, "What did Gordon sell at the fair (32k, 1)?")] == ["lara/32k_book_location/1"]
+    assert index[("32k", "book", "location", BOOK,
+                  "What did Gordon sell at the fair (32k, 1)?")] == ["lara/32k_book_location/1"]
     assert index[("128k", "paper", "hallucination", "128k_paper_0.md",
                   "In paper 0, what is the carbon cost of training?")] == ["lara/128k_paper_hallu/0"]
     assert sum(len(v) for v in index.values()) == len(_load(clone).samples)
@@ -208,7 +215,8 @@ def test_a_bad_line_is_named_or_skipped_and_ids_keep_their_positions(clone):
     assert "lara/32k_book_location/0" not in {s.id for s in res.samples}
     # a line whose type contradicts its file, and an unreadable line
     path.write_text("\n".join([lines[0], json.dumps({**json.loads(lines[1]), "level": "hallu"})]), encoding="utf-8")
-    with pytest.raises(DataError, match=r"32k_book_location\.jsonl:2: field 'level': is 'hallu' in the file of 32k_book_location"):
+    with pytest.raises(DataError, match=r"32k_book_location\.jsonl:2: field 'level': is 'hallu' "
+                                        r"in the file of 32k_book_location"):
         _load(clone)
     path.write_text(lines[0] + "\n{not json", encoding="utf-8")
     with pytest.raises(DataError, match=r"32k_book_location\.jsonl:2: malformed JSON"):
@@ -246,7 +254,8 @@ def test_describe_reports_counts_skips_and_the_evidence_note(clone, capsys):
     assert main(["--benchmark", "lara", "--path", str(clone), "--set", "domains=[book,paper]"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["samples"] == 16 and out["by_length_level"] == {"128k": 7, "32k": 9}
-    assert out["by_level_domain_task"]["32k"]["book"] == {"comparison": 1, "hallucination": 1, "location": 2, "reasoning": 1}
+    assert out["by_level_domain_task"]["32k"]["book"] == {"comparison": 1, "hallucination": 1, "location": 2,
+                                                          "reasoning": 1}
     assert out["by_level_domain_task"]["128k"]["book"] == {"comparison": 1, "hallucination": 1, "reasoning": 1}
     assert out["by_domain"] == {"book": 8, "paper": 8}
     assert out["skipped"] == {"query file missing (questions in the release)": 250}
@@ -274,9 +283,11 @@ def test_judge_prompt_per_task_and_the_released_parse(clone, tmp_path):
     v = score("lara_judge", "The book does not say.", hallu.reference(), judge)
     assert v["score"] == 1.0 and v["parsed"] == 1.0
     system, user = ask.asked[0]
-    assert system == {"role": "system", "content": "You are a discriminator that judges whether the predictions to questions are correct."}
+    assert system == {"role": "system", "content": ("You are a discriminator that judges whether the predictions "
+                                                    "to questions are correct.")}
     assert user["content"].startswith("You need to help me determine whether an AI model is hallucinating.")
-    assert f"[Query] {hallu.question}\n\n[Groundtruth Answer] {hallu.answers[0]}\n\n[AI Assistant's Answer] The book does not say." in user["content"]
+    assert (f"[Query] {hallu.question}\n\n[Groundtruth Answer] {hallu.answers[0]}\n\n"
+            "[AI Assistant's Answer] The book does not say." in user["content"])
     assert user["content"].endswith("Now, start your judgement:")
     assert score("lara_judge", "A {lantern}.", loc.reference(), judge)["score"] == 0.0
     other = ask.asked[1][1]["content"]
@@ -301,8 +312,8 @@ def test_judge_free_fallback_credits_refusals_on_hallucination(clone):
     for answer in refusals:
         assert is_refusal(answer), answer
         assert score("lara_auto", answer, hallu.reference()) == {"score": 1.0, "refusal": 1.0}
-    for answer in ["His hat was red.", "Gordon wore a blue hat to the fair.", "No serious adverse events were reported.",
-                   ""]:
+    for answer in ["His hat was red.", "Gordon wore a blue hat to the fair.",
+                   "No serious adverse events were reported.", ""]:
         assert not is_refusal(answer), answer
         assert score("lara_auto", answer, hallu.reference())["score"] == 0.0
     right = score("lara_auto", "He sold a silver lantern.", loc.reference())
@@ -361,8 +372,8 @@ def test_rag_preset_composes_and_runs_retrieval_only(clone, tmp_path, monkeypatc
 
     for name in ("OPENAI_API_KEY", "JUDGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    cfg = compose(["experiment=lara_rag_baseline", f"benchmark.path={clone}", "benchmark.domains=[book,paper]", "generator=none",
-                   f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"])
+    cfg = compose(["experiment=lara_rag_baseline", f"benchmark.path={clone}", "benchmark.domains=[book,paper]",
+                   "generator=none", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"])
     plain = OmegaConf.to_container(cfg, resolve=True)
     assert plain["benchmark"]["name"] == "lara" and plain["benchmark"]["prompt"] == "rag"
     assert plain["arm"]["name"] == "rag" and plain["chunker"]["kind"] == "llamaindex"

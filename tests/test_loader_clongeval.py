@@ -54,8 +54,10 @@ def task_records(task: str, size: str) -> list[dict]:
                     "两年一届，大挑战赛和小挑战赛轮着来。")]
     if task == "table_querying":
         ctx = f"{TABLE_19}\n\n{TABLE_197196}\n\n{TABLE_77}"
-        return [rec(base, ctx, "在表格-197196中，当“年”这一列的值为“2009年”时，“兰辛（局域网）”这一列的值是多少？", "$434.59"),
-                rec(base + 1, ctx, "在表格-19中，当“奖”这一列的值为“电视新闻奖”时，“类别”这一列的值是多少？", "Best Actress")]
+        return [rec(base, ctx, "在表格-197196中，当“年”这一列的值为“2009年”时，“兰辛（局域网）”这一列的值是多少？",
+                    "$434.59"),
+                rec(base + 1, ctx, "在表格-19中，当“奖”这一列的值为“电视新闻奖”时，“类别”这一列的值是多少？",
+                    "Best Actress")]
     raise AssertionError(task)
 
 
@@ -161,7 +163,8 @@ def test_selection_by_tasks_levels_and_limit(data_dir):
     assert [s.task for s in res.samples] == ["long_story_qa"] * 2 + ["table_querying"] * 2
     assert {s.length_level for s in res.samples} == {"medium"}
     limited = load(data_dir, tasks=["table_querying", "long_story_qa"], limit=3).samples
-    assert [(s.task, s.length_level) for s in limited] == [("long_story_qa", "small")] * 2 + [("long_story_qa", "medium")]
+    assert ([(s.task, s.length_level) for s in limited]
+            == [("long_story_qa", "small")] * 2 + [("long_story_qa", "medium")])
     assert len(load(data_dir, limit=1).samples) == 1
     with pytest.raises(ValueError, match="unknown.*long_qa"):
         load(data_dir, tasks=["long_qa"])
@@ -173,7 +176,8 @@ def test_selection_by_tasks_levels_and_limit(data_dir):
 
 def test_task_folder_and_single_file_paths(data_dir):
     folder = load(data_dir / "4-2_table_querying").samples
-    assert [(s.task, s.length_level) for s in folder] == [("table_querying", "small")] * 2 + [("table_querying", "medium")] * 2
+    assert ([(s.task, s.length_level) for s in folder]
+            == [("table_querying", "small")] * 2 + [("table_querying", "medium")] * 2)
     one = load(data_dir / "stacked_news_labeling" / "medium.jsonl").samples
     assert [(s.task, s.length_level) for s in one] == [("stacked_news_labeling", "medium")]
 

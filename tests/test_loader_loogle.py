@@ -72,7 +72,8 @@ def test_real_loogle_samples_are_plausible(loogle_all):
     for s in loogle_all.samples:
         n = s.metadata["approx_tokens"]
         assert 5_000 < n < 200_000 and len(s.context) > 4 * n * 0.8
-        assert s.length_level in ("0-16k", "16k-32k") and s.length_level == length_level(n, (16_000, 32_000, 64_000, 128_000))
+        assert (s.length_level in ("0-16k", "16k-32k")
+                and s.length_level == length_level(n, (16_000, 32_000, 64_000, 128_000)))
         assert s.documents[0].start == 0 and s.documents[0].end == len(s.context)
         prompt = s.template.render(s.context, s.question)
         assert prompt.index(s.context) < (prompt.index(s.question) if s.question else len(prompt))
@@ -87,7 +88,8 @@ def test_real_loogle_samples_are_plausible(loogle_all):
 
 @real
 def test_real_loogle_selection(loogle_all):
-    res = load_benchmark({"name": "loogle", "path": str(LOOGLE), "tasks": ["longdep_qa"], "levels": ["0-16k"], "limit": 3})
+    res = load_benchmark({"name": "loogle", "path": str(LOOGLE), "tasks": ["longdep_qa"],
+                          "levels": ["0-16k"], "limit": 3})
     assert len(res.samples) == 3 and all(s.task == "longdep_qa" and s.length_level == "0-16k" for s in res.samples)
     one = load_benchmark({"name": "loogle", "path": str(LOOGLE / "longdep_summarization.jsonl")})
     assert [s.task for s in one.samples] == ["longdep_summarization"] * 5
@@ -105,13 +107,16 @@ def _original_rows():
            "S": "In 1930 she led an expedition to the andes where she collected 400 species of moss"},
           {"Q": "Irrelevant?", "A": "x", "S": "Completely unrelated sentence about quantum chromodynamics lattices."}]
     longqa = [{"Q": "How old was she on the expedition?", "A": "29", "type": "computation",
-               "S": ["Alice Marlow was born in Leeds in 1901.", "In 1930 she led an expedition to the Andes......She died in 1977 in York."]}]
-    cloze = [{"Q": "<mask-0> was born in Leeds.", "A": {"<mask-0>": "Alice Marlow"}, "S": "Alice Marlow was born in Leeds."}]
+               "S": ["Alice Marlow was born in Leeds in 1901.",
+                     "In 1930 she led an expedition to the Andes......She died in 1977 in York."]}]
+    cloze = [{"Q": "<mask-0> was born in Leeds.", "A": {"<mask-0>": "Alice Marlow"},
+              "S": "Alice Marlow was born in Leeds."}]
     return {
         "shortdep_qa": [{"input": DOC, "title": "Alice", "qa_pairs": repr(qa), "output": "none"}],
         "longdep_qa": [{"input": DOC, "title": "Alice", "qa_pairs": repr(longqa), "output": "none"}],
         "shortdep_cloze": [{"input": DOC, "title": "Alice", "qa_pairs": str(cloze), "output": "none"}],
-        "longdep_summarization": [{"input": DOC, "title": "2201.0001", "qa_pairs": "none", "output": "A botanist's life."}],
+        "longdep_summarization": [{"input": DOC, "title": "2201.0001", "qa_pairs": "none",
+                                   "output": "A botanist's life."}],
     }
 
 
@@ -198,8 +203,10 @@ def _one_row_file(tmp_path: Path, row, name: str = "shortdep_qa.jsonl") -> Path:
 
 @pytest.mark.parametrize("row, match", [
     ('{"input": "x", ', r"shortdep_qa\.jsonl:1: malformed JSON"),
-    ({"input": DOC, "title": "t", "qa_pairs": "[{'Q': 'a', "}, r"shortdep_qa\.jsonl:1: field 'qa_pairs': is not a Python literal"),
-    ({"input": DOC, "title": "t", "qa_pairs": "__import__('os').system('true')"}, r"field 'qa_pairs': is not a Python literal"),
+    ({"input": DOC, "title": "t", "qa_pairs": "[{'Q': 'a', "},
+     r"shortdep_qa\.jsonl:1: field 'qa_pairs': is not a Python literal"),
+    ({"input": DOC, "title": "t", "qa_pairs": "__import__('os').system('true')"},
+     r"field 'qa_pairs': is not a Python literal"),
     ({"input": DOC, "qa_pairs": "[{'Q': 'a', 'S': 'b'}]"}, r"field 'qa_pairs': item 0 has no 'A'"),
     ({"input": DOC, "qa_pairs": "[{'Q': 'a', 'A': 3}]"}, r"field 'qa_pairs': item 0: 'A' must be str"),
     ({"input": DOC, "qa_pairs": "[{'Q': 'a', 'A': 'b', 'S': [1]}]"}, r"item 0: 'S' must be str or list of text"),

@@ -145,7 +145,8 @@ def test_contexts_are_built_as_the_released_code_builds_them(tmp_path):
               question="Paper A", instruction='Reply as {{"Reference": []}}.', answer={"Reference": ["# Paper B"]}),
         _item(id="l4", type="legal", level=4, language="zh", doc=["判决A", "判决B"], shuffle_doc=False,
               instruction="阅读以上判决文书，我将给你若干份判决结果：……", question="", answer=["判决A"]),
-        _item(id="l1", type="legal", level=1, language="zh", doc=["判决A"], shuffle_doc=False, question="谁？", answer="A"),
+        _item(id="l1", type="legal", level=1, language="zh", doc=["判决A"], shuffle_doc=False,
+              question="谁？", answer="A"),
     ]
     res = _load(_layout(tmp_path, items, legal), shuffle="none")
     by = {s.id: s for s in res.samples}
@@ -160,10 +161,12 @@ def test_contexts_are_built_as_the_released_code_builds_them(tmp_path):
     assert p.context == "Paper A\n# Paper A \n\nBody A cites B.\n\nPaper B\n# Paper B\nBody B.\n\n"
     assert [d.title for d in p.documents] == ["Paper A", "Paper B"]
     rendered = p.template.render(p.context, p.question)
-    assert rendered == "#Papers:\n" + p.context + '\n\nReply as {{"Reference": []}}.\n\n#The paper you need to analyze:\nPaper A'
+    assert rendered == ("#Papers:\n" + p.context + '\n\nReply as {{"Reference": []}}.\n\n'
+                        '#The paper you need to analyze:\nPaper A')
     # the judge sees the paper template with {docs} left in place, as the released step 3
     assert p.reference_extra["question"].startswith("#Papers:\n{docs}\n\nReply as")
-    assert p.answers == [str({"Reference": ["# Paper B"]})] and p.reference_extra["answer"] == {"Reference": ["# Paper B"]}
+    assert (p.answers == [str({"Reference": ["# Paper B"]})]
+            and p.reference_extra["answer"] == {"Reference": ["# Paper B"]})
     # legal: level 4 asking for judgments hides the results; other levels append them
     assert by["loong-l4"].context == "《判决文书1》\n案情A\n\n《判决文书2》\n案情B\n\n"
     assert by["loong-l4"].metadata["retrieval_query"].startswith("阅读以上判决文书")
@@ -216,7 +219,8 @@ def test_missing_documents_are_skipped_with_one_warning(tmp_path, caplog):
 
 def test_spotlight_gold_document():
     names = ["HARTE HANKS INC", "C", "Clean Vision Corp"]
-    assert spotlight_document(names, "What is the Accounts Receivable value for HARTE HANKS INC?", "$1") == "HARTE HANKS INC"
+    assert spotlight_document(names, "What is the Accounts Receivable value for HARTE HANKS INC?",
+                              "$1") == "HARTE HANKS INC"
     assert spotlight_document(names, "Which company has receivables of $5?", "Clean Vision Corp") == "Clean Vision Corp"
     assert spotlight_document(names, "Compare HARTE HANKS INC and Clean Vision Corp", "x") is None
     assert spotlight_document(["夏厦精密", "九芝堂"], "夏厦精密的其他应付款是多少？", "1") == "夏厦精密"

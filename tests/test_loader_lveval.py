@@ -49,12 +49,14 @@ def dataset_records(dataset: str, level: str) -> list[dict]:
     if dataset == "factrecall_zh":
         q = "被世人广泛推崇为现代物理学奠基人的科学家叫什么名字？"
         ctx = f"{FILLER_ZH}{NEEDLE_ZH}{FILLER_ZH}{CONFUSING_ZH}{FILLER_ZH}"
-        return [record(dataset, level, q, ctx, ["贝多芬"], answer_keywords="贝多芬", confusing_facts=[CONFUSING_ZH])] * 2
+        return [record(dataset, level, q, ctx, ["贝多芬"], answer_keywords="贝多芬",
+                       confusing_facts=[CONFUSING_ZH])] * 2
     if dataset == "cmrc_mixup":
         q = "白鹭湖水库是哪一年建成的？"
         ctx = f"### 文章 1\n{CMRC_OTHER}\n{FILLER_ZH}\n### 文章 2\n{FILLER_ZH}\n{CMRC_RIGHT}\n{FILLER_ZH}"
         unique = f"### 文章 1\n{FILLER_ZH}\n### 文章 2\n{CMRC_RIGHT}\n"
-        return [record(dataset, level, q, ctx, ["1988年"]), record(dataset, level, q, unique, ["1988年"], answer_keywords="")]
+        return [record(dataset, level, q, ctx, ["1988年"]),
+                record(dataset, level, q, unique, ["1988年"], answer_keywords="")]
     if dataset == "hotpotwikiqa_mixup":
         q = "In which town was Marlowe Hill born?"
         ctx = f"Passage 1:\n{FILLER_EN}\nPassage 2:\n{HOTPOT_CONFUSING}\nPassage 3:\n{HOTPOT_FACT}\n"
@@ -93,7 +95,8 @@ def lveval_dir(tmp_path_factory) -> Path:
                 write_jsonl(root / ds / f"{ds}_{level}.jsonl", rows)
             else:
                 with zipfile.ZipFile(root / f"{ds}.zip", "a") as zf:
-                    zf.writestr(f"{ds}/{ds}_{level}.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+                    zf.writestr(f"{ds}/{ds}_{level}.jsonl",
+                                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return root
 
 
@@ -141,7 +144,8 @@ def test_keyword_gate_is_applied(lveval_dir):
 
 
 def test_factrecall_needle_is_the_evidence_and_confusing_fact_a_distractor(lveval_dir):
-    for task, needle, confusing in (("factrecall_en", NEEDLE_EN, CONFUSING_EN), ("factrecall_zh", NEEDLE_ZH, CONFUSING_ZH)):
+    for task, needle, confusing in (("factrecall_en", NEEDLE_EN, CONFUSING_EN),
+                                    ("factrecall_zh", NEEDLE_ZH, CONFUSING_ZH)):
         s = next(x for x in load(lveval_dir, tasks=[task]).samples)
         assert len(s.evidence) == 1
         ev = s.evidence[0]

@@ -39,7 +39,8 @@ def test_drift_names_the_package_both_versions_and_the_fix():
     problems = drift({"tqdm": "4.67.1", "numpy": "2.4.6", "rich": "14.0.0"},
                      {"tqdm": "4.66.0", "numpy": "2.4.6"})
     assert len(problems) == 2
-    assert "tqdm: locked 4.67.1, installed 4.66.0" in problems[1] and "make install" in problems[1] and "rm -f .venv/.installed" in problems[1]
+    assert ("tqdm: locked 4.67.1, installed 4.66.0" in problems[1] and "make install" in problems[1]
+            and "rm -f .venv/.installed" in problems[1])
     assert "make lock" in problems[1]
     assert problems[0].startswith("rich: locked 14.0.0, not installed")
 

@@ -89,7 +89,8 @@ def test_drop_documents_keeps_whole_documents_only(tokenizer):
         assert text in kept or text[:40] not in kept
     assert tokenizer.count(kept) <= budget + len(regions)
     # one document alone over budget: cut like head rather than send nothing
-    assert keep_regions(offsets, len(s.context), 5, "drop_documents", spans) == keep_regions(offsets, len(s.context), 5, "head")
+    assert (keep_regions(offsets, len(s.context), 5, "drop_documents", spans)
+            == keep_regions(offsets, len(s.context), 5, "head"))
 
 
 def test_drop_documents_skips_a_long_document_and_keeps_later_short_ones(tokenizer):

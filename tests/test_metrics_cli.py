@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _write(path: Path, lines: list) -> Path:
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines), encoding="utf-8")
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in lines),
+                    encoding="utf-8")
     return path
 
 
@@ -51,11 +52,13 @@ def test_prediction_field_and_answer_string(tmp_path, capsys):
 
 
 def test_malformed_line_names_file_and_line_and_exits_2(tmp_path, capsys):
-    f = _write(tmp_path / "bad.jsonl", [{"prediction": "x", "answers": ["x"]}, "{not json", {"prediction": 3, "answers": ["x"]}])
+    f = _write(tmp_path / "bad.jsonl", [{"prediction": "x", "answers": ["x"]}, "{not json",
+                                        {"prediction": 3, "answers": ["x"]}])
     code, out, err = _run(capsys, "--benchmark", "synthetic", "--task", "qa", f)
     assert code == 2 and out is None
     assert f"{f}:2" in err
-    code, out, err = _run(capsys, "--benchmark", "synthetic", "--task", "qa", "--skip-bad", "--per-sample", tmp_path / "p.jsonl", f)
+    code, out, err = _run(capsys, "--benchmark", "synthetic", "--task", "qa", "--skip-bad", "--per-sample",
+                          tmp_path / "p.jsonl", f)
     assert code == 0 and out["n"] == 1 and out["skipped_bad"] == 2 and out["score"] == 100.0
     rows = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert [r["line"] for r in rows] == [1, 2, 3] and "error" in rows[1] and "error" in rows[2]

@@ -52,7 +52,8 @@ def test_paired_bootstrap_detects_a_consistent_difference_that_unpaired_noise_hi
 
 
 def test_metric_speed_script_prints_seconds():
-    res = subprocess.run([sys.executable, "perf/metric_speed.py", "--n", "300"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "perf/metric_speed.py", "--n", "300"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     assert figures["samples"] == 300 and figures["seconds"] > 0

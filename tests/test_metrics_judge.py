@@ -50,7 +50,8 @@ class _Handler(BaseHTTPRequestHandler):
                                     "choices": [{"index": 0, "message": {"role": "assistant", "content": None},
                                                  "finish_reason": "stop"}]})
         if "NOCHOICES" in text:
-            return self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"], "choices": []})
+            return self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                    "choices": []})
         if "groudtruth" in text:  # LooGLE QA
             reply = "True." if "predict_answer = Paris" in text else "false"
         elif "MALFORMED" in text:
@@ -98,7 +99,8 @@ def _loong(pred, judge):
 
 
 def test_loong_judgments_parsed_failed_and_cached(judge, server, caplog):
-    assert _loong("PERFECT answer", judge) == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0, "perfect": 1.0}
+    assert _loong("PERFECT answer", judge) == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0,
+                                               "perfect": 1.0}
     partial = _loong("some answer", judge)
     assert partial["score"] == 0.6 and partial["perfect"] == 0.0
     assert _loong("MALFORMED", judge)["parsed"] == 0.0
@@ -137,7 +139,8 @@ def test_cli_loong_reports_avg_perfect_and_unparsable(judge, server, tmp_path, c
     ]
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     code = main(["--benchmark", "loong", "--task", "all", "--judge-model", "judge-model",
-                 "--judge-base-url", judge.base_url, "--judge-retries", "0", "--judge-cache", str(tmp_path / "c2.sqlite"),
+                 "--judge-base-url", judge.base_url, "--judge-retries", "0",
+                 "--judge-cache", str(tmp_path / "c2.sqlite"),
                  "--per-sample", str(tmp_path / "per.jsonl"), str(f)])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -150,7 +153,8 @@ def test_cli_loong_reports_avg_perfect_and_unparsable(judge, server, tmp_path, c
 def test_loogle_true_false_judge(judge, server):
     ref = Reference(["Paris"], task="shortdep_qa", extra={"question": "Capital of France?"})
     assert score("loogle_judge", "Paris", ref, judge=judge)["score"] == 1.0
-    assert score("loogle_judge", "Lyon", ref, judge=judge) == {"score": 0.0, "parsed": 1.0, "failed": 0.0, "judge_score": 0.0, "perfect": 0.0}
+    assert score("loogle_judge", "Lyon", ref, judge=judge) == {"score": 0.0, "parsed": 1.0, "failed": 0.0,
+                                                               "judge_score": 0.0, "perfect": 0.0}
     body = server.requests[0]["body"]
     assert body["messages"][0]["role"] == "system" and body["max_tokens"] == 10
 
@@ -166,7 +170,8 @@ def test_parsers():
 
 
 def test_loong_question_follows_released_template_filling():
-    rec = {"type": "financial", "question": "Q?", "instruction": "Do X.", "prompt_template": "{docs}{instruction}\n{question}"}
+    rec = {"type": "financial", "question": "Q?", "instruction": "Do X.",
+           "prompt_template": "{docs}{instruction}\n{question}"}
     assert loong_question(rec) == "Do X.\nQ?"
     assert loong_question({**rec, "type": "paper"}) == "{docs}Do X.\nQ?"
     assert loong_reference({"question": "q", "answer": {"a": 1}}).extra["answer"] == {"a": 1}
@@ -221,7 +226,8 @@ def test_judgment_cache_shared_by_parallel_processes(tmp_path):
         p.join(timeout=60)
     assert sorted(o[1] for o in outcomes) == ["ok"] * JOBS, outcomes
     cache = JudgmentCache(path)
-    keys = [f"shared-{i}" for i in range(SHARED_KEYS)] + [f"j{j}-{i}" for j in range(JOBS) for i in range(SHARED_KEYS, PER_JOB)]
+    keys = ([f"shared-{i}" for i in range(SHARED_KEYS)]
+            + [f"j{j}-{i}" for j in range(JOBS) for i in range(SHARED_KEYS, PER_JOB)])
     assert len(cache) == len(keys)
     for key in keys:
         assert cache.get(key) == f"Rating: [[{key.split('-')[-1]}]] for {key}"

@@ -69,7 +69,8 @@ def test_cloze_matches_released_code_and_never_evaluates_code():
 
 
 def test_cloze_micro_average():
-    rows = [{"exact_match": 1.0, "partial_match": 1.0, "masks": 1.0}, {"exact_match": 0.0, "partial_match": 0.5, "masks": 2.0}]
+    rows = [{"exact_match": 1.0, "partial_match": 1.0, "masks": 1.0},
+            {"exact_match": 0.0, "partial_match": 0.5, "masks": 2.0}]
     assert aggregate_cloze(rows) == {"exact_match_micro": 33.33, "partial_match_micro": 66.67}
 
 
@@ -108,7 +109,8 @@ def test_cli_loogle_per_sample_keys_and_bertscore_skip(tmp_path, capsys):
 def test_cli_loogle_cloze(tmp_path, capsys):
     f = tmp_path / "in.jsonl"
     f.write_text(
-        json.dumps({"prediction": {"<mask-0>": "A", "<mask-1>": "x"}, "answer": {"<mask-0>": "A", "<mask-1>": "B"}}) + "\n"
+        json.dumps({"prediction": {"<mask-0>": "A", "<mask-1>": "x"},
+                    "answer": {"<mask-0>": "A", "<mask-1>": "B"}}) + "\n"
         + json.dumps({"prediction": "{'<mask-0>': 'C'}", "answer": "{'<mask-0>': 'C'}"}) + "\n"
     )
     assert main(["--benchmark", "loogle", "--task", "shortdep_cloze", str(f)]) == 0

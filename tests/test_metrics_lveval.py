@@ -50,7 +50,8 @@ def test_parity_with_released_code():
 
 
 def test_strict_variant_skips_an_empty_gate(caplog):
-    case = next(c for c in CASES if "error" in c and c["dataset"].startswith("hotpot") and c["prediction"] == c["answer"] != "")
+    case = next(c for c in CASES
+                if "error" in c and c["dataset"].startswith("hotpot") and c["prediction"] == c["answer"] != "")
     with caplog.at_level(logging.WARNING):
         assert _score(case)["score"] == 0.0
     assert "normalise to nothing" in caplog.text

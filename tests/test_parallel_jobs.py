@@ -55,7 +55,8 @@ def cache_table(db: Path) -> str:
 
 
 def _sweep_command(sweep_dir: Path, cache: Path) -> list[str]:
-    return [sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag", "longctx.margin_tokens=16,17",
+    return [sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag",
+            "longctx.margin_tokens=16,17",
             *BASE, f"hydra.sweep.dir={sweep_dir}", f"run.cache_dir={cache}"]
 
 
@@ -144,7 +145,8 @@ def test_parallel_jobs_match_a_serial_run(tmp_path, serial):
 def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial):
     sweep_dir, cache = tmp_path / "sweep", tmp_path / "cache"
     log = open(tmp_path / "killed.log", "wb")
-    proc = subprocess.Popen(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log,
+                            stderr=subprocess.STDOUT,
                             start_new_session=True)  # its own process group: the kill reaches the workers too
     deadline = time.monotonic() + 900
     while not any(p.stat().st_size for p in sweep_dir.rglob("records.jsonl")):

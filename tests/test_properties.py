@@ -280,7 +280,8 @@ def test_shaped_metrics_take_any_prediction(prediction, data, n):
     mapping = {f"<mask-{i}>": e for i, e in enumerate(entities)}
     noisy = data.draw(st.sampled_from([prediction, json.dumps(mapping, ensure_ascii=False),
                                        json.dumps({k: prediction for k in mapping}), prediction + str(mapping)]))
-    assert 0.0 <= metrics.score("loogle_cloze", noisy, Reference([json.dumps(mapping, ensure_ascii=False)]))["score"] <= 1.0
+    assert 0.0 <= metrics.score("loogle_cloze", noisy,
+                                Reference([json.dumps(mapping, ensure_ascii=False)]))["score"] <= 1.0
     order = data.draw(st.permutations(ROMAN[:n]))
     guess = data.draw(st.sampled_from([prediction, ", ".join(order), " ".join(reversed(order)) + prediction,
                                        ", ".join(ROMAN[: n + 2])]))
@@ -301,7 +302,8 @@ def test_metrics_on_identical_and_empty_texts(name):
         for pred in (answer, "", " ", "\n"):
             assert 0.0 <= metrics.score(name, pred, ref)["score"] <= 1.0
     if name in ("qa_f1", "lveval_gated_f1", "clongeval_f1"):
-        assert metrics.score(name, "Quourvylt village", Reference(["Quourvylt village"], "Quourvylt village"))["score"] == 1.0
+        assert metrics.score(name, "Quourvylt village",
+                             Reference(["Quourvylt village"], "Quourvylt village"))["score"] == 1.0
 
 
 @given(text=st.one_of(st.none(), TEXT))

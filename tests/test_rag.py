@@ -43,7 +43,8 @@ def test_evidence_coverage_and_recall():
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_bm25_retrieves_planted_needle_at_1(tokenizer, language):
-    samples = make_haystack(seed=2, language=language, tokens=8000, n_questions=6, two_hop_share=0.0, confusing_share=0.0)
+    samples = make_haystack(seed=2, language=language, tokens=8000, n_questions=6, two_hop_share=0.0,
+                            confusing_share=0.0)
     chunks = chunk_by_tokens(samples[0].context, tokenizer, 128, 16)
     index = BM25Retriever().index([c.text for c in chunks], language)
     hits = 0
@@ -70,7 +71,8 @@ def test_rag_arm_builds_prompt_in_document_order(generator):
     for s in samples:
         p = arm.build(s)
         starts = [r["start"] for r in sorted(p.meta["retrieved"], key=lambda r: r["start"])]
-        positions = [p.user.index(s.context[r["start"]:r["end"]]) for r in sorted(p.meta["retrieved"], key=lambda r: r["start"])]
+        positions = [p.user.index(s.context[r["start"]:r["end"]])
+                     for r in sorted(p.meta["retrieved"], key=lambda r: r["start"])]
         assert positions == sorted(positions) and len(starts) == 3
         assert set(p.meta["evidence_recall"]) == {"1", "3", "5", "10"}
         assert p.user.endswith(f"Question: {s.question}\nAnswer:")
@@ -94,8 +96,8 @@ def test_rag_run_records_retrieval_time_and_measured_index_time(tmp_path):
     from tests.conftest import compose
 
     cfg = compose(["benchmark.languages=[en]", "benchmark.levels=[400,800]", "benchmark.questions_per_haystack=2",
-                   "arm=rag", "retriever=bm25", "generator=none", "rag.chunk_size=64", f"run.cache_dir={tmp_path / 'c'}",
-                   "run.progress=false"])
+                   "arm=rag", "retriever=bm25", "generator=none", "rag.chunk_size=64",
+                   f"run.cache_dir={tmp_path / 'c'}", "run.progress=false"])
     metrics = run(cfg, tmp_path)
     records = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
     assert len(records) == 4 and all(r["status"] == "retrieved" for r in records)

@@ -26,8 +26,8 @@ RAG = {"chunk_size": 64, "chunk_overlap": 8, "top_k": 8, "order": "score", "reca
 
 def m3(model, **kw) -> dict:
     """conf/retriever/bge_m3.yaml with a local model, on CPU."""
-    return {"name": "bge_m3", "kind": "dense", "backend": "flag_m3", "model": str(model), "index": "flat", "gpu": "auto",
-            "batch_size": 16, "max_length": 8192, "device": "cpu", "fp16": True, "dense_weight": 1.0,
+    return {"name": "bge_m3", "kind": "dense", "backend": "flag_m3", "model": str(model), "index": "flat",
+            "gpu": "auto", "batch_size": 16, "max_length": 8192, "device": "cpu", "fp16": True, "dense_weight": 1.0,
             "sparse_weight": 0.3, **kw}
 
 
@@ -62,7 +62,8 @@ def test_bge_m3_dense_and_sparse_scores_through_the_arm(generator, tiny_bge_m3, 
     texts = [c.text for c in arm.chunks_for(sample)]
     dense, sparse = direct_m3_scores(tiny_bge_m3, query, texts)
     assert len(texts) > 10
-    assert np.allclose(np.linalg.norm(arm.retriever.passage_vectors(texts, arm.cache, arm.chunk_key(sample)), axis=1), 1)
+    assert np.allclose(np.linalg.norm(arm.retriever.passage_vectors(texts, arm.cache, arm.chunk_key(sample)), axis=1),
+                       1)
     # lexical weights come back: many texts share a weighted token with the query, not all equally
     assert (sparse > 0).sum() >= 10 and np.ptp(sparse) > 0.1 * sparse.max()
 
@@ -71,7 +72,8 @@ def test_bge_m3_dense_and_sparse_scores_through_the_arm(generator, tiny_bge_m3, 
     assert ranking(fused) == order
     assert [r["score"] for r in fused["retrieved"]] == pytest.approx(expected[order], abs=2e-4)
 
-    dense_only = build_rag_arm(generator, RAG, m3(tiny_bge_m3, sparse_weight=0.0), None, None, tmp_path).retrieve(sample)
+    dense_only = build_rag_arm(generator, RAG, m3(tiny_bge_m3, sparse_weight=0.0), None, None,
+                               tmp_path).retrieve(sample)
     sparse_only = build_rag_arm(generator, RAG, m3(tiny_bge_m3, dense_weight=0.0, sparse_weight=1.0), None, None,
                                 tmp_path).retrieve(sample)
     assert ranking(dense_only) == list(np.argsort(-dense, kind="stable")[:8])
@@ -123,14 +125,15 @@ def test_an_index_with_sparse_weights_encodes_the_passages_once(tiny_bge_m3, mon
     texts = [f"record {i}: the {w} mill by the river holds {i % 5} sacks" for i, w in enumerate(["old", "red"] * 10)]
     calls = []
     encode = emb.model.encode
-    monkeypatch.setattr(emb.model, "encode", lambda sentences, **kw: calls.append(len(sentences)) or encode(sentences, **kw))
+    monkeypatch.setattr(emb.model, "encode",
+                        lambda sentences, **kw: calls.append(len(sentences)) or encode(sentences, **kw))
     index = retriever.index(texts, "en")
     assert calls == [len(texts)], "one pass over the passages"
     assert np.allclose(index.vecs, emb.embed_passages(texts), atol=1e-6)
     sparse_index = index.sparse[0]
     q = emb.lexical_weights(["red mill"])[0]
-    assert np.allclose(sparse_index.scores(q), emb.model.compute_lexical_matching_score([q], emb.lexical_weights(texts))[0],
-                       atol=1e-6)
+    assert np.allclose(sparse_index.scores(q),
+                       emb.model.compute_lexical_matching_score([q], emb.lexical_weights(texts))[0], atol=1e-6)
 
 
 @needs_flag
@@ -150,7 +153,8 @@ def test_a_folder_without_the_bge_m3_heads_is_refused(tiny_reranker):
     """FlagEmbedding would load any encoder and give it random sparse and ColBERT heads, silently."""
     from rag.retrievers import build_retriever
 
-    with pytest.raises(FileNotFoundError, match=r"not a BGE-M3 folder: it lacks colbert_linear\.pt and sparse_linear\.pt"):
+    with pytest.raises(FileNotFoundError,
+                       match=r"not a BGE-M3 folder: it lacks colbert_linear\.pt and sparse_linear\.pt"):
         build_retriever(m3(tiny_reranker))
 
 

@@ -10,7 +10,8 @@ from rag.chunking import ChunkerConfig, chunk_by_sentences, make_chunks, split_s
 
 EN = ("The harbour of Vellmar froze in the long night. Traders left for the south! Did the mayor stay? "
       "Nobody knows, said the archivist. ") * 30
-ZH = "沅砚堡的集市上常见蜂蜡蜡烛和黑麦粉。来到沅砚堡的旅人常常谈起那座泥泞的石桥！谁修了钟楼？没有人记得；档案员这样说。" * 30
+ZH = ("沅砚堡的集市上常见蜂蜡蜡烛和黑麦粉。来到沅砚堡的旅人常常谈起那座泥泞的石桥！"
+      "谁修了钟楼？没有人记得；档案员这样说。") * 30
 
 
 def _sentence_spans(text):

@@ -51,7 +51,8 @@ def _two_documents() -> tuple[str, list[Document]]:
 def _sample(context: str, docs: list[Document], evidence: list[Span]) -> Sample:
     tpl = PromptTemplate("Documents:\n{context}\n\nQuestion: {question}\nAnswer:", max_new_tokens=16)
     return Sample(id="s0", benchmark="loong", task="spotlight_locating", language="en", length_level="10k-50k",
-                  context=context, question="Which company had a net profit of 18 million yuan?", answers=["Beta Shipping"],
+                  context=context, question="Which company had a net profit of 18 million yuan?",
+                  answers=["Beta Shipping"],
                   template=tpl, metric="contains_all", group="g0", documents=docs, evidence=evidence)
 
 
@@ -78,8 +79,8 @@ def test_chunks_of_a_multi_document_context_carry_their_document_title(generator
         assert piece == (doc.header if r["start"] > doc.start else "") + context[r["start"]:r["end"]]
     # off: the chunks alone; the header's tokens are counted in the context the prompt holds
     bare = _arm(generator, doc_titles=False).build(sample)
-    assert [c.startswith("《") for c in _context_of(bare).split("\n\n")] == [r["start"] == docs[int(r["doc_id"][1])].start
-                                                                           for r in sorted(picked, key=lambda r: r["start"])]
+    assert ([c.startswith("《") for c in _context_of(bare).split("\n\n")]
+            == [r["start"] == docs[int(r["doc_id"][1])].start for r in sorted(picked, key=lambda r: r["start"])])
     assert prompt.meta["context_tokens"] > bare.meta["context_tokens"]
     assert abs(prompt.meta["context_tokens"] - generator.tokenizer.count(_context_of(prompt))) <= len(picked)
 
@@ -126,7 +127,8 @@ def test_document_evidence_is_doc_recall_and_span_evidence_is_evidence_recall(ge
     assert doc_level["doc_recall"]["10"] == 1.0 and doc_level["docs_in_prompt"] is not None
     span_level = _arm(generator).retrieve(_sample(context, docs, [Span(at, at + 40, "d1")]))
     assert span_level["doc_recall"] is None and span_level["evidence_recall"]["10"] == 1.0
-    metrics = aggregate([{**doc_level, "status": "retrieved", "length_level": "10k-50k", "task": "t", "language": "en"}])
+    metrics = aggregate([{**doc_level, "status": "retrieved", "length_level": "10k-50k", "task": "t",
+                          "language": "en"}])
     assert metrics["doc_recall"] == {"1": doc_level["doc_recall"]["1"], "3": doc_level["doc_recall"]["3"],
                                      "5": 1.0, "10": 1.0}
     assert metrics["evidence_recall"] == {}

@@ -130,7 +130,8 @@ def test_reranker_reorders_candidates_by_cross_encoder_scores(generator, tmp_pat
     from rag.rerank import build_reranker
 
     torch.manual_seed(0)  # MiniLM has no trained cross-encoder head: a real model with a fresh head
-    reranker = build_reranker({"kind": "cross_encoder", "model": str(bundled_path("all-MiniLM-L6-v2")), "candidates": 4})
+    reranker = build_reranker({"kind": "cross_encoder", "model": str(bundled_path("all-MiniLM-L6-v2")),
+                               "candidates": 4})
     texts = ["the mill by the river", "a red bell tower", "salted eels at the market", "the stone bridge", "tail"]
     ranked = [(0, 5.0), (1, 4.0), (2, 3.0), (3, 2.0), (4, 1.0)]
     out = reranker.rerank("where is the mill", ranked, texts)

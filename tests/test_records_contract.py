@@ -18,7 +18,8 @@ import pytest
 from experiments import records as schema
 from tests.conftest import ROOT
 
-TINY = ["benchmark=synthetic", "benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2"]
+TINY = ["benchmark=synthetic", "benchmark.languages=[en]", "benchmark.levels=[400]",
+        "benchmark.questions_per_haystack=2"]
 READERS = sorted((ROOT / "experiments" / "report").glob("*.py")) + [ROOT / "experiments" / "aggregate.py"]
 RECORD_NAMES = {"r", "rec", "x", "record", "l"}  # what the report's modules call a record
 
@@ -60,7 +61,8 @@ def report_read_keys() -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         reads = [(n, {}) for n in ast.walk(tree)]  # every node, with no loop variable bound
         for loop in ast.walk(tree):  # ... and the nodes inside a loop over a tuple of names, with it bound
-            if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.Tuple, ast.List)):
+            if (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+                    and isinstance(loop.iter, (ast.Tuple, ast.List))):
                 names = {e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
                 names |= {k for e in loop.iter.elts if isinstance(e, ast.Starred) for k in _schema_names(e.value)}
                 reads += [(n, {loop.target.id: names}) for stmt in loop.body for n in ast.walk(stmt)]
@@ -88,7 +90,8 @@ def test_every_key_the_report_reads_is_documented_in_the_schema():
     assert {"id", "score", "prompt_tokens", "latency_s", "evidence_recall", "evidence_retained", "doc_recall",
             "docs_retained"} <= set(keys)
     undocumented = {k: sorted(v) for k, v in keys.items() if k not in schema.RECORD_KEYS}
-    assert not undocumented, f"record keys read by the report but missing from experiments.records.Record: {undocumented}"
+    assert not undocumented, ("record keys read by the report but missing from experiments.records.Record: "
+                              f"{undocumented}")
 
 
 def test_schema_sets_mean_what_they_say():
@@ -106,7 +109,8 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
     records = _runner_records(sweep)
     assert len(records) == 8
     for r in records:
-        assert set(r) <= schema.RECORD_KEYS, f"runner wrote keys the schema does not document: {set(r) - schema.RECORD_KEYS}"
+        assert set(r) <= schema.RECORD_KEYS, ("runner wrote keys the schema does not document: "
+                                              f"{set(r) - schema.RECORD_KEYS}")
         assert r["status"] in (schema.OK, schema.RETRIEVED) and r["config_hash"] and r["arm"] in ("longctx", "rag")
     statuses = {r["status"] for r in records}
     assert statuses == {schema.OK, schema.RETRIEVED}

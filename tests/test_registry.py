@@ -23,7 +23,8 @@ def test_lazy_entry_is_imported_only_when_asked(tmp_path, monkeypatch):
 
 def test_unknown_key_names_section_and_settings():
     reg = Registry("widget.kind", {"thing": Thing})
-    with pytest.raises(ValueError, match=r"widget\.sise is not a setting of widget.kind=thing; its settings: name, size"):
+    with pytest.raises(ValueError,
+                       match=r"widget\.sise is not a setting of widget.kind=thing; its settings: name, size"):
         reg.build("thing", {"sise": 3})
     assert reg.build("thing", {"size": 3}).size == 3
 

@@ -48,8 +48,9 @@ def _csv(path: Path) -> list[dict[str, str]]:
 def test_report_renders_every_section_and_plot(report, sweep):
     out, files = report
     md = (out / "report.md").read_text()
-    for title in ("## 1. Verdict", "## 2. Deployment what-if", "## 3. Plots", "## 4. Diagnostics", "## 5. Reproducibility",
-                  "### Other arms", "### Same token budget", "### All configs", "### Agreement: long context vs best RAG", "### Package versions"):
+    for title in ("## 1. Verdict", "## 2. Deployment what-if", "## 3. Plots", "## 4. Diagnostics",
+                  "## 5. Reproducibility", "### Other arms", "### Same token budget", "### All configs",
+                  "### Agreement: long context vs best RAG", "### Package versions"):
         assert title in md, title
     pngs = ["score_vs_prompt_tokens.png", "score_by_length_level.png", "recall_at_n.png",
             "score_and_recall_vs_top_k.png", "score_by_evidence_depth.png", "agreement_matrix.png"]
@@ -121,7 +122,8 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float):
         chosen_best_rag = max(rags, key=lambda kr: (round(score_of(kr, choose_ids), 9),
                                                     -mean_ok(kr[1], lvl, "prompt_tokens")))
         within = [kr for kr in rags if score_of(kr, choose_ids) >= score_of(lc, choose_ids) - tolerance - 1e-9]
-        rag = min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within else chosen_best_rag
+        rag = (min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within
+               else chosen_best_rag)
         a, b = scores(rag[1], lvl), scores(lc[1], lvl)
         shared = sorted(set(a) & set(b) & report_ids)
         boot = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], groups=[group[i] for i in shared])
@@ -150,14 +152,16 @@ def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, toler
     assert set(got) == set(want)
     for lvl, w in want.items():
         g = got[lvl]
-        assert g["rag_config"].startswith(f"rag {w['rag_retriever']} ") and f" k{w['rag_top_k']}" in g["rag_config"], (lvl, g["rag_config"])
+        assert (g["rag_config"].startswith(f"rag {w['rag_retriever']} ")
+                and f" k{w['rag_top_k']}" in g["rag_config"]), (lvl, g["rag_config"])
         assert (g["rag_within_tolerance"] == "True") == w["rag_within_tolerance"]
         assert int(g["n_shared"]) == w["n_shared"] and int(g["n_groups"]) == w["n_groups"]
         assert g["selection"].startswith("split by document" if w["split"] else "naive"), (lvl, g["selection"])
         assert g["decision"] in ("rag", "longctx", "inconclusive", "no_decision")
         if not w["split"]:  # configs chosen on the samples reported on: never more than inconclusive
             assert g["decision"] in ("inconclusive", "no_decision"), (lvl, g["decision"])
-        for key in ("longctx_score", "rag_score", "diff_rag_minus_longctx", "ci95_low", "ci95_high", "oracle_router_score"):
+        for key in ("longctx_score", "rag_score", "diff_rag_minus_longctx", "ci95_low", "ci95_high",
+                    "oracle_router_score"):
             assert float(g[key]) == pytest.approx(w[key], abs=0.006), (lvl, key)
         for key in ("prompt_token_ratio", "latency_ratio", "cost_ratio"):
             assert float(g[key]) == pytest.approx(w[key], rel=1e-3, abs=6e-5), (lvl, key)
@@ -169,7 +173,8 @@ def test_what_if_follows_the_command_line_prices_and_queries(sweep, tmp_path, ca
                "--latency-target", "1.0"])
     assert rc == 0, capsys.readouterr().err
     rows = {r["label"]: r for r in _csv(tmp_path / "whatif.csv")}
-    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic") for x in (p / "records.jsonl").read_text().split("\n") if x]
+    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic")
+               for x in (p / "records.jsonl").read_text().split("\n") if x]
     tokens = sum(r["prompt_tokens"] for r in lc_recs) / len(lc_recs)
     lc = rows["longctx"]
     assert float(lc["answer_cost"]) == pytest.approx(tokens * 10e-6)
@@ -196,8 +201,10 @@ def test_break_even_edge_cases():
 def test_gpu_hour_price_prices_by_latency(sweep, tmp_path):
     build_report([str(sweep)], tmp_path, load_settings(gpu_hour_price=3.6))
     rows = {r["label"]: r for r in _csv(tmp_path / "whatif.csv")}
-    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic") for x in (p / "records.jsonl").read_text().split("\n") if x]
-    assert float(rows["longctx"]["answer_cost"]) == pytest.approx(sum(r["latency_s"] for r in lc_recs) / len(lc_recs) / 1000)
+    lc_recs = [json.loads(x) for p in sweep.glob("*_arm=longctx,benchmark=synthetic")
+               for x in (p / "records.jsonl").read_text().split("\n") if x]
+    assert (float(rows["longctx"]["answer_cost"])
+            == pytest.approx(sum(r["latency_s"] for r in lc_recs) / len(lc_recs) / 1000))
     assert "per GPU hour" in (tmp_path / "report.md").read_text()
 
 
@@ -225,7 +232,8 @@ def test_hourly_priced_records_price_dense_indexing_by_time(tmp_path):
     base = {"task": "t", "language": "en", "length_level": "1k", "status": "ok", "score": 1.0, "prompt_tokens": 100,
             "completion_tokens": 5, "latency_s": 10.0, "cost_usd": 0.002}
     write_run(tmp_path / "runs" / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g"},
-              [{**base, "id": f"s{i}", "group": f"d{i}", "arm": "longctx"} for i in range(4)], extra_metrics={"price": price})
+              [{**base, "id": f"s{i}", "group": f"d{i}", "arm": "longctx"} for i in range(4)],
+              extra_metrics={"price": price})
     knobs = {"arm": "rag", "benchmark": "b", "generator": "g", "retriever": "minilm", "chunk_size": 100, "top_k": 2,
              "order": "document"}
     write_run(tmp_path / "runs" / "rag", knobs, [{**base, "id": f"s{i}", "group": f"d{i}", "arm": "rag", "n_chunks": 50,
@@ -308,7 +316,8 @@ window.addEventListener('load', function () {
 def test_html_report_loads_in_headless_chromium_without_broken_images(report, tmp_path):
     browser = _chromium()
     if browser is None:
-        pytest.skip("chromium not installed: `apt-get install -y chromium` (Debian) to check the HTML report in a real browser")
+        pytest.skip("chromium not installed: `apt-get install -y chromium` (Debian) "
+                    "to check the HTML report in a real browser")
     out, _ = report
     page = tmp_path / "check.html"  # the report, plus a script that writes what the browser loaded into the DOM
     page.write_text((out / "report.html").read_text().replace("</body>", CHECK_SCRIPT + "\n</body>"))

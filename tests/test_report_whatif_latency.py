@@ -56,8 +56,10 @@ def test_what_if_with_and_without_prefix_cache_at_the_same_queries_per_doc(tmp_p
     assert float(rag_row["break_even_prefix_cache"]) == pytest.approx(8 / 1.5)
     assert "cheaper only below 5.33" in rag_row["break_even_prefix_cache_note"]
     # which latency is which: what a user waits vs what an answer is charged
-    assert float(lc_row["latency_mean"]) == pytest.approx(12.0) and float(lc_row["charged_s_mean"]) == pytest.approx(6.0)
-    assert float(rag_row["latency_mean"]) == pytest.approx(2.5) and float(rag_row["charged_s_mean"]) == pytest.approx(2.5)
+    assert (float(lc_row["latency_mean"]) == pytest.approx(12.0)
+            and float(lc_row["charged_s_mean"]) == pytest.approx(6.0))
+    assert (float(rag_row["latency_mean"]) == pytest.approx(2.5)
+            and float(rag_row["charged_s_mean"]) == pytest.approx(2.5))
     md = files["report.md"].read_text()
     assert "cost per 1,000: no prefix cache" in md and "cost per 1,000: with prefix cache" in md
     assert "what one user waits" in md

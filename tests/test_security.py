@@ -46,7 +46,8 @@ FORBIDDEN = {
     "allow_pickle=True": r"allow_pickle\s*=\s*True\b",
     "shell=True": r"\bshell\s*=\s*True\b",
     "os.system": r"\bos\.(?:system|popen|exec\w*|spawn\w*)\s*\(",
-    "yaml unsafe": r"\byaml\.(?:unsafe_load|full_load|load_all)\s*\(|\b(?:Unsafe|Full)?Loader\s*=\s*yaml\.(?:Unsafe|Full)?Loader\b",
+    "yaml unsafe": (r"\byaml\.(?:unsafe_load|full_load|load_all)\s*\("
+                    r"|\b(?:Unsafe|Full)?Loader\s*=\s*yaml\.(?:Unsafe|Full)?Loader\b"),
 }
 # (path relative to the repository, pattern name) -> why this code use is fine
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -145,7 +146,8 @@ def test_source_has_no_code_execution_pickle_or_remote_code():
                 problems.append(f"{rel}:{lineno}: {name}: {text}")
         for lineno, what in _unsafe_calls(source):
             problems.append(f"{rel}:{lineno}: {what}")
-    assert not problems, "unsafe code (add to ALLOWED with a reason only if it cannot touch data):\n" + "\n".join(problems)
+    assert not problems, ("unsafe code (add to ALLOWED with a reason only if it cannot touch data):\n"
+                          + "\n".join(problems))
 
 
 def test_configs_never_enable_remote_code():
@@ -165,7 +167,8 @@ def test_datasets_are_loaded_only_through_the_no_remote_code_helper():
             if isinstance(node, ast.Call) and _call_name(node).split(".")[-1] == "load_dataset":
                 users.append((str(path.relative_to(ROOT)), ast.unparse(node)))
     for rel, call in users:
-        assert rel == "eval/benchmarks/_files.py", f"{rel}: {call}: load datasets through eval.benchmarks._files.hub_records"
+        assert rel == "eval/benchmarks/_files.py", (f"{rel}: {call}: "
+                                                    "load datasets through eval.benchmarks._files.hub_records")
     if users:
         source = (ROOT / "eval/benchmarks/_files.py").read_text(encoding="utf-8")
         assert 'kwargs["trust_remote_code"] = False' in source
@@ -173,7 +176,8 @@ def test_datasets_are_loaded_only_through_the_no_remote_code_helper():
 
 # ---------------------------------------------------------------- redaction (unit)
 SECRET_KEYS = ["api_key", "generator.api_key", "+generator.api_key", "openai_api_key", "OPENAI_API_KEY", "hf_token",
-               "access_token", "client_secret", "password", "Authorization", "apiKey", "secret_key", "aws_secret_access_key"]
+               "access_token", "client_secret", "password", "Authorization", "apiKey", "secret_key",
+               "aws_secret_access_key"]
 NOT_SECRET_KEYS = ["max_new_tokens", "prompt_tokens", "completion_tokens", "margin_tokens", "tokenizer", "api_key_env",
                    "key", "cache_key", "token_file", "context_tokens_full", "model", "question", "keyword_recall"]
 
@@ -265,7 +269,8 @@ def test_secret_overrides_are_found_by_key_without_their_values():
 
 
 def test_named_env_secrets_follow_the_variables_the_config_names():
-    cfg = {"generator": {"api_key_env": "MY_LLM_CREDS"}, "retriever": [{"key_env": "EMB"}], "judge": {"api_key_env": None}}
+    cfg = {"generator": {"api_key_env": "MY_LLM_CREDS"}, "retriever": [{"key_env": "EMB"}],
+           "judge": {"api_key_env": None}}
     environ = {"MY_LLM_CREDS": "creds-value-123", "EMB": "short", "OTHER": "x" * 20}
     assert redact.named_env_secrets(cfg, environ) == {"creds-value-123"}
 
@@ -274,7 +279,8 @@ def test_named_env_secrets_follow_the_variables_the_config_names():
 ENV_SECRET = "sk-test-SECRET-env-4f1c9a"
 HF_SECRET = "hf_testSECRETtoken8b2d"
 CLI_SECRET = "sk-test-SECRET-cli-77e0b3"
-TINY = ["benchmark.languages=[en]", "benchmark.levels=[300]", "benchmark.questions_per_haystack=2", "run.progress=false"]
+TINY = ["benchmark.languages=[en]", "benchmark.levels=[300]", "benchmark.questions_per_haystack=2",
+        "run.progress=false"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -7,7 +7,8 @@ def test_deterministic_per_seed():
     a = generate(SyntheticConfig(seed=3, levels=("1k",)))
     b = generate(SyntheticConfig(seed=3, levels=("1k",)))
     c = generate(SyntheticConfig(seed=4, levels=("1k",)))
-    assert [(s.id, s.context, s.question, s.answers) for s in a] == [(s.id, s.context, s.question, s.answers) for s in b]
+    assert ([(s.id, s.context, s.question, s.answers) for s in a]
+            == [(s.id, s.context, s.question, s.answers) for s in b])
     assert [s.context for s in a] != [s.context for s in c]
 
 

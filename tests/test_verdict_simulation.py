@@ -108,7 +108,8 @@ def test_floor_gives_no_decision_through_the_report(tmp_path, settings):
 def test_few_documents_widen_the_interval_like_a_t_interval():
     from eval.metrics.confidence import few_groups_factor, t_quantile
 
-    assert t_quantile(0.975, 3) == pytest.approx(3.182, abs=0.01) and t_quantile(0.975, 19) == pytest.approx(2.093, abs=0.002)
+    assert (t_quantile(0.975, 3) == pytest.approx(3.182, abs=0.01)
+            and t_quantile(0.975, 19) == pytest.approx(2.093, abs=0.002))
     assert few_groups_factor(4) == pytest.approx(1.873, abs=0.01) and few_groups_factor(1) == 1.0
     rng = np.random.default_rng(1)
     docs = np.repeat(np.arange(4), 5)

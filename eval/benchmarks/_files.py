@@ -175,7 +175,8 @@ def read_records(path: str | os.PathLike) -> Iterator[Row]:
             except json.JSONDecodeError as exc:
                 raise DataError(source, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})") from exc
             except (ValueError, RecursionError) as exc:
-                raise DataError(source, None, f"unreadable JSON: {str(exc).split(';')[0] or 'nested too deeply'}") from None
+                raise DataError(source, None,
+                                f"unreadable JSON: {str(exc).split(';')[0] or 'nested too deeply'}") from None
             for i, item in enumerate(rows):  # `line` is the item's 1-based position in the array
                 with record_guard():
                     if not isinstance(item, dict):
@@ -312,7 +313,8 @@ def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> Non
     known = set(known)
     unknown = set(cfg) - known - set(COMMON_KEYS)
     if unknown:
-        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; known: {sorted(known | set(COMMON_KEYS))}")
+        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; "
+                         f"known: {sorted(known | set(COMMON_KEYS))}")
 
 
 def as_list(value: Any) -> list[str] | None:

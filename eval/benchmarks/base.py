@@ -34,7 +34,8 @@ COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
 class LoadResult:
     samples: list[Sample]
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
-    notes: dict[str, Any] = field(default_factory=dict)  # what eval.describe says besides counts (LaRA: evidence, metric)
+    # what eval.describe says besides counts (LaRA: evidence, metric)
+    notes: dict[str, Any] = field(default_factory=dict)
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n

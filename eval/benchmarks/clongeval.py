@@ -75,10 +75,12 @@ PROMPTS: dict[str, str] = {
         "{context}\n\n请尽可能简洁地回答下列问题，不要提供任何解释。\n问题：{question}\n答案："
     ),
     "long_conversation_memory": (
-        "你是一个具有聊天陪伴功能的ai伴侣。下面是用户和你的对话记录, 请你阅读对话记录后尽可能简洁地回答问题，不要提供任何解释。"
-        "对话记录由多天的对话组成：\n\n{context}{question}\n答案："
+        "你是一个具有聊天陪伴功能的ai伴侣。下面是用户和你的对话记录, 请你阅读对话记录后尽可能简洁地回答问题，"
+        "不要提供任何解释。对话记录由多天的对话组成：\n\n{context}{question}\n答案："
     ),
-    "long_story_summarization": "下面是一个小说节选，请你阅读后写出相应的摘要，不要输出其他任何内容。\n小说节选如下：\n\n{context}\n\n摘要：",
+    "long_story_summarization": (
+        "下面是一个小说节选，请你阅读后写出相应的摘要，不要输出其他任何内容。\n小说节选如下：\n\n{context}\n\n摘要："
+    ),
     "stacked_news_labeling": (
         "下面是一个新闻列表。每个新闻属于【体育，娱乐，家居，房产，教育，时政，游戏，科技，财经】这九个类别的某一个类别。"
         "请按顺序判断并输出每个新闻的所属类别，输出格式为：\n新闻1，类别名1\n新闻2，类别名2\n......\n新闻N，类别名N\n\n"
@@ -87,10 +89,14 @@ PROMPTS: dict[str, str] = {
     "stacked_typo_detection": (
         "下面是一部小说的多个段落，每个段落包含段落ID以及段落内容。有些段落中不存在错别字，有些段落有且仅有一个错别字，"
         "该错别字与原来的正确汉字同音。请按照段落顺序输出错别字，输出格式为：段落ID，错别字，正确字。不同段落ID用换行符隔开。"
-        "例如，一个示例输出是\"4，蚔，奇\n8，鎌，连\"。该示例输出中的第一行表示在ID为4的段落中，错别字为蚔，正确字应为奇；"
+        "例如，一个示例输出是\"4，蚔，奇\n8，鎌，连\"。"
+        "该示例输出中的第一行表示在ID为4的段落中，错别字为蚔，正确字应为奇；"
         "第二行表示在ID为8的段落中，错别字为鎌，正确字应为连。小说的多个段落如下：\n\n{context}\n\n所有的错别字为：\n"
     ),
-    "key_passage_retrieval": "请提取下面 JSON 对象中指定键对应的值。只输出对应键的值，不输出任何其他文字。Json数据如下：\n\n{context}\n\n键：{question}\n值：",
+    "key_passage_retrieval": (
+        "请提取下面 JSON 对象中指定键对应的值。只输出对应键的值，不输出任何其他文字。Json数据如下：\n\n"
+        "{context}\n\n键：{question}\n值："
+    ),
     "table_querying": (
         "请根据下列多个表格的内容回答给定问题，表格为Markdown格式。请直接返回问题的答案，除此之外不要输出其他内容。"
         "表格如下：\n\n{context}。\n\n问题：{question}\n答案："
@@ -132,7 +138,8 @@ def _size_of_file(path: Path) -> str | None:
     return path.stem if path.suffix == ".jsonl" and path.stem in SIZES else None
 
 
-def _local_files(root: Path, tasks: list[str], sizes: list[str], explicit: tuple[bool, bool]) -> list[tuple[str, str, Path]]:
+def _local_files(root: Path, tasks: list[str], sizes: list[str],
+                 explicit: tuple[bool, bool]) -> list[tuple[str, str, Path]]:
     """(task, size, path) of the selected files. A missing file is an error when the user named both
     its task and size, or named a task (size) none of whose files exist."""
     if root.is_file():
@@ -192,7 +199,8 @@ def _hub_download(cfg: CLongEvalConfig, filename: str) -> Path:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError as err:  # pragma: no cover - huggingface_hub comes with transformers
-        raise FileNotFoundError(f"reading {cfg.hub_id} from the hub needs huggingface_hub ({err}); or set benchmark.path") from None
+        raise FileNotFoundError(f"reading {cfg.hub_id} from the hub needs huggingface_hub ({err}); "
+                                "or set benchmark.path") from None
     try:
         return Path(hf_hub_download(repo_id=cfg.hub_id, filename=filename, repo_type="dataset", revision=cfg.revision))
     except Exception as err:  # noqa: BLE001 - offline, unknown repo or file, network failure: all end the same way
@@ -338,7 +346,8 @@ def _config(cfg: dict[str, Any]) -> CLongEvalConfig:
     if out.variant not in ("official", "strict"):
         raise ValueError(f"benchmark.variant must be 'official' or 'strict', not {out.variant!r}")
     if out.typo_answer_order not in ("id,correct,typo", "id,typo,correct"):
-        raise ValueError(f"benchmark.typo_answer_order must be 'id,correct,typo' or 'id,typo,correct', not {out.typo_answer_order!r}")
+        raise ValueError("benchmark.typo_answer_order must be 'id,correct,typo' or 'id,typo,correct', "
+                         f"not {out.typo_answer_order!r}")
     return out
 
 
@@ -372,10 +381,12 @@ class CLongEvalBenchmark(Benchmark):
         sizes, some_sizes = selection(cfg.get("levels"), SIZES, "levels", "clongeval")
         limit = cfg.get("limit")
         if conf.path:
-            files: Iterable[tuple[str, str, Path]] = _local_files(Path(conf.path).expanduser(), tasks, sizes, (some_tasks, some_sizes))
+            files: Iterable[tuple[str, str, Path]] = _local_files(Path(conf.path).expanduser(), tasks, sizes,
+                                                                  (some_tasks, some_sizes))
         else:
             files = _hub_files(conf, tasks, sizes)
         streams = (_file_samples(task, size, path, conf) for task, size, path in files)
         result = LoadResult(first_samples(streams, None if limit is None else int(limit)))
-        log.info("CLongEval: %d samples, %d with evidence", len(result.samples), sum(bool(s.evidence) for s in result.samples))
+        log.info("CLongEval: %d samples, %d with evidence", len(result.samples),
+                 sum(bool(s.evidence) for s in result.samples))
         return result

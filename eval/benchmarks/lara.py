@@ -352,7 +352,8 @@ class LaRABenchmark(Benchmark):
             result.skip("query file missing (questions in the release)", sum(missing_files.values()))
             notes["missing_query_files"] = dict(sorted(missing_files.items()))
             log.warning("LaRA: %d query files missing from %s (%s: %d questions in the release); loaded the rest",
-                        len(missing_files), root / "query", ", ".join(sorted(missing_files)), sum(missing_files.values()))
+                        len(missing_files), root / "query", ", ".join(sorted(missing_files)),
+                        sum(missing_files.values()))
         if missing_docs:
             result.skip("document file missing", sum(missing_docs.values()))
             notes["missing_documents"] = dict(sorted(missing_docs.items()))

@@ -311,7 +311,8 @@ def _zip_rows(archive: Path, member: str) -> Iterator[Row]:
     for i, item in enumerate(items):
         with record_guard():
             if not isinstance(item, dict):
-                raise DataError(source, i + 1, f"item {i + 1} of the JSON array is {type(item).__name__}, not an object")
+                raise DataError(source, i + 1,
+                                f"item {i + 1} of the JSON array is {type(item).__name__}, not an object")
             yield Row(item, source, i + 1)
 
 
@@ -484,7 +485,8 @@ class LooGLEBenchmark(Benchmark):
         levels = as_list(cfg.get("levels"))
         known = level_names(config.level_edges)
         if levels and set(levels) - set(known):
-            raise ValueError(f"benchmark.levels: unknown {sorted(set(levels) - set(known))} for loogle; available: {known}")
+            raise ValueError(f"benchmark.levels: unknown {sorted(set(levels) - set(known))} for loogle; "
+                             f"available: {known}")
         samples = build(config, as_list(cfg.get("tasks")))
         stats = evidence_stats(samples)
         if any(stats.values()):

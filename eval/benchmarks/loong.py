@@ -168,7 +168,8 @@ def _company_part(file_name: str) -> str:
     return stem.rsplit("-", 1)[0] if re.search(r"-[a-z]$", stem) else stem
 
 
-def _document(docs: _Docs, row: Row, doc_type: str, level: int, instruction: str, name: str, idx: int) -> tuple[str, str, dict]:
+def _document(docs: _Docs, row: Row, doc_type: str, level: int, instruction: str, name: str,
+              idx: int) -> tuple[str, str, dict]:
     """(text as the released get_content builds it, its header title, extra metadata)."""
     if doc_type == "financial":
         path, n = docs.financial_file(name, level, row)
@@ -267,7 +268,8 @@ def _check_names(key: str, values: list[str] | None, known: list[str]) -> None:
             raise ValueError(f"benchmark.{key}: unknown {unknown} for loong; available: {known}")
 
 
-def build(cfg: LoongConfig, tasks: list[str] | None = None, levels: list[str] | None = None) -> tuple[list[Sample], dict[str, int]]:
+def build(cfg: LoongConfig, tasks: list[str] | None = None,
+          levels: list[str] | None = None) -> tuple[list[Sample], dict[str, int]]:
     """Samples of the selected items, and {skip reason: count}."""
     if cfg.shuffle not in ("official", "none"):
         raise ValueError(f"benchmark.shuffle={cfg.shuffle!r}; allowed: official, none")

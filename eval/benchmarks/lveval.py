@@ -25,8 +25,9 @@ Prompt and generation settings are the released ones (`config.py`: `DATASET_PROM
 template) to `--model-max-length` tokens (15,500 by default: a 16k window less ~500 for the
 answer), its first and last half kept. So `truncation="prompt_middle"`: the window is the
 generator's, the reserve `longctx.reserve_tokens` (500); see longctx/truncation.py. Questions over
-one context share one cut, sized for the longest of them (longctx/arm.py `prepare`). Each sample's metric is its dataset's
-primary metric in `eval.metrics.lveval` (gated F1, plain F1 for factrecall, ROUGE-L for dureader).
+one context share one cut, sized for the longest of them (longctx/arm.py `prepare`). Each sample's
+metric is its dataset's primary metric in `eval.metrics.lveval` (gated F1, plain F1 for factrecall,
+ROUGE-L for dureader).
 
 Gold evidence: LV-Eval releases no evidence spans, so these proxies are derived and recorded per
 sample in `metadata["evidence_source"]`:
@@ -110,7 +111,10 @@ PROMPTS: dict[str, str] = {
         "Please answer the following questions based on the given article.\n\nArticle: {context}\n\n"
         "Please answer the following questions based on the above article.\n\nQuestion: {question}\nAnswer:"
     ),
-    "factrecall_zh": "请基于给定的文章回答下述问题。\n\n文章：{context}\n\n现在请基于上述文章回答下面的问题。\n\n问题：{question}\n回答：",
+    "factrecall_zh": (
+        "请基于给定的文章回答下述问题。\n\n文章：{context}\n\n"
+        "现在请基于上述文章回答下面的问题。\n\n问题：{question}\n回答："
+    ),
     "cmrc_mixup": _ZH_ONE_PASSAGE,
     "lic_mixup": (
         "请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n"
@@ -120,7 +124,8 @@ PROMPTS: dict[str, str] = {
 }
 MAX_NEW_TOKENS: dict[str, int] = {name: 16 if name.startswith("factrecall") else 64 for name in DATASETS}
 TEMPLATES: dict[str, PromptTemplate] = {
-    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="prompt_middle", source=SOURCE)
+    name: PromptTemplate(text=PROMPTS[name], max_new_tokens=MAX_NEW_TOKENS[name], truncation="prompt_middle",
+                         source=SOURCE)
     for name in DATASETS
 }
 
@@ -194,11 +199,13 @@ def _local_files(root: Path, datasets: list[str], levels: list[str], explicit: t
                     if member:
                         found.append(_DataFile(ds, lvl, f"{root}!{member}", _zip_member(root, member)))
             if not found:
-                raise FileNotFoundError(f"{root}: no {{dataset}}_{{level}}.jsonl member for the selected datasets and levels")
+                raise FileNotFoundError(f"{root}: no {{dataset}}_{{level}}.jsonl member "
+                                        "for the selected datasets and levels")
             return found
         ds, lvl = _parse_file_name(root)
         if ds not in datasets or lvl not in levels:
-            raise ValueError(f"{root} holds {ds} at {lvl}, outside benchmark.tasks={datasets} / benchmark.levels={levels}")
+            raise ValueError(f"{root} holds {ds} at {lvl}, "
+                             f"outside benchmark.tasks={datasets} / benchmark.levels={levels}")
         return [_DataFile(ds, lvl, str(root), _plain_file(root))]
     if not root.is_dir():
         raise FileNotFoundError(f"benchmark.path={str(root)!r}: no such file or folder")
@@ -228,7 +235,8 @@ def _local_files(root: Path, datasets: list[str], levels: list[str], explicit: t
     if required:
         raise FileNotFoundError(f"LV-Eval files missing for the selected datasets/levels: {'; '.join(required)}")
     if not found:
-        raise FileNotFoundError(f"{root}: no LV-Eval {{dataset}}_{{level}}.jsonl files (nor {{dataset}}.zip archives) found")
+        raise FileNotFoundError(f"{root}: no LV-Eval {{dataset}}_{{level}}.jsonl files "
+                                "(nor {dataset}.zip archives) found")
     if missing:
         log.info("LV-Eval: %d dataset/level files not in %s; loading the %d present", len(missing), root, len(found))
     return found
@@ -249,7 +257,8 @@ def _hub_download(cfg: LVEvalConfig, filename: str) -> Path:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError as err:  # pragma: no cover - huggingface_hub comes with transformers
-        raise FileNotFoundError(f"reading {cfg.hub_id} from the hub needs huggingface_hub ({err}); or set benchmark.path") from None
+        raise FileNotFoundError(f"reading {cfg.hub_id} from the hub needs huggingface_hub ({err}); "
+                                "or set benchmark.path") from None
     try:
         return Path(hf_hub_download(repo_id=cfg.hub_id, filename=filename, repo_type="dataset", revision=cfg.revision))
     except Exception as err:  # noqa: BLE001 - offline, unknown repo or file, network failure: all end the same way
@@ -432,7 +441,8 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
     evidence: list[Span] = []
     if data.dataset in cfg.evidence_datasets:
         evidence, note = answer_evidence(
-            context, question, answers[0], language, data.dataset in NEEDLE_DATASETS, cfg.evidence_max_chars, distractors
+            context, question, answers[0], language, data.dataset in NEEDLE_DATASETS, cfg.evidence_max_chars,
+            distractors
         )
         metadata.update(note)
         if evidence:  # where the (first) evidence sits, 0 = start of the context (records carry it)
@@ -497,10 +507,12 @@ class LVEvalBenchmark(Benchmark):
         levels, some_levels = selection(cfg.get("levels"), LEVELS, "levels", "lveval")
         limit = cfg.get("limit")
         if conf.path:
-            files: Iterable[_DataFile] = _local_files(Path(conf.path).expanduser(), datasets, levels, (some_datasets, some_levels))
+            files: Iterable[_DataFile] = _local_files(Path(conf.path).expanduser(), datasets, levels,
+                                                      (some_datasets, some_levels))
         else:
             files = _hub_files(conf, datasets, levels)
-        result = LoadResult(first_samples((_file_samples(data, conf) for data in files), None if limit is None else int(limit)))
+        result = LoadResult(first_samples((_file_samples(data, conf) for data in files),
+                                          None if limit is None else int(limit)))
         _log_summary(result.samples)
         return result
 

@@ -86,8 +86,10 @@ _EN_GOODS = [
     "oak rafters", "dried figs", "felt hats", "slate tiles", "brass bells", "honey wine",
 ]
 _EN_ADJ = "quiet crowded ancient narrow windy sunlit muddy famous crooked tidy stern gentle".split()
-_EN_BUILDINGS = "bell tower|granary|stone bridge|market hall|lighthouse|mill|library|bathhouse|watchtower|theatre".split("|")
-_EN_EVENTS = "flood|great fire|drought|festival riot|salt shortage|bridge collapse|harvest fair|plague of moths".split("|")
+_EN_BUILDINGS = ("bell tower|granary|stone bridge|market hall|lighthouse|mill|library|bathhouse|"
+                 "watchtower|theatre").split("|")
+_EN_EVENTS = ("flood|great fire|drought|festival riot|salt shortage|bridge collapse|harvest fair|"
+              "plague of moths").split("|")
 _EN_CONSEQ = [
     "forced the council to rebuild the harbour",
     "emptied half the streets for a season",
@@ -116,7 +118,8 @@ _ZH_GOODS = [
 _ZH_ADJ = ["安静的", "拥挤的", "古老的", "狭窄的", "多风的", "泥泞的", "著名的", "整洁的"]
 _ZH_BUILDINGS = ["钟楼", "粮仓", "石桥", "集市大厅", "灯塔", "磨坊", "藏书楼", "浴堂", "瞭望塔"]
 _ZH_EVENTS = ["洪水", "大火", "旱灾", "盐荒", "桥梁坍塌", "丰收集会", "蛾灾"]
-_ZH_CONSEQ = ["迫使议事会重建港口", "让半个城空了一整季", "催生了一项新的驳船税", "至今仍在歌谣里传唱", "引来了三座山谷的商人"]
+_ZH_CONSEQ = ["迫使议事会重建港口", "让半个城空了一整季", "催生了一项新的驳船税", "至今仍在歌谣里传唱",
+              "引来了三座山谷的商人"]
 _ZH_SEASONS = ["春天", "夏天", "秋天", "冬天", "初霜时节", "长夜时节"]
 _ZH_TRADES = ["织工", "摆渡人", "制图师", "吹玻璃匠", "养蜂人", "档案员", "酿酒师", "钟表匠"]
 
@@ -227,7 +230,8 @@ def _make_question(rng: random.Random, names: _Names, lang: str, task: str, conf
         q = _Question(task, question, village, [_Fact(t, 0.0) for t in facts], kind="mayor_birthplace")
         if confuse:
             other_mayor, other_village = names.near_duplicate(mayor), names.place()
-            text = f"{other_mayor}出生在{other_village}。" if lang == "zh" else f"{other_mayor} was born in the village of {other_village}."
+            text = (f"{other_mayor}出生在{other_village}。" if lang == "zh"
+                    else f"{other_mayor} was born in the village of {other_village}.")
             q.distractors.append(_Fact(text, 0.0, True))
         return q
 
@@ -235,16 +239,19 @@ def _make_question(rng: random.Random, names: _Names, lang: str, task: str, conf
     if kind == "export":
         goods = _ZH_GOODS if lang == "zh" else _EN_GOODS
         value, other = rng.sample(goods, 2)
-        fact = (lambda s, v: f"{s}最主要的出口货物是{v}。") if lang == "zh" else (lambda s, v: f"The main export of {s} is {v}.")
+        fact = ((lambda s, v: f"{s}最主要的出口货物是{v}。") if lang == "zh"
+                else (lambda s, v: f"The main export of {s} is {v}."))
         question = f"{place}最主要的出口货物是什么？" if lang == "zh" else f"What is the main export of {place}?"
     elif kind == "founder":
         value, other = names.person(), names.person()
         year = rng.randrange(1200, 1900)
-        fact = (lambda s, v: f"{s}由{v}于{year}年建立。") if lang == "zh" else (lambda s, v: f"{s} was founded in {year} by {v}.")
+        fact = ((lambda s, v: f"{s}由{v}于{year}年建立。") if lang == "zh"
+                else (lambda s, v: f"{s} was founded in {year} by {v}."))
         question = f"{place}是由谁建立的？" if lang == "zh" else f"Who founded {place}?"
     else:
         value, other = str(rng.randrange(1_000_000, 9_999_999)), str(rng.randrange(1_000_000, 9_999_999))
-        fact = (lambda s, v: f"{s}档案馆的门锁密码是{v}。") if lang == "zh" else (lambda s, v: f"The archive of {s} is locked with the code {v}.")
+        fact = ((lambda s, v: f"{s}档案馆的门锁密码是{v}。") if lang == "zh"
+                else (lambda s, v: f"The archive of {s} is locked with the code {v}."))
         question = f"{place}档案馆的门锁密码是多少？" if lang == "zh" else f"What code locks the archive of {place}?"
     q = _Question("single_hop", question, value, [_Fact(fact(place, value), 0.0)], kind=kind)
     if confuse:
@@ -268,13 +275,15 @@ def _filler_paragraph(rng: random.Random, names: _Names, lang: str) -> str:
         title = f"【{place}志】"
     else:
         options = [
-            lambda: f"{place} sits on the {rng.choice(['north', 'south', 'east', 'west'])} bank of the {names.filler('place')} river.",
+            lambda: (f"{place} sits on the {rng.choice(['north', 'south', 'east', 'west'])} bank of the "
+                     f"{names.filler('place')} river."),
             lambda: f"Travellers to {place} often remark on its {rng.choice(_EN_ADJ)} {rng.choice(_EN_BUILDINGS)}.",
             lambda: f"In {rng.randrange(1200, 1900)}, a {rng.choice(_EN_EVENTS)} in {place} {rng.choice(_EN_CONSEQ)}.",
             lambda: f"The people of {place} hold the {names.filler('place')} festival every {rng.choice(_EN_SEASONS)}.",
             lambda: f"The {rng.choice(_EN_TRADES)} {person} wrote a {rng.choice(_EN_ADJ)} chronicle of {place}.",
             lambda: f"At the market of {place} one finds {rng.choice(_EN_GOODS)} and {rng.choice(_EN_GOODS)}.",
-            lambda: f"{person} lived for {rng.randrange(2, 40)} years beside the {rng.choice(_EN_BUILDINGS)} of {place}.",
+            lambda: (f"{person} lived for {rng.randrange(2, 40)} years beside the {rng.choice(_EN_BUILDINGS)} "
+                     f"of {place}."),
         ]
         title = f"On {place}."
     sentences = [rng.choice(options)() for _ in range(rng.randrange(4, 8))]

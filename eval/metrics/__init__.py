@@ -6,8 +6,9 @@ with the primary value under "score". Benchmarks name their primary metric per t
 
 Modules: `text` (normalisation, token F1), `rouge` (the `rouge` package's ROUGE-N/L), `lveval`,
 `clongeval`, `loogle`, `judge` (LLM judges for Loong and LooGLE), `lara` (LaRA's True/False judge
-and a judge-free fallback), `confidence` (bootstrap CI, paired bootstrap), `aggregate` (100 x mean). Each benchmark module's docstring lists where the
-released scoring code differs from the paper and what the `official` / `strict` variants do
+and a judge-free fallback), `confidence` (bootstrap CI, paired bootstrap), `aggregate` (100 x mean).
+Each benchmark module's docstring lists where the released scoring code differs from the paper and
+what the `official` / `strict` variants do
 (`Reference.extra["variant"]`).
 """
 

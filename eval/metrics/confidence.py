@@ -141,8 +141,8 @@ class PairedResult:
 
 
 def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-    groups: Sequence[object] | None = None,
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0, groups: Sequence[object] | None = None,
 ) -> PairedResult:
     """Paired bootstrap of mean(a) - mean(b) over the same samples (a[i] and b[i] are one sample),
     resampling whole `groups` (groups[i]: sample i's document) when given."""

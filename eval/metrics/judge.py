@@ -73,7 +73,7 @@ Evaluation evidence: your evluation explanation here, no more than 100 words
 Rating: [[score]]
 <end output>
 
-Now, start your evaluation:'''
+Now, start your evaluation:'''  # noqa: E501 - Loong's released judge prompt, verbatim
 
 LOOGLE_QA_SYSTEM = (
     "Given one question, there is a groundtruth and a predict_answer. Please decide whether they are the same "
@@ -276,7 +276,8 @@ def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> dic
         # averages parsable judgments only): the caller records it as its own outcome, out of every mean
         return {"score": 0.0, "parsed": 0.0, "failed": 0.0, "unparsable": 1.0,
                 "unparsable_reply": reply.text[:200]}
-    return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value, "perfect": float(value == scale)}
+    return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value,
+            "perfect": float(value == scale)}
 
 
 @register("loong_judge", judged=True)
@@ -294,8 +295,10 @@ def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any
     reference = ref.answers[0] if ref.answers else ""
     params = {"temperature": 0.0, "top_p": 1, "max_tokens": 10, "frequency_penalty": 0, "presence_penalty": 0}
     if "qa" in ref.task:
-        user = "Question: " + str(extra.get("question", "")) + "\n" + "groudtruth = " + reference + "\n" + "predict_answer = " + prediction
-        reply = judge.ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}], **params)
+        user = ("Question: " + str(extra.get("question", "")) + "\n" + "groudtruth = " + reference + "\n"
+                + "predict_answer = " + prediction)
+        reply = judge.ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}],
+                          **params)
         verdict = parse_true_false(reply.text)
         return _judged(None if verdict is None else 100.0 * verdict, reply)
     prompt = LOOGLE_SUMMARY_PROMPT.format(reference, prediction)

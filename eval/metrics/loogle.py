@@ -302,7 +302,9 @@ class BertScorer:
     def _embed(self, text: str):
         import torch
 
-        enc = self.tokenizer(text, return_tensors="pt", truncation=True, max_length=self.tokenizer.model_max_length if self.tokenizer.model_max_length < 100000 else 512)
+        enc = self.tokenizer(text, return_tensors="pt", truncation=True,
+                             max_length=self.tokenizer.model_max_length if self.tokenizer.model_max_length < 100000
+                             else 512)
         with torch.no_grad():
             out = self.model(**{k: v.to(self.device) for k, v in enc.items()}, output_hidden_states=True)
         emb = out.hidden_states[self.layer][0, 1:-1]  # drop the special tokens at both ends

@@ -169,7 +169,8 @@ def lveval_metric(task: str) -> str:
     return LVEVAL_DATASET_METRIC[lveval_dataset(task)]
 
 
-def lveval_reference(task: str, answers: list[str], answer_keywords: str | None, variant: str = "official") -> Reference:
+def lveval_reference(task: str, answers: list[str], answer_keywords: str | None,
+                     variant: str = "official") -> Reference:
     dataset = lveval_dataset(task)
     return Reference(
         answers=list(answers),
@@ -200,10 +201,12 @@ def aggregate_lveval(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
     levels = sorted({lvl for d in per_dataset.values() for lvl in d}, key=level_sort_key)
     per_level = {
-        lvl: round(sum(d[lvl] for d in per_dataset.values() if lvl in d) / sum(1 for d in per_dataset.values() if lvl in d), 2)
+        lvl: round(sum(d[lvl] for d in per_dataset.values() if lvl in d)
+                   / sum(1 for d in per_dataset.values() if lvl in d), 2)
         for lvl in levels
     }
     per_dataset_mean = {ds: round(sum(d.values()) / len(d), 2) for ds, d in per_dataset.items()}
     overall = round(sum(per_dataset_mean.values()) / len(per_dataset_mean), 2) if per_dataset_mean else float("nan")
-    return {"per_dataset": per_dataset, "per_level": per_level, "per_dataset_mean": per_dataset_mean, "overall": overall}
+    return {"per_dataset": per_dataset, "per_level": per_level, "per_dataset_mean": per_dataset_mean,
+            "overall": overall}
 

@@ -95,7 +95,8 @@ def rouge_l(hyp_sents: list[str], ref_sents: list[str]) -> dict[str, float]:
     return _prf(len(union), hyp_count, ref_count)
 
 
-def rouge_scores(hypothesis: str, reference: str, metrics: tuple[str, ...] = ("rouge-1", "rouge-2", "rouge-l")) -> dict[str, dict[str, float]]:
+def rouge_scores(hypothesis: str, reference: str,
+                 metrics: tuple[str, ...] = ("rouge-1", "rouge-2", "rouge-l")) -> dict[str, dict[str, float]]:
     """`Rouge(metrics).get_scores(hypothesis, reference)[0]`: {metric: {"p", "r", "f"}}."""
     hyp, ref = sentences(hypothesis), sentences(reference)
     out: dict[str, dict[str, float]] = {}

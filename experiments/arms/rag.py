@@ -85,8 +85,8 @@ class RagSpec(ArmSpec):
     def build(cls, generator, cfg: dict[str, Any]):
         from rag.build import build_rag_arm
 
-        return build_rag_arm(generator, cfg["rag"], cfg["retriever"], cfg.get("chunker") or {}, cfg.get("reranker") or {},
-                             cfg["run"]["cache_dir"])
+        return build_rag_arm(generator, cfg["rag"], cfg["retriever"], cfg.get("chunker") or {},
+                             cfg.get("reranker") or {}, cfg["run"]["cache_dir"])
 
     @classmethod
     def index_builds(cls, arm) -> int | None:

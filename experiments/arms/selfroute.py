@@ -14,7 +14,8 @@ import re
 from typing import Any, Mapping
 
 from eval.sample import Sample
-from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG, Answer, ArmSpec, Curve, IndexShape, answer_with_prompts, usage_of
+from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, ArmSpec, Curve, IndexShape, answer_with_prompts,
+                                   usage_of)
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
 from llm.prompt import Generation, PromptTooLong

@@ -114,9 +114,10 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
         f"seeded hash (seed {settings.seed}); the configs are chosen on one half, and the scores, Δ (RAG minus long "
         "context, points) and its 95% interval come from the other half. The interval is a paired cluster bootstrap "
         f"that resamples whole documents ({settings.resamples} resamples; widened like a t interval when there are few "
-        "documents), since questions about one document rise and fall together. The **decision** is read from the interval, not the point estimate: `rag` when RAG is better "
-        f"(interval above 0) or no more than {settings.tolerance:g} points worse (lower end above "
-        f"-{settings.tolerance:g}) and cheaper; `longctx` when long context is better by more than the tolerance, or no "
+        "documents), since questions about one document rise and fall together. The **decision** is read from the "
+        "interval, not the point estimate: `rag` when RAG is better (interval above 0) or no more than "
+        f"{settings.tolerance:g} points worse (lower end above -{settings.tolerance:g}) and cheaper; `longctx` when "
+        "long context is better by more than the tolerance, or no "
         "more than the tolerance worse and cheaper; `inconclusive` when the interval allows both; `no_decision` when "
         f"both chosen configs answer at most {100 * settings.floor_share:g}% of questions correctly (score >= "
         f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
@@ -129,7 +130,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
     for v in vrows:
         delta = "-" if v.diff is None else f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
-                                               f"{100 * v.oracle.share_second:.0f}% LC, {100 * v.oracle.share_tie:.0f}% tie)")
+                                               f"{100 * v.oracle.share_second:.0f}% LC, "
+                                               f"{100 * v.oracle.share_tie:.0f}% tie)")
         correct = ("-" if not v.correct_shares or None in v.correct_shares
                    else f"{_pct(v.correct_shares[0])} / {_pct(v.correct_shares[1])}")
         rows.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", v.lc.label if v.lc else "-",
@@ -176,7 +178,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
     pairs = budget_pairs(runs, settings)
     if pairs:
         doc.add(Heading(3, "Same token budget: better text or less text?"), Paragraph(
-            "Long context cut to a RAG config's token budget (its spec's: top_k x chunk_size for plain RAG) against that RAG config. Full long "
+            "Long context cut to a RAG config's token budget (its spec's: top_k x chunk_size for plain RAG) against "
+            "that RAG config. Full long "
             "context minus the budget-matched run is what the extra text is worth; RAG minus the budget-matched run is "
             "what choosing the text (retrieval) is worth at equal length."),
             Table(["benchmark", "budget tokens", "RAG", "score", "budget-matched long context", "score",
@@ -206,7 +209,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
                       *([_fmt(row["official"], 1) if row["official_rule"] else ""] if official else []),
                       *[_fmt(row[f"score_{lvl}"], 1) for lvl in levels],
                       *[_fmt(row[f"recall@{n}"]) for n in ns], *[_fmt(row[f"doc_recall@{n}"]) for n in doc_ns],
-                      *[_fmt(row.get(k)) for k in shares], _fmt(row["prompt_tokens_mean"], 0), _fmt(row["latency_s_mean"]),
+                      *[_fmt(row.get(k)) for k in shares], _fmt(row["prompt_tokens_mean"], 0),
+                      _fmt(row["latency_s_mean"]),
                       _usd(row["cost_per_answer_usd"]), _fmt(row["n"]), _fmt(row["skipped"]), _fmt(row["failed"])])
     for v in vrows:
         if v.level == ALL or (v.oracle and len([x for x in vrows if x.benchmark == v.benchmark]) == 1):
@@ -221,7 +225,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
         doc.add(Paragraph(
             "official: the benchmark's own aggregate beside the sample mean (score), which the verdict compares. "
             + " ".join(f"{rule}." for _, rule in rules)
-            + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in summary.csv)."))
+            + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in "
+              "summary.csv)."))
     capped = [row for row in summary if row.get("answers_cut_share")]
     if capped:
         doc.add(Paragraph(
@@ -240,7 +245,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
 
 
 def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings) -> None:
-    target = "no latency target" if settings.latency_target_s is None else f"a mean latency target of {settings.latency_target_s:g} s"
+    target = ("no latency target" if settings.latency_target_s is None
+              else f"a mean latency target of {settings.latency_target_s:g} s")
     doc.add(Heading(2, SECTIONS["whatif"], "whatif"), Paragraph(
         f"At **{settings.queries_per_doc:g} queries per document** for every arm and {target}, over all samples of "
         "each benchmark. Cost per 1,000 answers = 1000 x (generation cost per answer + indexing cost per document / "
@@ -280,7 +286,8 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
             # the oracle answers each sample with one of two configs (first: the best RAG): its tokens are theirs
             by_first = {str(r["id"]): r for r in overall.best_rag.records}
             by_second = {str(r["id"]): r for r in overall.lc.records}
-            toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens") for i, c in overall.oracle.choice.items()]
+            toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens")
+                    for i, c in overall.oracle.choice.items()]
             toks = [t for t in toks if t is not None]
             if toks:
                 oracle_pt = (sum(toks) / len(toks), overall.oracle.score)
@@ -290,7 +297,8 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
              "Score against mean prompt tokens; the dashed line and circled points are the Pareto front.",
              "score vs prompt tokens (no scored run)"),
             (plots.score_by_level(mine, out / f"score_by_length_level{slug}.png", title),
-             "Score by length level; bold lines are the best config of each arm.", "score by length level (no scored run)"),
+             "Score by length level; bold lines are the best config of each arm.",
+             "score by length level (no scored run)"),
             (plots.recall_curves(mine, out / f"recall_at_n{slug}.png", title),
              "Evidence recall@n per retriever and chunk size.", "recall@n (no RAG run with evidence annotations)"),
             (plots.topk_tradeoff(mine, out / f"score_and_recall_vs_top_k{slug}.png", lc_best, title),
@@ -330,12 +338,13 @@ def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettin
         rows = []
         for a in diag.agreements:
             n = max(a.n, 1)
-            rows.append([a.benchmark, a.level, a.lc.label, a.rag.label, str(a.n), f"{a.both_right} ({a.both_right / n:.0%})",
+            rows.append([a.benchmark, a.level, a.lc.label, a.rag.label, str(a.n),
+                         f"{a.both_right} ({a.both_right / n:.0%})",
                          f"{a.only_lc} ({a.only_lc / n:.0%})", f"{a.only_rag} ({a.only_rag / n:.0%})",
                          f"{a.both_wrong} ({a.both_wrong / n:.0%})",
                          "-" if a.same_answer is None else f"{a.same_answer} ({a.same_answer / n:.0%})"])
-        doc.add(Table(["benchmark", "level", "long context", "best RAG", "shared", "both right", "only long context right",
-                       "only RAG right", "both wrong", "same answer"], rows), Paragraph(
+        doc.add(Table(["benchmark", "level", "long context", "best RAG", "shared", "both right",
+                       "only long context right", "only RAG right", "both wrong", "same answer"], rows), Paragraph(
             "\"Only RAG right\" is what a router could add on top of long context; \"only long context right\" is what "
             "retrieval misses. Same answer: the two predictions are equal once normalised (lower case, no punctuation, "
             "articles or extra spaces), whatever their scores."))
@@ -352,14 +361,15 @@ def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettin
         doc.add(Table(["benchmark", "config", "n", "evidence in prompt", "P(correct | evidence in prompt)",
                        "P(correct | evidence missed)", "distractor hit rate", "long context truncated",
                        "evidence partly truncated away", "evidence fully truncated away"], rows),
-                Paragraph("Distractor hit rate: mean share of the benchmark's known distractors (confusing facts) that "
-                          "reached the prompt; \"-\" where the benchmark has none. The truncation columns apply to long "
-                          "context only."))
+                Paragraph("Distractor hit rate: mean share of the benchmark's known distractors (confusing facts) "
+                          "that reached the prompt; \"-\" where the benchmark has none. The truncation columns apply "
+                          "to long context only."))
     else:
         doc.add(Paragraph("No answered samples with evidence annotations."))
     if diag.routes:
         doc.add(Heading(3, "Self-Route: which path answered"),
-                Table(["benchmark", "config", "n", "answered by long context", "score on RAG path", "score on long-context path"],
+                Table(["benchmark", "config", "n", "answered by long context", "score on RAG path",
+                       "score on long-context path"],
                       [[r.benchmark, r.run.label, str(r.n), _pct(r.share_longctx), _fmt(r.score_rag_route, 1),
                         _fmt(r.score_longctx_route, 1)] for r in diag.routes]))
 
@@ -375,7 +385,8 @@ def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: di
         "Recorded by the runs." if recorded and len(recorded) == len(runs) else
         "Of the environment that wrote this report (the runs did not record theirs)."))
     if recorded and len(recorded) == len(runs):
-        versions = {k: ", ".join(sorted({str(r.metrics['versions'].get(k)) for r in recorded if r.metrics['versions'].get(k)}))
+        versions = {k: ", ".join(sorted({str(r.metrics['versions'].get(k)) for r in recorded
+                                         if r.metrics['versions'].get(k)}))
                     for k in sorted({k for r in recorded for k in r.metrics["versions"]})}
     doc.add(Table(["package", "version"], [[k, v] for k, v in versions.items()]))
     doc.add(Heading(3, "Runs"))
@@ -397,7 +408,8 @@ def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: di
     if common:
         doc.add(Heading(3, "Config shared by all runs"), Code(common, "yaml"))
         if varying:
-            doc.add(Paragraph("Keys that differ between runs (or that some runs lack): " + ", ".join(f"`{k}`" for k in varying) + "."))
+            doc.add(Paragraph("Keys that differ between runs (or that some runs lack): "
+                              + ", ".join(f"`{k}`" for k in varying) + "."))
     else:
         doc.add(Paragraph("The run directories have no .hydra/config.yaml."))
 
@@ -405,7 +417,8 @@ def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: di
 # ---------------------------------------------------------------- entry points
 
 
-def build_report(paths: list[str], out_dir: Path | None = None, settings: ReportSettings | None = None) -> dict[str, Path]:
+def build_report(paths: list[str], out_dir: Path | None = None,
+                 settings: ReportSettings | None = None) -> dict[str, Path]:
     """Write every report file; return them by name."""
     settings = settings or load_settings()
     runs, dupes = dedupe(find_runs(paths, with_records=True))

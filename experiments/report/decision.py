@@ -4,12 +4,16 @@ With `d` = RAG minus long context (points, x100), its 95% interval [lo, hi], the
 (points a team accepts to lose for a cheaper arm) and which arm is cheaper at the report's
 queries per document:
 
-| decision       | when                                                                          |
-|----------------|-------------------------------------------------------------------------------|
-| `no_decision`  | the generator is at the floor (both chosen configs answer at most `floor_share` of their samples correctly) or at the ceiling (both at least 1 - `floor_share`): the benchmark cannot separate the arms with this model |
-| `rag`          | RAG is better (lo > 0), or non-inferior (lo > -tol) and cheaper                |
-| `longctx`      | long context is better by more than the tolerance (hi < -tol), or long context is non-inferior (hi < tol) and cheaper |
-| `inconclusive` | anything else: the interval allows both (more documents would settle it), or there is no interval |
+decision and when:
+
+- `no_decision`: the generator is at the floor (both chosen configs answer at most `floor_share` of
+  their samples correctly) or at the ceiling (both at least 1 - `floor_share`): the benchmark cannot
+  separate the arms with this model
+- `rag`: RAG is better (lo > 0), or non-inferior (lo > -tol) and cheaper
+- `longctx`: long context is better by more than the tolerance (hi < -tol), or long context is
+  non-inferior (hi < tol) and cheaper
+- `inconclusive`: anything else: the interval allows both (more documents would settle it), or there
+  is no interval
 
 Both arms are held to the same rule, so with a correct 95% interval a wrong `rag` (RAG truly
 worse by more than the tolerance) or a wrong `longctx` happens in at most about 2.5% of sweeps.

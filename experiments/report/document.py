@@ -141,8 +141,10 @@ def to_html(doc: Document) -> str:
         elif isinstance(b, Table):
             cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
             head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
-            rows = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row) + "</tr>" for row in b.rows)
-            body.append(f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
+            rows = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row) + "</tr>"
+                           for row in b.rows)
+            body.append(f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead>'
+                        f'<tbody>{rows}</tbody></table></div>')
         elif isinstance(b, Image):
             body.append(f'<figure><img src="{_data_uri(b.path)}" alt="{html.escape(b.alt)}" '
                         f'data-file="{html.escape(b.path.name)}"><figcaption>{html.escape(b.alt)}</figcaption></figure>')

@@ -57,7 +57,8 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return front
 
 
-def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | None = None, title: str = "") -> Path | None:
+def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | None = None,
+                    title: str = "") -> Path | None:
     """One point per config: mean prompt tokens (x, log) against score; Pareto front drawn."""
     pts = [(r.mean_of("prompt_tokens"), r.score_at(), r) for r in runs]
     pts = [(x, y, r) for x, y, r in pts if x is not None and y is not None and x > 0]
@@ -79,7 +80,8 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
                 label="Pareto front", zorder=2)
     ax.scatter([x for x, _ in front], [y for _, y in front], s=120, facecolors="none", edgecolors="black", zorder=4)
     if oracle and oracle[0] and oracle[0] > 0:
-        ax.scatter([oracle[0]], [oracle[1]], marker="*", s=180, color=_colour("oracle"), label="oracle router", zorder=5)
+        ax.scatter([oracle[0]], [oracle[1]], marker="*", s=180, color=_colour("oracle"), label="oracle router",
+                   zorder=5)
     ax.set_xscale("log")
     ax.set_xlabel("mean prompt tokens per question (log scale)")
     ax.set_ylabel("score (x100)")
@@ -108,7 +110,9 @@ def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
         k = _kind(r)
         bold = best[k] is r
         (line,) = ax.plot(xs, ys, marker="o" if bold else ".", color=_colour(k), lw=2.2 if bold else 0.8,
-                          alpha=1.0 if bold else 0.35, ls="-" if k == "budget" or spec_of_run(k).role == ROLE_LONGCTX else "--", zorder=3 if bold else 2,
+                          alpha=1.0 if bold else 0.35,
+                          ls="-" if k == "budget" or spec_of_run(k).role == ROLE_LONGCTX else "--",
+                          zorder=3 if bold else 2,
                           label=f"{_name(k)}: {r.label}" if bold else None)
         if bold:
             handles.append(line)
@@ -264,7 +268,8 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
     return _save(fig, path)
 
 
-def agreement_matrix(both_right: int, only_lc: int, only_rag: int, both_wrong: int, path: Path, title: str = "") -> Path:
+def agreement_matrix(both_right: int, only_lc: int, only_rag: int, both_wrong: int, path: Path,
+                     title: str = "") -> Path:
     """2x2 matrix: long context right/wrong x best RAG right/wrong, counts and shares."""
     n = max(both_right + only_lc + only_rag + both_wrong, 1)
     cells = [[both_right, only_rag], [only_lc, both_wrong]]  # rows: RAG right/wrong; columns: long context

@@ -73,13 +73,14 @@ class Pricing:
             text = "Generation cost: no price configured (price kind none)."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
-                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time when the "
-                     f"run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
+                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "
+                     f"when the run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
                      f"({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
                      f"${self.ix.embed_usd_per_million:g} per million for dense retrievers, "
-                     f"${self.ix.lexical_usd_per_million:g} for lexical ones ({', '.join(self.ix.lexical_retrievers)}).")
+                     f"${self.ix.lexical_usd_per_million:g} for lexical ones "
+                     f"({', '.join(self.ix.lexical_retrievers)}).")
         return text
 
     def answer_cost(self, rec: dict[str, Any]) -> float | None:

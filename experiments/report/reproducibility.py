@@ -31,7 +31,8 @@ def dataset_revision(run: Run) -> str:
     bench = run.config.get("benchmark") if isinstance(run.config, dict) else None
     if not isinstance(bench, dict):
         return "-"
-    parts = [f"{k}={bench[k]}" for k in sorted(bench) if any(t in k.lower() for t in REVISION_KEYS) and bench[k] is not None]
+    parts = [f"{k}={bench[k]}" for k in sorted(bench)
+             if any(t in k.lower() for t in REVISION_KEYS) and bench[k] is not None]
     return ", ".join(parts) if parts else "-"
 
 
@@ -42,7 +43,8 @@ def model_ids(run: Run) -> str:
     model = gen.get("model") or run.knobs.get("generator")
     if model:
         rev = gen.get("revision")
-        ids.append(f"generator {model}" + (f"@{rev}" if rev else "") + (f" ({gen['backend']})" if gen.get("backend") else ""))
+        ids.append(f"generator {model}" + (f"@{rev}" if rev else "")
+                   + (f" ({gen['backend']})" if gen.get("backend") else ""))
     if "retriever" in run.spec.sections:
         ret = cfg.get("retriever") or {}
         emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.spec.index_shape(run.knobs).model
@@ -68,8 +70,9 @@ class RunProvenance:
 
 
 def provenance(runs: list[Run]) -> list[RunProvenance]:
-    return [RunProvenance(r, str(r.metrics.get("config_hash", "-")), model_ids(r), data_fingerprint(r), dataset_revision(r),
-                          " ".join(r.overrides) or "-", len(r.records), r.metrics.get("wall_s", "-"),
+    return [RunProvenance(r, str(r.metrics.get("config_hash", "-")), model_ids(r), data_fingerprint(r),
+                          dataset_revision(r), " ".join(r.overrides) or "-", len(r.records),
+                          r.metrics.get("wall_s", "-"),
                           r.metrics.get("versions") if isinstance(r.metrics.get("versions"), dict) else None)
             for r in runs]
 
@@ -91,7 +94,8 @@ def shared_config(runs: list[Run]) -> tuple[str, list[str]]:
     keys = set(flats[0])
     for f in flats[1:]:
         keys &= set(f)
-    common = {k: flats[0][k] for k in sorted(keys) if all(json.dumps(f[k], default=str) == json.dumps(flats[0][k], default=str) for f in flats)}
+    common = {k: flats[0][k] for k in sorted(keys)
+              if all(json.dumps(f[k], default=str) == json.dumps(flats[0][k], default=str) for f in flats)}
     varying = sorted({k for f in flats for k in f} - set(common))
     nested: dict[str, Any] = {}
     for k, v in common.items():

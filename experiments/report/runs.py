@@ -45,7 +45,8 @@ class Run:
     def scores(self, level: str | None = None) -> dict[str, float]:
         """{sample id: score 0..1} of the scored samples (ok, and skipped as 0); failed ones are left out."""
         if level not in self._scores:
-            self._scores[level] = {str(r["id"]): float(r["score"]) for r in self.records_at(level) if schema.is_scored(r)}
+            self._scores[level] = {str(r["id"]): float(r["score"]) for r in self.records_at(level)
+                                   if schema.is_scored(r)}
         return self._scores[level]
 
     def answered(self, level: str | None = None) -> list[dict[str, Any]]:

@@ -115,11 +115,13 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")
-        s.price = Price({"kind": "hourly", "name": "--gpu-hour-price", "usd_per_hour": float(overrides["gpu_hour_price"]),
-                         "devices": 1, "basis": "latency"}, from_command_line=True)
+        s.price = Price({"kind": "hourly", "name": "--gpu-hour-price",
+                         "usd_per_hour": float(overrides["gpu_hour_price"]), "devices": 1, "basis": "latency"},
+                        from_command_line=True)
     elif overrides.get("price_in") is not None or overrides.get("price_out") is not None:
         file_spec = s.price.spec if s.price.spec.get("kind") == "per_token" else {}
-        given = {"input_usd_per_million": overrides.get("price_in"), "output_usd_per_million": overrides.get("price_out")}
+        given = {"input_usd_per_million": overrides.get("price_in"),
+                 "output_usd_per_million": overrides.get("price_out")}
         s.price = Price({"kind": "per_token", "name": "--price-in/--price-out",
                          **{k: float(v if v is not None else file_spec.get(k, 0.0)) for k, v in given.items()}},
                         from_command_line=True)

@@ -2,7 +2,9 @@
 (records.jsonl, metrics.json, .hydra/config.yaml and overrides.yaml): for the report's tests,
 its speed check, and for trying the report without running a model.
 
-    python -m experiments.report.simulated_sweeps /tmp/example_sweep   # then: python -m experiments.report /tmp/example_sweep
+    python -m experiments.report.simulated_sweeps /tmp/example_sweep
+    # then:
+    python -m experiments.report /tmp/example_sweep
 
 Per sample the outcome is drawn from a seeded generator: long context answers right with
 probability 0.75 unless truncation cut the evidence (long levels); a RAG config retrieves the
@@ -71,12 +73,14 @@ def longctx_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, b
         retained = 0.0 if truncated and 0.5 - cut < depth < 0.5 + cut else 1.0
         rec = {**_base(benchmark, sid, lvl, depth, knobs), **_answered(rng, 0.75 if retained else 0.08, kept + 60),
                "context_tokens": kept, "context_tokens_full": full, "truncated": truncated,
-               "kept_spans": [[0, kept]], "evidence_retained": retained, "distractors_retained": 1.0 if not truncated else 0.5}
+               "kept_spans": [[0, kept]], "evidence_retained": retained,
+               "distractors_retained": 1.0 if not truncated else 0.5}
         out.append(rec)
     return out
 
 
-def rag_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, retrieval_only: bool = False) -> list[dict[str, Any]]:
+def rag_records(benchmark: str, samples, knobs: dict[str, Any], seed: int,
+                retrieval_only: bool = False) -> list[dict[str, Any]]:
     k, chunk = int(knobs["top_k"]), int(knobs["chunk_size"])
     quality = 0.55 if knobs["retriever"] == "bm25" else 0.65
     rng = random.Random(f"{seed}-{benchmark}-{knobs['retriever']}-{chunk}-{k}-{knobs.get('order')}")
@@ -88,7 +92,8 @@ def rag_records(benchmark: str, samples, knobs: dict[str, Any], seed: int, retri
         recall = {str(n): 1.0 if u < p else 0.0 for n, p in p_hit.items()}
         in_prompt = 1.0 if u < min(1.0, 1 - (1 - quality) ** k) else 0.0
         base = {**_base(benchmark, sid, lvl, depth, knobs), "n_chunks": n_chunks,
-                "retrieved": [{"chunk": i, "start": 0, "end": 1, "score": 1.0, "doc_id": None} for i in range(min(k, n_chunks))],
+                "retrieved": [{"chunk": i, "start": 0, "end": 1, "score": 1.0, "doc_id": None}
+                              for i in range(min(k, n_chunks))],
                 "context_tokens": min(k, n_chunks) * chunk, "evidence_recall": recall, "evidence_in_prompt": in_prompt,
                 "distractors_retrieved": 1.0 if rng.random() < min(0.9, 0.1 * k) else 0.0}
         if retrieval_only:
@@ -104,7 +109,8 @@ def closedbook_records(benchmark: str, samples, knobs: dict[str, Any], seed: int
     return [{**_base(benchmark, sid, lvl, depth, knobs), **_answered(rng, 0.05, 60)} for sid, lvl, depth in samples]
 
 
-def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[str, Any]], knobs: dict[str, Any]) -> list[dict[str, Any]]:
+def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[str, Any]],
+                      knobs: dict[str, Any]) -> list[dict[str, Any]]:
     """Declines where RAG missed the evidence; then the long-context answer, with both prompts' tokens."""
     lc_by = {r["id"]: r for r in lc}
     out = []
@@ -112,10 +118,12 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
         rec = {**r, "arm": SelfRouteSpec.name}
         if r.get("evidence_in_prompt") == 0.0:
             lc_rec = lc_by[r["id"]]
-            rec.update(route=ROLE_LONGCTX, selfroute_declined=True, score=lc_rec["score"], prediction=lc_rec["prediction"],
-                       scores=lc_rec["scores"], prompt_tokens=r["prompt_tokens"] + lc_rec["prompt_tokens"],
-                       latency_s=round(r["latency_s"] + lc_rec["latency_s"], 4), evidence_retained=lc_rec["evidence_retained"],
-                       rag_context_tokens=r["context_tokens"], context_tokens=lc_rec["context_tokens"], truncated=lc_rec["truncated"])
+            rec.update(route=ROLE_LONGCTX, selfroute_declined=True, score=lc_rec["score"],
+                       prediction=lc_rec["prediction"], scores=lc_rec["scores"],
+                       prompt_tokens=r["prompt_tokens"] + lc_rec["prompt_tokens"],
+                       latency_s=round(r["latency_s"] + lc_rec["latency_s"], 4),
+                       evidence_retained=lc_rec["evidence_retained"], rag_context_tokens=r["context_tokens"],
+                       context_tokens=lc_rec["context_tokens"], truncated=lc_rec["truncated"])
         else:
             rec.update(route=ROLE_RAG, selfroute_declined=False)
         out.append(rec)
@@ -158,14 +166,15 @@ def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, 
     sizes, ks = (128, 256, 512), (1, 2, 4, 8)
     for c in range(n_rag_configs):
         size, k = sizes[c % len(sizes)], ks[(c // len(sizes)) % len(ks)]
-        knobs = {"arm": RagSpec.name, "benchmark": benchmark, "generator": "sim", "retriever": "bm25", "chunk_size": size,
-                 "chunk_overlap": 0, "top_k": k, "order": "document", "config": c}
+        knobs = {"arm": RagSpec.name, "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
+                 "chunk_size": size, "chunk_overlap": 0, "top_k": k, "order": "document", "config": c}
         write_run(root / f"rag{c:02d}", knobs, records(RagSpec.name, base + rag_minus_lc, size * k + 100))
     return root
 
 
 def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels: tuple[str, ...] = LEVELS,
-               per_level: int = 12, retrievers: tuple[str, ...] = ("bm25", "minilm"), chunk_sizes: tuple[int, ...] = (128,),
+               per_level: int = 12, retrievers: tuple[str, ...] = ("bm25", "minilm"),
+               chunk_sizes: tuple[int, ...] = (128,),
                top_ks: tuple[int, ...] = (1, 2, 4, 8), orders: tuple[str, ...] = ("document",), seed: int = 0,
                extra_arms: bool = True, generator: str = "bundled:smollm2") -> list[Path]:
     """A multirun folder of numbered run dirs, one per config point; returns them."""
@@ -190,8 +199,8 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
                                  "chunk_size": chunk, "chunk_overlap": 16, "top_k": k, "order": order}
                         recs = rag_records(bench, samples, knobs, seed)
                         first_rag = first_rag or (knobs, recs)
-                        add(knobs, recs, ["arm=rag", f"benchmark={bench}", f"retriever={ret}", f"rag.chunk_size={chunk}",
-                                          f"rag.top_k={k}", f"rag.order={order}"])
+                        add(knobs, recs, ["arm=rag", f"benchmark={bench}", f"retriever={ret}",
+                                          f"rag.chunk_size={chunk}", f"rag.top_k={k}", f"rag.order={order}"])
         if extra_arms and first_rag:
             knobs = {**first_rag[0], "generator": "none"}
             add(knobs, rag_records(bench, samples, knobs, seed, retrieval_only=True),

@@ -233,7 +233,8 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
         row.naive_diff = 100 * naive_res.diff if naive_res is not None else None
     row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
-    row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl), deployment_cost(row.lc, pricing, settings, lvl))
+    row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
+                            deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
     shares = row.correct_shares if row.correct_shares and None not in row.correct_shares else None
@@ -266,7 +267,8 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     if decision.kind == RAG:
         text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
     elif decision.kind == LONGCTX:
-        text = f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = {diff} ({ci})."
+        text = (f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = "
+                f"{diff} ({ci}).")
     elif decision.kind == NO_DECISION:
         text = f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} ({ci})."
     else:
@@ -274,7 +276,8 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
                 f"({ci}), {tokens}{cost}.")
     if 0 < row.n_shared < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
         text += f" Only {row.n_shared} shared samples: indicative, not settled."
-    if row.oracle and row.lc_score is not None and row.oracle.score - (row.lc.score_at(_lvl(row)) or 0) > settings.tolerance:
+    if (row.oracle and row.lc_score is not None
+            and row.oracle.score - (row.lc.score_at(_lvl(row)) or 0) > settings.tolerance):
         text += (f" A perfect router would reach {row.oracle.score:.1f} "
                  f"({row.oracle.score - row.lc.score_at(_lvl(row)):+.1f} over long context).")
     target = settings.latency_target_s
@@ -334,5 +337,6 @@ def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
             diff = ci = None
             if res is not None:
                 diff, ci = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1])
-            pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared), diff, ci))
+            pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared),
+                                    diff, ci))
     return pairs

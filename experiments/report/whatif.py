@@ -46,7 +46,8 @@ class WhatIfRow:
     latency_mean: float | None  # what one user waits (s)
     latency_p95: float | None
     meets_target: bool | None
-    break_even: float | None  # queries per document from which this config is cheaper than long context (no prefix cache)
+    # queries per document from which this config is cheaper than long context (no prefix cache)
+    break_even: float | None
     break_even_note: str = ""
     cost_per_1000_prefix_cache: float | None = None  # the same with a prefix cache (long context differs; RAG does not)
     break_even_prefix_cache: float | None = None  # against long context with a prefix cache
@@ -132,7 +133,8 @@ def _oracle_row(bench: str, lc: Run, rag: Run, pricing: Pricing, settings: Repor
                      "oracle", res.score, chosen, pricing.index_cost_per_doc(rag), pricing, settings)
 
 
-def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing, settings: ReportSettings) -> list[WhatIfRow]:
+def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
+            settings: ReportSettings) -> list[WhatIfRow]:
     """Per benchmark, over all its samples: best long context, the verdict's RAG pick, the best RAG,
     and the best run of each other arm (closedbook, selfroute, budget-matched long context), plus
     the oracle router."""
