@@ -104,7 +104,7 @@ def test_loaders_and_metrics_go_through_the_registry():
     synthetic = BENCHMARKS.get("synthetic")
     assert issubclass(synthetic, Benchmark) and synthetic.__module__ == "eval.benchmarks.synthetic"
     with pytest.raises(ValueError, match=r"benchmark\.name='nope'; available: "
-                                         r"clongeval, lara, loogle, loong, lveval, synthetic"):
+                                         r"clongeval, corpus, lara, loogle, loong, lveval, synthetic"):
         load_benchmark({"name": "nope"})
     assert get_metric("qa_f1") is METRICS.get("qa_f1")
     with pytest.raises(KeyError, match="unknown metric 'nope'; known: "):

@@ -36,6 +36,7 @@ BENCHMARKS = Registry("benchmark.name", {
     "clongeval": "eval.benchmarks.clongeval:CLongEvalBenchmark",
     "loong": "eval.benchmarks.loong:LoongBenchmark",
     "lara": "eval.benchmarks.lara:LaRABenchmark",
+    "corpus": "eval.benchmarks.corpus:CorpusBenchmark",
 })
 
 

@@ -65,7 +65,7 @@ from typing import Any, Iterable, Iterator
 from eval.align import Alignment, TokenIndex, align
 from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
                                     parse_jsonl, read_records, record_guard)
-from eval.benchmarks.common import approx_tokens, consecutive_groups
+from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.metrics.loogle import loogle_metric, loogle_reference
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import Document, PromptTemplate, Sample, Span
@@ -113,30 +113,6 @@ class LoogleConfig:
     split: str = "test"
     evidence_threshold: float = 0.8
     level_edges: tuple[int, ...] = DEFAULT_EDGES
-
-
-def _k(n: int) -> str:
-    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
-
-
-def level_names(edges: Iterable[int]) -> list[str]:
-    edges = list(edges)
-    names, low = [], 0
-    for e in edges:
-        names.append(f"{_k(low) if low else 0}-{_k(e)}")
-        low = e
-    names.append(f"{_k(low)}+")
-    return names
-
-
-def length_level(tokens: int, edges: Iterable[int]) -> str:
-    """The bucket of a context of `tokens` approximate tokens: `16k-32k` holds 16,001..32,000."""
-    edges = list(edges)
-    names = level_names(edges)
-    for name, e in zip(names, edges):
-        if tokens <= e:
-            return name
-    return names[-1]
 
 
 # ---------------------------------------------------------------- evidence
