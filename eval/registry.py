@@ -34,6 +34,14 @@ class MissingExtra(ValueError, ImportError):
     and an ImportError."""
 
 
+class UnknownName(KeyError, ValueError):
+    """A configuration names something no table holds (a metric, a task): a KeyError to whoever looks
+    it up, and a ValueError (bad configuration: one line, no traceback) to the runner."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def require(package: str, what: str, hint: str | None = None) -> Any:
     """Import `package` for the setting `what` (e.g. "retriever.backend=flag_m3"). Not installed:
     `MissingExtra` naming both and the install command. Installed but failing at import (a release of

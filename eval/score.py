@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from eval.registry import UnknownName
 from eval.benchmarks._files import DataError, parse_json_object
 from eval.metrics import get_metric, score as run_metric
 from eval.metrics.aggregate import mean
@@ -132,7 +133,7 @@ def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task
             return judge.loong_reference(rec)
 
         return Task(benchmark, task, "loong_judge", build, _make_judge(options))
-    raise KeyError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
+    raise UnknownName(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
 
 
 # eval/ asks no model itself: a judge is built by a factory from a layer that may (llm/judge_backend.py), handed

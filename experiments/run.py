@@ -32,6 +32,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
 from eval import metrics
@@ -220,7 +221,8 @@ def main(cfg: DictConfig) -> float | None:
     redact.scrub_run_dir(run_dir)  # before anything reads or copies Hydra's saved config
     try:
         result = run(cfg, run_dir)
-    except (ValueError, FileNotFoundError, KeyError) as err:  # bad config or input: one clear line, no traceback
+    except (ValueError, FileNotFoundError, OmegaConfBaseException) as err:  # bad config or input: one line
+        # (a KeyError of the code itself is a bug: it keeps its traceback)
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     return result["score"]

@@ -395,3 +395,18 @@ def test_run_over_a_corrupt_records_file_exits_with_one_clear_line(tmp_path):
                 "generator.context_window=60", f"hydra.run.dir={run_dir}", f"run.cache_dir={tmp_path / 'cache'}"])
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-2000:]
     assert "records.jsonl:2: not a valid record" in res.stderr.strip().splitlines()[-1]
+
+
+def test_an_unknown_metric_is_one_line_from_the_runner(tmp_path):
+    """A configuration naming something no table holds (UnknownName: a KeyError to lookups, a ValueError to
+    the runner) prints one `error:` line, unquoted, and exits 2; a KeyError of the code itself would not be
+    caught there and keeps its traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.run", "benchmark.metric=nope", "generator=none", "arm=rag",
+         "benchmark.levels=[1k]", "benchmark.questions_per_haystack=1", "benchmark.haystacks_per_level=1",
+         f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors and errors[0].startswith("error: unknown metric 'nope'; known: "), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr

@@ -197,8 +197,8 @@ def test_a_retrieval_run_on_the_corpus_records_evidence_recall(folder, tmp_path)
 
     questions = _questions(folder, QUESTIONS[:2] + QUESTIONS[5:], "run.jsonl")
     overrides = ["benchmark=corpus", f"benchmark.path={folder}", f"benchmark.questions={questions}",
-                 "benchmark.skip_bad=true", "arm=rag", "generator=none", "rag.chunk_size=16", "rag.chunk_overlap=4", "rag.top_k=2",
-                 "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]
+                 "benchmark.skip_bad=true", "arm=rag", "generator=none", "rag.chunk_size=16", "rag.chunk_overlap=4",
+                 "rag.top_k=2", "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]
     result = run(compose(overrides), tmp_path)
     records = read_records(tmp_path / "records.jsonl")
     assert set(records) == {"launch", "warranty", "two"} and result["n"] == 3

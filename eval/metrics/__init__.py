@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from eval.registry import Registry
+from eval.registry import Registry, UnknownName
 from eval.sample import Reference
 
 Metric = Callable[..., dict[str, Any]]  # (prediction, reference[, judge]) -> {"score": 0..1, ...}
@@ -38,7 +38,7 @@ def register(name: str, judged: bool = False) -> Callable[[Metric], Metric]:
 
 def get_metric(name: str) -> Metric:
     if name not in METRICS:
-        raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
+        raise UnknownName(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
     return METRICS.get(name)
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import re
 
+from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.rouge import rouge_l_f
 from eval.metrics.text import _cut, f1, remove_punctuation_zh, tokens_zh
@@ -245,7 +246,7 @@ def clongeval_metric(task: str) -> str:
     try:
         return CLONGEVAL_TASK_METRIC[task]
     except KeyError:
-        raise KeyError(f"unknown CLongEval task {task!r}; known: {', '.join(CLONGEVAL_TASK_METRIC)}") from None
+        raise UnknownName(f"unknown CLongEval task {task!r}; known: {', '.join(CLONGEVAL_TASK_METRIC)}") from None
 
 
 def is_api_error(prediction: str) -> bool:

@@ -41,6 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.rouge import rouge_scores
 from eval.sample import Reference
@@ -323,10 +324,10 @@ class BertScorer:
 
 def loogle_metric(task: str, judge: bool = False) -> str:
     if task not in LOOGLE_TASK_METRIC:
-        raise KeyError(f"unknown LooGLE task {task!r}; known: {', '.join(LOOGLE_TASK_METRIC)}")
+        raise UnknownName(f"unknown LooGLE task {task!r}; known: {', '.join(LOOGLE_TASK_METRIC)}")
     if judge:
         if task not in ("shortdep_qa", "longdep_qa", "longdep_summarization"):
-            raise KeyError(f"the LooGLE judge scores QA and summaries, not {task!r}")
+            raise UnknownName(f"the LooGLE judge scores QA and summaries, not {task!r}")
         return "loogle_judge"
     return LOOGLE_TASK_METRIC[task]
 

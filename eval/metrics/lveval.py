@@ -34,6 +34,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
+from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.aggregate import percent
 from eval.sample import level_sort_key
@@ -98,7 +99,7 @@ def lveval_dataset(task: str) -> str:
     """The dataset name of a task or config name (`cmrc_mixup_16k` -> `cmrc_mixup`)."""
     name = _LEVEL_SUFFIX.split(task)[0]
     if name not in LVEVAL_DATASETS:
-        raise KeyError(f"unknown LV-Eval dataset {task!r}; known: {', '.join(LVEVAL_DATASETS)}")
+        raise UnknownName(f"unknown LV-Eval dataset {task!r}; known: {', '.join(LVEVAL_DATASETS)}")
     return name
 
 
