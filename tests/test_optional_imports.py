@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from eval.lockfile import locked_version
 from eval.registry import MissingExtra, require
 
 
@@ -35,7 +36,8 @@ def test_installed_but_broken_gives_one_line_with_versions_and_fix(broken_packag
     assert line.startswith("retriever.backend=flag_m3 needs brokenflag 1.4.2, which is installed but fails to import")
     assert "ModuleNotFoundError: No module named 'transformers.modeling_attn_mask_utils_gone'" in line
     assert f"it trips on transformers {transformers}" in line
-    assert f"fix: `make install` (the locked set: transformers=={transformers})" in line  # this venv is the lock
+    locked = locked_version("transformers")  # the fix names the lock's pin, whatever this venv holds
+    assert f"fix: `make install` (the locked set: transformers=={locked})" in line
     assert "or `pip install 'transformers<5,>=4.46'`" in line  # the [bge] extra's declared bound
 
 
