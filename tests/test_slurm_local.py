@@ -44,12 +44,15 @@ NOT_COMPARED = {"latency_s", "generation_s", "retrieval_s", "prefill_s", "ttft_s
 RETRIEVAL = ["arm=rag", "retriever=bm25", "generator=none", "benchmark=synthetic", "benchmark.levels=[1k,2k]",
              "benchmark.languages=[en]", "benchmark.questions_per_haystack=2", "benchmark.haystacks_per_level=2",
              "run.progress=false"]
-# two questions over one small haystack per job (the first record written, the second still generating at
-# the kill); a job's time is mostly its process start and model load. submitit starts every job at once and,
+# two small haystacks of one question each per job: a group's records are written together once it is
+# answered, so the first record comes from the first haystack while the second is still generating at the
+# kill (two questions over one haystack were written at once, and the kill could come after both jobs).
+# A job's time is mostly its process start and model load. submitit starts every job at once and,
 # unlike joblib's loky, does not cap each worker's threads: one torch thread per job (two jobs with all
 # cores each ran ~100x slower per generation on a 2-core machine)
 GENERATION = ["arm=rag", "retriever=bm25", "benchmark=synthetic", "benchmark.levels=[100]", "benchmark.languages=[en]",
-              "benchmark.questions_per_haystack=2", "rag.chunk_size=32", "generator.threads=1", "run.progress=false"]
+              "benchmark.questions_per_haystack=1", "benchmark.haystacks_per_level=2", "rag.chunk_size=32",
+              "generator.threads=1", "run.progress=false"]
 TOP_K = (2, 4)
 
 
