@@ -174,7 +174,7 @@ def test_corpus_mode_puts_the_whole_folder_in_every_context(folder):
 @pytest.mark.parametrize("row, field, message", [
     ({"question": "Q?", "answers": ["x"], "documents": ["nope.txt"]}, "documents", "not among the 1 documents"),
     ({"question": "Q?", "answers": ["x"]}, "documents", "benchmark.context=corpus"),  # context=documents asked
-    ({"question": "Q?", "documents": ["a.txt"]}, "answers", "without reference answers"),
+    ({"id": "launch", "question": "Q?", "answers": ["x"], "documents": ["a.txt"]}, "id", "duplicate id 'launch'"),
     ({"answers": ["x"], "documents": ["a.txt"]}, "question", "missing"),
     ({"question": "Q?", "answers": {"a": 1}, "documents": ["a.txt"]}, "answers", "text or a list of text"),
 ])
@@ -198,9 +198,11 @@ def test_a_retrieval_run_on_the_corpus_records_evidence_recall(folder, tmp_path)
     questions = _questions(folder, QUESTIONS[:2] + QUESTIONS[5:], "run.jsonl")
     overrides = ["benchmark=corpus", f"benchmark.path={folder}", f"benchmark.questions={questions}",
                  "benchmark.skip_bad=true", "arm=rag", "generator=none", "rag.chunk_size=16", "rag.chunk_overlap=4",
-                 "rag.top_k=2", "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]
+                 "rag.top_k=2", "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}",
+                 f"benchmark.cache_dir={tmp_path / 'cache'}"]
     result = run(compose(overrides), tmp_path)
     records = read_records(tmp_path / "records.jsonl")
     assert set(records) == {"launch", "warranty", "two"} and result["n"] == 3
     assert all(r["status"] == "retrieved" for r in records.values())
     assert records["launch"]["evidence_recall"]["1"] == 1.0  # one short document: the chunk with the code
+    assert (tmp_path / "cache" / "parsed_documents.sqlite").is_file()

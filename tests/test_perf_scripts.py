@@ -36,3 +36,19 @@ def test_report_speed_prints_json_figures():
     assert res.returncode == 0, res.stderr
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     assert figures["seconds"] > 0
+
+
+def test_corpus_parse_prints_json_figures(tmp_path):
+    def run():
+        res = subprocess.run([sys.executable, "perf/corpus_parse.py", "--files", "10", "--mb", "0.05", "--dir",
+                              str(tmp_path / "docs")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout.strip().splitlines()[-1])
+
+    figures = run()
+    assert figures["build_seconds"] > 0 and run()["build_seconds"] == 0  # the folder is reused
+    assert figures["documents"] == 10 and figures["bad_files"] == 0
+    assert figures["first_misses"] == 10 and figures["cached_hits"] == 10
+    assert figures["first_seconds"] > 0 and figures["cached_seconds"] <= figures["first_seconds"]  # rounded: may be 0.0
+    assert sorted(p.suffix for p in (tmp_path / "docs").rglob("doc0*")) == sorted([".docx", ".html", ".md", ".pdf",
+                                                                                  ".txt"] * 2)

@@ -4,8 +4,11 @@
         arm=longctx,rag
 
 `path`: a folder of `.txt`, `.md`, `.html`/`.htm`, `.pdf`, `.docx` files and BEIR `corpus.jsonl` files,
-read recursively (`eval.documents`); a document is named by its path relative to the folder.
-`questions`: a `.jsonl` (or `.json` array) or `.csv` file, one question per row:
+read recursively (`eval.documents`); a document is named by its path relative to the folder. Parses
+are cached by file content in `<cache_dir>/parsed_documents.sqlite` (`eval.document_cache`; `cache_dir:
+null` caches nothing), so a rerun reads the same text, with the same char offsets, without parsing.
+`questions`: a `.jsonl` (or `.json` array) or `.csv` file, one question per row, in UTF-8 (with or
+without a byte order mark), UTF-16 or GB18030; a file mixing encodings is refused, naming the line:
 
 - `question` (required); `id` (else a stable hash of the question);
 - `answers`: reference answers (a list or one text); scored with `contains_all` by default (every
@@ -18,34 +21,50 @@ read recursively (`eval.documents`); a document is named by its path relative to
 - `task`: a label for per-type scores (default `qa`).
 In a CSV a list field holds a JSON list (`["a", "b"]`) or one value.
 
+BEIR's format is read too: a `queries.jsonl` row `{_id, text}` is a question (told by its keys), and
+`qrels`: a BEIR qrels TSV (header `query-id<TAB>corpus-id<TAB>score`) gives each query its documents,
+those with score > 0 (document-level evidence). With `qrels`, questions it gives no relevant document
+and that name none themselves are left out, counted and named in a warning (BEIR's `queries.jsonl`
+holds every split's queries, a qrels file one split's); a qrels line naming a query or document that
+was not loaded is an error naming file and line (`skip_bad: true`: skipped and counted).
+
+Scoring: a question with `answers` is scored by `contains_all` (or `benchmark.metric`); one without
+answers but with aligned evidence quotes by `evidence_judge` (a judge grades the answer against the
+quotes); one with neither by `pairwise_judge` (long context's answer against RAG's). Every sample
+carries `reference_extra = {"question", "evidence": the source text of each aligned quote}`.
+
 `context`: `documents` (a question's context is its `documents`: the default where questions name
 them) or `corpus` (the whole folder: "the knowledge base in the prompt" against RAG over it; the
 long-context arm truncates it by its policy and records what it kept; the RAG arm indexes it once).
 In `corpus` mode a question's `documents` are its document-level gold evidence, and its bootstrap
 group is the document its evidence lies in (else the question itself).
 
-A file that cannot be parsed stops the load with its name and reason; `skip_bad: true` leaves such
-files out, named and counted in one warning. Questions without reference answers need a judge that
-grades against the evidence or compares the arms' answers: not built yet; give answers, or set
-`benchmark.metric`.
+Bad input is named, never dropped silently: an empty folder, or one with no file of a kind read
+here, is an error; a file that cannot be parsed (broken or encrypted PDF, no text, unknown kind)
+stops the load with its name and reason, and `skip_bad: true` leaves such files out, named and counted
+in one warning; a bad question row (a missing field, a duplicate id, a document not in the folder)
+stops the load naming file, line and field, or with `skip_bad: true` is skipped and counted.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterator
 
 from eval.align import TokenIndex, align_all
-from eval.benchmarks._files import Row, check_keys, read_records, record_guard
+from eval.benchmarks._files import DataError, Row, check_keys, parse_jsonl, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
-from eval.documents import ParsedDocument, read_folder
+from eval.document_cache import ParsedDocumentCache
+from eval.documents import BadFile, ParsedDocument, Unparsable, decoded, read_folder
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -53,8 +72,10 @@ log = logging.getLogger(__name__)
 CONTEXTS = ("documents", "corpus")
 DEFAULT_EDGES = (8000, 32000, 128000)
 DEFAULT_TASK = "qa"
+QRELS_HEADER = ("query-id", "corpus-id", "score")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 # The project's own prompts (no benchmark defines one for a team's files).
 TEMPLATES = {
@@ -72,10 +93,12 @@ TEMPLATES = {
 class CorpusConfig:
     path: str | None = None
     questions: str | None = None
+    qrels: str | None = None  # a BEIR qrels TSV: the questions' documents
     context: str | None = None  # documents | corpus; None: documents where a question names them
     evidence_threshold: float = 0.8
     level_edges: tuple[int, ...] = DEFAULT_EDGES
     max_new_tokens: int = 128
+    cache_dir: str | None = None  # parsed documents cached here; None: not cached
 
 
 @dataclass
@@ -95,6 +118,84 @@ def language_of(text: str) -> str:
     return "zh" if letters and len(_CJK.findall(text)) / len(letters) > 0.3 else "en"
 
 
+# -- reading the questions file ------------------------------------------------------------------
+
+def _mixed_encodings(data: bytes, source: str) -> DataError | None:
+    """The error for a file whose non-ASCII lines are partly UTF-8 and partly not (None: not mixed)."""
+    utf8, other = None, None
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+            utf8 = utf8 or lineno
+        except UnicodeDecodeError:
+            other = other or lineno
+        if utf8 and other:
+            return DataError(source, other, f"not UTF-8, while line {utf8} is: the file mixes encodings; "
+                             "save it in one (UTF-8)")
+    return None
+
+
+def decode_questions(data: bytes, source: str) -> str:
+    """A questions (or qrels) file as text: UTF-8 (a byte order mark allowed), UTF-16, GB18030 or another
+    encoding charset-normalizer recognises; a file whose lines mix UTF-8 and another encoding is refused
+    naming the first line that is not UTF-8 (a guess for the whole file would garble the other lines)."""
+    if not data.startswith(_BOMS):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            mixed = _mixed_encodings(data, source)
+            if mixed is not None:
+                raise mixed from None
+    try:
+        text, encoding = decoded(data)
+    except Unparsable as err:
+        raise DataError(source, None, str(err)) from None
+    if encoding.endswith("(guessed)"):
+        log.warning("%s: not UTF-8, UTF-16 or GB18030; read as %s: check its text, or save it as UTF-8", source,
+                    encoding)
+    return text.removeprefix("\ufeff")
+
+
+def _csv_rows(text: str, source: str) -> Iterator[Row]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        if reader.fieldnames is None:
+            return
+        line = reader.line_num + 1
+        for data in reader:
+            yield Row({k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in data.items() if k}, source, line)
+            line = reader.line_num + 1
+    except csv.Error as err:
+        raise DataError(source, reader.line_num, f"malformed CSV: {err}") from None
+
+
+def _array_rows(text: str, source: str) -> Iterator[Row]:
+    """The objects of a `.json` file holding one array (`line`: the item's 1-based position)."""
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(source, err.lineno, f"malformed JSON: {err.msg} (column {err.colno})") from None
+    for i, item in enumerate(items, 1):
+        with record_guard():
+            if not isinstance(item, dict):
+                raise DataError(source, i, f"item {i} of the JSON array is {type(item).__name__}, not an object")
+            yield Row(item, source, i)
+
+
+def question_rows(path: Path) -> Iterator[Row]:
+    """The rows of a `.jsonl`/`.json` or `.csv` questions file, in any encoding `decode_questions` reads."""
+    if not path.is_file():
+        raise FileNotFoundError(f"benchmark.questions={str(path)!r}: no such file")
+    text = decode_questions(path.read_bytes(), str(path))
+    if path.suffix.lower() == ".csv":
+        return _csv_rows(text, str(path))
+    if text.lstrip().startswith("["):
+        return _array_rows(text, str(path))
+    return parse_jsonl((line.encode("utf-8") for line in text.split("\n")), str(path))
+
+
 def _text_list(row: Row, name: str) -> list[str]:
     """A field that may be a list of text, one text, a JSON list in a CSV cell, or absent."""
     value = row.data.get(name)
@@ -112,33 +213,92 @@ def _text_list(row: Row, name: str) -> list[str]:
     raise row.error(f"must be text or a list of text, got {type(value).__name__}", name)
 
 
-def _csv_rows(path: Path) -> Iterator[Row]:
-    from eval.documents import decode_bytes
-
-    text = decode_bytes(path.read_bytes())
-    reader = csv.DictReader(text.splitlines())
-    for i, data in enumerate(reader, 2):  # line 1 is the header
-        yield Row({k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in data.items() if k}, str(path), i)
-
-
-def question_rows(path: Path) -> Iterator[Row]:
-    """The rows of a `.jsonl`/`.json` or `.csv` questions file."""
-    if not path.is_file():
-        raise FileNotFoundError(f"benchmark.questions={str(path)!r}: no such file")
-    return _csv_rows(path) if path.suffix.lower() == ".csv" else read_records(path)
+def _is_beir_query(row: Row) -> bool:
+    """A BEIR `queries.jsonl` row: `_id` and `text`, no `question`."""
+    return "question" not in row.data and "_id" in row.data and "text" in row.data
 
 
 def question_of(row: Row) -> Question:
-    """One question; a bad row raises `DataError` naming file, line and field."""
-    question = row.field("question", str).strip()
+    """One question (a BEIR query too); a bad row raises `DataError` naming file, line and field."""
+    beir = _is_beir_query(row)
+    field, id_field = ("text", "_id") if beir else ("question", "id")
+    question = row.field(field, str).strip()
     if not question:
-        raise row.error("is empty", "question")
-    qid = row.data.get("id")
+        raise row.error("is empty", field)
+    qid = row.data.get(id_field)
+    if isinstance(qid, (dict, list, bool)):
+        raise row.error(f"must be text or a number, got {type(qid).__name__}", id_field)
     qid = str(qid) if qid not in (None, "") else "q" + hashlib.sha256(question.encode()).hexdigest()[:12]
     task = str(row.data.get("task") or DEFAULT_TASK)
     return Question(qid, question, _text_list(row, "answers"), _text_list(row, "documents"),
                     _text_list(row, "evidence"), task, row)
 
+
+# -- BEIR qrels ----------------------------------------------------------------------------------
+
+@dataclass
+class Judgment:
+    query: str
+    document: str
+    score: float
+    line: int
+
+
+def _qrels_line(fields_: list[str], source: str, lineno: int) -> Judgment:
+    if len(fields_) != 3:
+        raise DataError(source, lineno, f"{len(fields_)} tab-separated fields; a BEIR qrels line has 3: "
+                        + "\t".join(QRELS_HEADER))
+    query, document, score = (f.strip() for f in fields_)
+    try:
+        value = float(score)
+    except ValueError:
+        raise DataError(source, lineno, f"score {score!r} is not a number", "score") from None
+    if not query or not document:
+        raise DataError(source, lineno, "empty query-id or corpus-id")
+    return Judgment(query, document, value, lineno)
+
+
+def read_qrels(path: Path) -> list[Judgment]:
+    """The judgments of a BEIR qrels TSV (its header line `query-id corpus-id score` is optional)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"benchmark.qrels={str(path)!r}: no such file")
+    source, out = str(path), []
+    for lineno, line in enumerate(decode_questions(path.read_bytes(), source).splitlines(), 1):
+        fields_ = line.rstrip("\r").split("\t")
+        if not line.strip() or (not out and tuple(f.strip().lower() for f in fields_) == QRELS_HEADER):
+            continue
+        with record_guard():
+            out.append(_qrels_line(fields_, source, lineno))
+    return out
+
+
+class _Qrels:
+    """Each question's relevant documents (score > 0) from a qrels file, checked against what was loaded."""
+
+    def __init__(self, path: Path, docs: dict[str, ParsedDocument]):
+        self.path = path
+        self.judgments: list[Judgment] = []
+        for j in read_qrels(path):
+            with record_guard():
+                if j.document not in docs:
+                    raise DataError(str(path), j.line, f"corpus-id {j.document!r} is not among the {len(docs)} "
+                                    "documents read", "corpus-id")
+                self.judgments.append(j)
+        self.relevant: dict[str, list[str]] = {}
+        for j in self.judgments:
+            if j.score > 0 and j.document not in self.relevant.setdefault(j.query, []):
+                self.relevant[j.query].append(j.document)
+
+    def check_queries(self, loaded: set[str]) -> None:
+        """A judgment of a query that is not among the loaded questions: an error naming its line."""
+        for j in self.judgments:
+            if j.query not in loaded:
+                with record_guard():
+                    raise DataError(str(self.path), j.line, f"query-id {j.query!r} is not among the questions "
+                                    "loaded", "query-id")
+
+
+# -- documents and contexts ----------------------------------------------------------------------
 
 def _joined(docs: list[ParsedDocument]) -> tuple[str, list[Document]]:
     """One context of several documents, each headed by its name; a single document is its own text."""
@@ -177,6 +337,61 @@ def _doc_at(documents: list[Document], offset: int) -> Document | None:
     return next((d for d in documents if d.start <= offset < d.end), None)
 
 
+def _listed(bad: list[BadFile], n: int = 5) -> str:
+    return "; ".join(f"{b.path}: {b.reason}" for b in bad[:n]) + (f" (+{len(bad) - n} more)" if len(bad) > n else "")
+
+
+def _check_documents(root: Path, parsed: list[ParsedDocument], bad: list[BadFile], skip_bad: bool,
+                     result: LoadResult) -> None:
+    """An empty folder, one with no file of a kind read here, or (without `skip_bad`) any unreadable file
+    stops the load; with `skip_bad` unreadable files are named and counted in one warning."""
+    if not parsed and not bad:
+        raise ValueError(f"benchmark.path={str(root)!r} holds no files (hidden files and folders are not read)")
+    if not parsed and all(b.reason.startswith("unknown extension") for b in bad):
+        raise ValueError(f"benchmark.path={str(root)!r}: none of its {len(bad)} file(s) is of a kind read here: "
+                         f"{_listed(bad, 3)}")
+    if bad and not skip_bad:
+        raise ValueError(f"{root}: {len(bad)} file(s) could not be read: {_listed(bad)}. "
+                         "benchmark.skip_bad=true leaves them out (named and counted)")
+    if bad:
+        log.warning("%s: left out %d file(s) that could not be read (benchmark.skip_bad=true): %s", root, len(bad),
+                    _listed(bad))
+        result.skip("unreadable files", len(bad))
+    if not parsed:
+        raise ValueError(f"benchmark.path={str(root)!r}: no document in it could be read")
+    for d in parsed:
+        for w in d.warnings:
+            log.warning("%s: %s", d.doc_id, w)
+
+
+def _read_documents(config: CorpusConfig, skip_bad: bool, leave_out: tuple[Path, ...],
+                    result: LoadResult) -> tuple[list[ParsedDocument], list[BadFile]]:
+    root = Path(str(config.path))
+    cache = ParsedDocumentCache.in_folder(config.cache_dir)
+    try:
+        parsed, bad = read_folder(root, leave_out=leave_out, cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    if cache is not None:
+        result.notes["parsed-document cache"] = {"path": str(cache.path), "hits": cache.hits,
+                                                 "misses": cache.misses, "corrupted": cache.corrupted}
+    _check_documents(root, parsed, bad, skip_bad, result)
+    return parsed, bad
+
+
+def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float) -> None:
+    if unaligned:
+        shown = "; ".join(f"{qid}: {quote[:50]!r} ({q:.2f})" for qid, quote, q in unaligned[:3])
+        log.warning("%d evidence quote(s) did not align to their documents (quality < %.2f), left out: %s%s",
+                    len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
+
+
+def metric_for(answers: list[str], evidence_texts: list[str]) -> str:
+    """`contains_all` with reference answers; else `evidence_judge` with aligned evidence; else `pairwise_judge`."""
+    return "contains_all" if answers else ("evidence_judge" if evidence_texts else "pairwise_judge")
+
+
 class CorpusBenchmark(Benchmark):
     """corpus: see the module docstring."""
 
@@ -189,6 +404,24 @@ class CorpusBenchmark(Benchmark):
     templates = TEMPLATES
 
     def load(self, cfg: dict) -> LoadResult:
+        config = self._config(cfg)
+        qpath = Path(str(config.questions))
+        qrels_path = Path(config.qrels) if config.qrels else None
+        result = LoadResult([])
+        parsed, bad = _read_documents(config, bool(cfg.get("skip_bad")),
+                                      (qpath, *([qrels_path] if qrels_path else [])), result)
+        docs = {d.doc_id: d for d in parsed}
+        qrels = _Qrels(qrels_path, docs) if qrels_path else None
+        result.samples, unaligned = self._samples(config, docs, qpath, qrels, result)
+        _warn_unaligned(unaligned, config.evidence_threshold)
+        result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
+                             "evidence quotes not aligned": len(unaligned),
+                             "documents with warnings": sum(1 for d in parsed if d.warnings),
+                             "questions by metric": dict(Counter(s.metric for s in result.samples))})
+        return result
+
+    @staticmethod
+    def _config(cfg: dict) -> CorpusConfig:
         known = [f.name for f in fields(CorpusConfig)]
         check_keys("corpus", cfg, known)
         config = CorpusConfig(**{k: (tuple(v) if k == "level_edges" else v) for k, v in cfg.items() if k in known})
@@ -198,59 +431,60 @@ class CorpusBenchmark(Benchmark):
             raise ValueError("benchmark=corpus needs benchmark.questions=FILE (.jsonl or .csv, one question per row)")
         if config.context not in (None, *CONTEXTS):
             raise ValueError(f"benchmark.context={config.context!r}; allowed: null, {', '.join(CONTEXTS)}")
-        root, qpath = Path(config.path), Path(config.questions)
-        parsed, bad = read_folder(root, leave_out=(qpath,))
-        result = LoadResult([])
-        if bad:
-            listed = "; ".join(f"{b.path}: {b.reason}" for b in bad[:5]) + (f" (+{len(bad) - 5} more)"
-                                                                           if len(bad) > 5 else "")
-            if not cfg.get("skip_bad"):
-                raise ValueError(f"{root}: {len(bad)} file(s) could not be read: {listed}. "
-                                 "benchmark.skip_bad=true leaves them out (named and counted)")
-            log.warning("%s: left out %d file(s) that could not be read (benchmark.skip_bad=true): %s", root,
-                        len(bad), listed)
-            result.skip("unreadable files", len(bad))
-        for d in parsed:
-            for w in d.warnings:
-                log.warning("%s: %s", d.doc_id, w)
-        if not parsed:
-            raise ValueError(f"benchmark.path={str(root)!r}: no document in it could be read")
-        docs = {d.doc_id: d for d in parsed}
-        result.samples, unaligned = self._samples(config, docs, qpath)
-        if unaligned:
-            shown = "; ".join(f"{qid}: {quote[:50]!r} ({q:.2f})" for qid, quote, q in unaligned[:3])
-            log.warning("%d evidence quote(s) did not align to their documents (quality < %.2f), left out: %s%s",
-                        len(unaligned), config.evidence_threshold, shown,
-                        f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
-        result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
-                             "evidence quotes not aligned": len(unaligned),
-                             "documents with warnings": sum(1 for d in parsed if d.warnings)})
-        return result
+        return config
 
-    def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument],
-                 qpath: Path) -> tuple[list[Sample], list[tuple[str, str, float]]]:
+    @staticmethod
+    def _checked(row: Row, seen: set[str], docs: dict[str, ParsedDocument], qrels: _Qrels | None,
+                 config: CorpusConfig) -> Question:
+        """The question of `row` with its qrels documents; a duplicate id or a document not read raises."""
+        q = question_of(row)
+        if q.id in seen:
+            raise row.error(f"duplicate id {q.id!r}", "_id" if _is_beir_query(row) else "id")
+        seen.add(q.id)
+        if qrels is not None:
+            q.documents += [d for d in qrels.relevant.get(q.id, []) if d not in q.documents]
+        missing = [d for d in q.documents if d not in docs]
+        if missing:
+            raise row.error(f"{missing[:3]} not among the {len(docs)} documents read from {config.path}",
+                            "documents")
+        return q
+
+    def _questions(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path,
+                   qrels: _Qrels | None, result: LoadResult) -> Iterator[Question]:
+        """The checked questions of the file; those without answers, evidence or documents after qrels
+        (BEIR queries of another split) are left out, counted and named."""
+        seen: set[str] = set()
+        unjudged: list[str] = []
+        for row in question_rows(qpath):
+            q = None
+            with record_guard():  # a bad row raises, or is skipped and counted (skip_bad)
+                q = self._checked(row, seen, docs, qrels, config)
+            if q is None:
+                continue
+            if qrels is not None and not (q.documents or q.answers or q.evidence):
+                unjudged.append(q.id)
+                continue
+            yield q
+        if qrels is not None:
+            qrels.check_queries(seen)
+            if unjudged:
+                log.warning("%s: left out %d question(s) that %s gives no relevant document: %s%s", qpath,
+                            len(unjudged), qrels.path, ", ".join(unjudged[:5]),
+                            f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
+                result.skip("questions without relevant documents in qrels", len(unjudged))
+
+    def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: _Qrels | None,
+                 result: LoadResult) -> tuple[list[Sample], list[tuple[str, str, float]]]:
         contexts = _Contexts(docs)
         everything = tuple(sorted(docs))
         samples: list[Sample] = []
         unaligned: list[tuple[str, str, float]] = []
-        seen: set[str] = set()
-        for row in question_rows(qpath):
+        for q in self._questions(config, docs, qpath, qrels, result):
             with record_guard():
-                q = question_of(row)
-                if q.id in seen:
-                    raise q.row.error(f"duplicate id {q.id!r}", "id")
-                seen.add(q.id)
-                missing = [d for d in q.documents if d not in docs]
-                if missing:
-                    raise q.row.error(f"{missing[:3]} not among the {len(docs)} documents read from "
-                                      f"{config.path}", "documents")
                 mode = config.context or ("documents" if q.documents else "corpus")
                 if mode == "documents" and not q.documents:
                     raise q.row.error("empty: name the question's documents, or set benchmark.context=corpus",
                                       "documents")
-                if not q.answers:  # scoring without references needs a judge (see the docstring)
-                    raise q.row.error("empty: scoring without reference answers is not built yet; give answers",
-                                      "answers")
                 ids = tuple(q.documents) if mode == "documents" else everything
                 sample, dropped = self._sample(q, ids, mode, contexts, config)
                 unaligned += [(q.id, quote, quality) for quote, quality in dropped]
@@ -269,26 +503,33 @@ class CorpusBenchmark(Benchmark):
             page = contexts.docs[doc.doc_id].page_of(a.start - doc.start - len(doc.header)) if doc else None
             if page is not None:
                 pages.append(f"{doc.doc_id} p{page}")
+        quotes = [context[a.start:a.end] for a in kept]
         if mode == "corpus" and not q.evidence:
             evidence = [Span(doc_id=d) for d in q.documents]  # document-level gold evidence
         if mode == "documents":
             group = "docs:" + hashlib.sha256("\n".join(ids).encode()).hexdigest()[:12]
         else:  # the bootstrap resamples documents: the one the evidence lies in, else the question
             group = next((s.doc_id for s in evidence if s.doc_id), None) or f"question:{q.id}"
-        language = language_of(q.question)
-        template = TEMPLATES[language]
-        if template.max_new_tokens != config.max_new_tokens:
-            template = PromptTemplate(template.text, max_new_tokens=int(config.max_new_tokens),
-                                      truncation=template.truncation, source=template.source)
         tokens = approx_tokens(context)
+        language = language_of(q.question)
         return Sample(
             id=q.id, benchmark=self.name, task=q.task, language=language,
             length_level=length_level(tokens, config.level_edges), context=context, question=q.question,
-            answers=q.answers, template=template, metric="contains_all", evidence=evidence, documents=documents,
-            group=group, metadata={"documents": list(ids) if mode == "documents" else q.documents,
-                                   "context_mode": mode, "approx_tokens": tokens, "evidence_pages": pages,
-                                   "source": f"{q.row.source}:{q.row.line}"},
+            answers=q.answers, template=self._template(language, config), metric=metric_for(q.answers, quotes),
+            evidence=evidence, documents=documents, group=group,
+            metadata={"documents": list(ids) if mode == "documents" else q.documents, "context_mode": mode,
+                      "approx_tokens": tokens, "evidence_pages": pages, "source": f"{q.row.source}:{q.row.line}"},
+            reference_extra={"question": q.question, "evidence": quotes},
         ), dropped
 
+    @staticmethod
+    def _template(language: str, config: CorpusConfig) -> PromptTemplate:
+        template = TEMPLATES[language]
+        if template.max_new_tokens == config.max_new_tokens:
+            return template
+        return PromptTemplate(template.text, max_new_tokens=int(config.max_new_tokens), truncation=template.truncation,
+                              source=template.source)
 
-__all__ = ["CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "language_of", "question_of", "question_rows"]
+
+__all__ = ["CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "decode_questions", "language_of",
+           "metric_for", "question_of", "question_rows", "read_qrels"]
