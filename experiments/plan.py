@@ -1,0 +1,63 @@
+"""`python -m experiments.plan RUN_DIRS [--tolerance 2] [--power 0.8]`: how much data each verdict
+row needs to be decided (experiments.report.power), one JSON object per row on stdout.
+
+Reads the run directories as `python -m experiments.report` does (the same verdict rows, the same
+settings file and tolerance), then per row prints the minimum detectable difference at the current
+number of documents and the documents at which the observed difference would be decided with the
+given power. `--difference` plans for an assumed true difference (points) instead of the observed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from experiments.report.build import _disambiguate
+from experiments.report.power import plan_rows
+from experiments.report.pricing import Pricing
+from experiments.report.runs import dedupe, find_runs
+from experiments.report.settings import load_settings
+from experiments.report.verdict import verdicts
+
+
+def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,
+         difference: float | None = None) -> list[dict]:
+    """The plan of every verdict row of the runs under `paths`."""
+    if not 0 < power < 1:
+        raise ValueError(f"--power {power}: must be between 0 and 1 (e.g. 0.8)")
+    settings = load_settings(settings_path, tolerance=tolerance)
+    runs, _ = dedupe(find_runs(paths, with_records=True))
+    runs = [r for r in runs if r.records]
+    if not runs:
+        raise ValueError(f"no records.jsonl in any run directory under {', '.join(paths)}: nothing to plan from")
+    runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
+    _disambiguate(runs)
+    rows = verdicts(runs, Pricing(settings, runs), settings)
+    if not rows:
+        raise ValueError("no verdict rows: the runs have no scored records")
+    return plan_rows(rows, settings, power, difference)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m experiments.plan", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+", help="multirun folders and/or run folders (each with metrics.json)")
+    ap.add_argument("--tolerance", type=float, help="points (x100) RAG may trail long context (default: settings)")
+    ap.add_argument("--power", type=float, default=0.8, help="chance a sweep of the planned size decides (0.8)")
+    ap.add_argument("--difference", type=float, help="plan for this true RAG - long context difference (points)")
+    ap.add_argument("--settings", type=Path, default=None, help="report settings YAML (default: conf/report.yaml)")
+    args = ap.parse_args(argv)
+    try:
+        rows = plan(args.dirs, args.tolerance, args.power, args.settings, args.difference)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for row in rows:
+        print(json.dumps(row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

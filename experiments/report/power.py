@@ -1,0 +1,337 @@
+"""How much data a decision needs: per verdict row, the minimum detectable difference at the
+current number of documents, and the number of documents at which the observed difference would
+be decided at the tolerance (a power analysis of a pilot sweep).
+
+The numbers come from the paired per-sample differences d = RAG score - long-context score (points,
+x100) of the row's chosen configs over their shared samples, grouped by document (`group`; a
+sample without one is its own document), because questions about one document rise and fall
+together:
+
+- per document g with m_g questions, the mean difference dbar_g; the row's difference is the mean
+  over all samples, and its document-clustered standard error is the cluster-robust (CR1) one,
+  SE^2 = G / (G - 1) x sum_g m_g^2 (dbar_g - dbar)^2 / N^2 over G documents and N samples, which
+  for equal m is the between-document variance of the dbar_g over G. At a fixed number of
+  questions per document SE scales as 1 / sqrt(G): `document_sd` = SE x sqrt(G) is what a plan
+  scales.
+- the intra-document correlation (ICC) of the differences, the one-way ANOVA estimator with
+  unequal sizes, (MSB - MSW) / (MSB + (m0 - 1) MSW), clipped to 0..1, and the design effect
+  1 + (mbar - 1) x ICC: how many times larger the variance is than if the N questions were
+  independent.
+- the minimum detectable difference (MDD) at G documents, 5% two-sided, power `power`:
+  (t_{G-1}(0.975) + t_{G-1}(power)) x SE. A t rather than a normal quantile because the verdict's
+  interval is a cluster bootstrap widened for few documents like a t interval with G - 1 degrees
+  of freedom (eval.metrics.confidence.few_groups_factor); with many documents it is z_{0.975} +
+  z_{power} = 2.80 at 80% power.
+- the decision rule (experiments.report.decision.decide) decides once the interval, about
+  diff +- t x SE, clears a boundary: above 0 (RAG better), below -tolerance (long context
+  better), above -tolerance when RAG is cheaper, below +tolerance when long context is cheaper.
+  The margin of the observed difference from the farthest boundary it can clear is what the
+  sweep must resolve: documents G* = the smallest G with (t_{G-1}(0.975) + t_{G-1}(power)) x
+  document_sd / sqrt(G) <= margin, so that a sweep of G* documents decides with probability
+  `power` if the true difference is the observed one. No margin (the difference sits on a
+  boundary, or between -tolerance and 0 with the cost unknown): no number of documents decides it.
+
+When the verdict reports on fewer documents than the chosen pair shares (a selection split), the
+variance is still estimated from all shared documents and the plan counts documents of the sweep:
+G* for the interval x (documents in the sweep / documents in the interval).
+
+`decided_share` checks the promise by simulation (tests/test_plan.py, perf/plan_check.py; 1 long-context
+and 1 RAG config, 10 correlated questions per document, tolerance 2, RAG cheaper): planned from a
+400-document pilot for the true difference, sweeps of 46 documents (RAG +8 points) decided `rag` in
+80.2% of 400 sweeps and sweeps of 70 documents (long context +10) `longctx` in 77.8%; planned from
+10-document pilots for the true difference, 79.7% of 600 sweeps (30 pilots). Planned from a
+10-document pilot's OBSERVED difference, 66% (the pilots that overestimate the difference plan too
+few documents): a small pilot's difference is noisy, so the sentence says "if the difference is
+really ..." and `--difference` plans for a difference chosen in advance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from eval.metrics.confidence import t_quantile
+from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
+from experiments.report.settings import ReportSettings
+
+CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
+MAX_DOCUMENTS = 10_000_000  # a plan larger than this is reported as this bound (a difference near a boundary)
+
+
+@dataclass(frozen=True)
+class ClusteredVariance:
+    """The document-clustered variance of a mean of paired differences (points)."""
+    n_samples: int
+    n_documents: int
+    mean: float  # mean difference over all samples
+    questions_per_document: float  # mbar = N / G
+    between_sd: float  # sd of the per-document mean differences
+    se: float  # cluster-robust standard error of `mean`
+    icc: float  # intra-document correlation of the differences, 0..1
+    design_effect: float  # 1 + (mbar - 1) x icc
+
+    @property
+    def document_sd(self) -> float:
+        """SE x sqrt(G): the SE of a sweep of G documents (same questions per document) is this / sqrt(G)."""
+        return self.se * math.sqrt(self.n_documents)
+
+
+def clustered_variance(diffs: Sequence[float], groups: Sequence[object]) -> ClusteredVariance:
+    """Clustered SE, ICC and design effect of the mean of `diffs` (groups[i]: sample i's document).
+    Needs at least 2 documents."""
+    d = np.asarray(diffs, dtype=float)
+    if len(groups) != d.size:
+        raise ValueError(f"groups has {len(groups)} entries for {d.size} differences")
+    index: dict[object, int] = {}
+    g = np.array([index.setdefault(x, len(index)) for x in groups], dtype=np.int64)
+    n_docs, n = len(index), d.size
+    if n_docs < 2:
+        raise ValueError(f"a clustered variance needs at least 2 documents, got {n_docs}")
+    sizes = np.bincount(g, minlength=n_docs).astype(float)
+    doc_means = np.bincount(g, weights=d, minlength=n_docs) / sizes
+    mean = float(d.mean())
+    se = math.sqrt(n_docs / (n_docs - 1) * float(np.sum(sizes**2 * (doc_means - mean) ** 2)) / n**2)
+    icc = anova_icc(d, g, sizes, doc_means)
+    return ClusteredVariance(n_samples=n, n_documents=n_docs, mean=mean, questions_per_document=n / n_docs,
+                             between_sd=float(np.std(doc_means, ddof=1)), se=se, icc=icc,
+                             design_effect=1 + (n / n_docs - 1) * icc)
+
+
+def anova_icc(d: np.ndarray, g: np.ndarray, sizes: np.ndarray, doc_means: np.ndarray) -> float:
+    """One-way ANOVA intra-class correlation with unequal group sizes (0 when not estimable)."""
+    n, n_docs = d.size, sizes.size
+    if n <= n_docs:  # one question per document: no within-document variation to compare with
+        return 0.0
+    msb = float(np.sum(sizes * (doc_means - d.mean()) ** 2)) / (n_docs - 1)
+    msw = float(np.sum((d - doc_means[g]) ** 2)) / (n - n_docs)
+    m0 = (n - float(np.sum(sizes**2)) / n) / (n_docs - 1)
+    denom = msb + (m0 - 1) * msw
+    return 0.0 if denom <= 0 else min(1.0, max(0.0, (msb - msw) / denom))
+
+
+def critical_sum(n_documents: int, power: float, confidence: float = CONFIDENCE) -> float:
+    """t_{G-1}(1 - alpha/2) + t_{G-1}(power): how many SEs a difference must clear (2.80 for many
+    documents at 80% power). Degrees of freedom at least 2, where the t expansion is accurate."""
+    df = max(2, n_documents - 1)
+    return t_quantile(1 - (1 - confidence) / 2, df) + t_quantile(power, df)
+
+
+def minimum_detectable_difference(se: float, n_documents: int, power: float) -> float:
+    """The smallest distance from a decision boundary detected with probability `power` (points)."""
+    return critical_sum(n_documents, power) * se
+
+
+def documents_for(document_sd: float, margin: float, power: float) -> int | None:
+    """The smallest number of documents G (at least 2) with critical_sum(G) x document_sd / sqrt(G)
+    <= margin (None when margin <= 0: never). That side shrinks as G grows, so a search from the
+    normal approximation's answer (a lower bound: t quantiles exceed z's) finds it."""
+    if margin <= 0:
+        return None
+
+    def decides(n: int) -> bool:
+        return critical_sum(n, power) * document_sd / math.sqrt(n) <= margin
+
+    lo = max(2, math.ceil((critical_sum(10**9, power) * document_sd / margin) ** 2))
+    if lo >= MAX_DOCUMENTS:
+        return MAX_DOCUMENTS
+    if decides(lo):
+        return lo
+    hi = lo * 2
+    while not decides(hi):
+        if hi >= MAX_DOCUMENTS:
+            return MAX_DOCUMENTS
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:  # decides(hi), not decides(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decides(mid) else (mid, hi)
+    return hi
+
+
+@dataclass(frozen=True)
+class Target:
+    """A boundary the interval can clear, and what clearing it decides."""
+    decision: str
+    boundary: float  # points
+    margin: float  # how far the difference is from it, on the side that decides
+    words: str
+
+
+def targets(diff: float, tolerance: float, rag_cheaper: bool | None) -> list[Target]:
+    """The boundaries of experiments.report.decision.decide for a difference `diff`, best first."""
+    out = [Target(RAG, 0.0, diff, "RAG better: interval above 0"),
+           Target(LONGCTX, -tolerance, -tolerance - diff, f"long context better: interval below {-tolerance:+g}")]
+    if rag_cheaper is True:
+        out.append(Target(RAG, -tolerance, diff + tolerance,
+                          f"RAG no more than {tolerance:g} points worse and cheaper: interval above {-tolerance:+g}"))
+    elif rag_cheaper is False:
+        out.append(Target(LONGCTX, tolerance, tolerance - diff, f"long context no more than {tolerance:g} points "
+                                                                f"worse and cheaper: interval below {tolerance:+g}"))
+    return sorted(out, key=lambda t: -t.margin)
+
+
+def _r(v: float | None, digits: int = 2) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def _pair(row: Any) -> tuple[list[float], list[str]] | None:
+    """(differences in points, documents) of the row's chosen RAG and long-context configs."""
+    if row.lc is None or row.rag is None:
+        return None
+    level = None if row.level == "all" else row.level
+    rag, lc = row.rag.scores(level), row.lc.scores(level)
+    docs = {str(r["id"]): str(r.get("group") or f"sample:{r['id']}")
+            for run in (row.rag, row.lc) for r in run.records_at(level)}
+    shared = sorted(set(rag) & set(lc))
+    return [100 * (rag[i] - lc[i]) for i in shared], [docs[i] for i in shared]
+
+
+def rag_is_cheaper(row: Any) -> bool | None:
+    """As the verdict reads it: the cost ratio, else the prompt-token ratio (None: unknown)."""
+    cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
+    return None if cheaper is None else cheaper < 1
+
+
+def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None) -> dict[str, Any]:
+    """The plan of one verdict row (experiments.report.verdict.VerdictRow) as a JSON-ready dict.
+    `difference`: plan for this true difference (points) instead of the observed one."""
+    if not 0 < power < 1:
+        raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
+    decision = row.decision.kind if row.decision else INCONCLUSIVE
+    out: dict[str, Any] = {
+        "benchmark": row.benchmark, "level": row.level, "decision": decision,
+        "longctx_config": row.lc.label if row.lc else None, "rag_config": row.rag.label if row.rag else None,
+        "diff": _r(row.diff), "ci": [_r(row.ci[0]), _r(row.ci[1])] if row.ci else None,
+        "n_documents": None, "interval_documents": row.n_groups or None, "questions_per_document": None,
+        "icc": None, "design_effect": None, "between_document_sd": None, "se": None, "mdd": None, "power": power,
+        "planned_difference": None, "documents_needed": None, "more_documents": None, "target": None,
+        "column": "-", "sentence": "", "detail": "",
+    }
+    pair = _pair(row)
+    if pair is None or row.diff is None:
+        out["sentence"] = "No shared samples of a long-context and a RAG config: nothing to plan from."
+        return out
+    diffs, docs = pair
+    if len(set(docs)) < 2 or not row.n_groups or row.n_groups < 2:
+        out["n_documents"] = len(set(docs))
+        out["sentence"] = (f"Only {len(set(docs))} document(s): a document-level variance needs at least 2; "
+                           "run more documents before planning.")
+        return out
+    cv = clustered_variance(diffs, docs)
+    per_interval_doc_sd = cv.document_sd
+    se = per_interval_doc_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
+    sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
+    planned = row.diff if difference is None else float(difference)
+    best = targets(planned, settings.tolerance, rag_is_cheaper(row))[0]
+    needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
+    needed = None if needed_interval is None else math.ceil(needed_interval * sweep_per_interval)
+    if decision == NO_DECISION:  # floor or ceiling: more documents would not help
+        needed, best = None, Target(NO_DECISION, 0.0, 0.0, "")
+    out.update({
+        "n_documents": cv.n_documents, "questions_per_document": _r(cv.questions_per_document),
+        "icc": _r(cv.icc, 3), "design_effect": _r(cv.design_effect), "between_document_sd": _r(cv.between_sd),
+        "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power)),
+        "planned_difference": _r(planned), "documents_needed": needed,
+        "more_documents": None if needed is None else max(0, needed - cv.n_documents),
+        "target": {"decision": best.decision, "boundary": best.boundary, "margin": _r(best.margin),
+                   "words": best.words} if best.margin > 0 else None,
+    })
+    out["sentence"] = plan_sentence(out, decision, power, difference is not None)
+    out["column"] = plan_column(out, decision)
+    if decision != NO_DECISION:
+        out["detail"] = (f"With {row.n_groups} documents in the interval, a true difference {out['mdd']:.1f} points or "
+                         f"more beyond a boundary is decided with {100 * power:.0f}% power (the minimum detectable "
+                         f"difference); intra-document correlation {cv.icc:.2f}, design effect "
+                         f"{cv.design_effect:.2f}." + _caveats(row, cv))
+        if difference is None and row.ci:
+            out["detail"] += (f" The observed difference is itself uncertain ({row.ci[0]:+.1f} to {row.ci[1]:+.1f}): "
+                              "to be safe, plan for the smallest difference that matters (--difference).")
+    return out
+
+
+def _caveats(row: Any, cv: ClusteredVariance) -> str:
+    """What makes the plan a lower bound: no variation seen, or configs chosen on the samples reported on."""
+    text = ""
+    if cv.se == 0:
+        text += " The differences did not vary at all in this sweep: the plan is a lower bound."
+    if str(getattr(row, "selection", "")).startswith("naive"):
+        text += (" The configs were chosen on the samples reported on (too few documents to keep them apart); a sweep "
+                 "large enough to choose on separate documents reports on fewer of them and needs more.")
+    return text
+
+
+def plan_sentence(plan: dict[str, Any], decision: str, power: float, assumed: bool) -> str:
+    """What more data would settle the row, in one plain sentence (the minimum detectable difference
+    and caveats go to `detail`)."""
+    pct, n, diff = f"{100 * power:.0f}%", plan["n_documents"], plan["planned_difference"]
+    really = "is" if assumed else "is really"
+    if decision == NO_DECISION:
+        return ("No decision at the floor or ceiling of the generator's accuracy: more documents would not help; "
+                "change the model or the benchmark.")
+    if plan["documents_needed"] is None:
+        return (f"A difference of {diff:+.1f} points sits on a decision boundary at this tolerance: no number of "
+                "documents would decide it.")
+    needed, more = plan["documents_needed"], plan["more_documents"]
+    goal = plan["target"]["words"]
+    if decision in (RAG, LONGCTX):
+        return (f"Already decided ({decision}) with {n} documents; a sweep of about {needed} documents decides it "
+                f"with {pct} power if the difference {really} {diff:+.1f} points ({goal}).")
+    if needed >= MAX_DOCUMENTS:
+        more_words = f"{more} more, or more still: the bound of this planner"
+    elif more == 0:
+        more_words = "no more than this sweep has: its interval came out wider by chance"
+    else:
+        more_words = f"{more} more"
+    return (f"About {needed} documents ({more_words}) would decide this at {pct} power if the difference "
+            f"{really} {diff:+.1f} points ({goal}).")
+
+
+def plan_column(plan: dict[str, Any], decision: str) -> str:
+    """The plan in a table cell: "~N docs (+M)", "decided", "never" or "-"."""
+    if decision == NO_DECISION or plan["n_documents"] is None or plan["se"] is None:
+        return "-"
+    if decision in (RAG, LONGCTX):
+        return "decided"
+    if plan["documents_needed"] is None:
+        return "never"
+    return f"~{plan['documents_needed']} docs (+{plan['more_documents']})"
+
+
+def plan_rows(vrows: list[Any], settings: ReportSettings, power: float = 0.8,
+              difference: float | None = None) -> list[dict[str, Any]]:
+    """The plan of every verdict row, in the rows' order."""
+    return [plan_row(row, settings, power, difference) for row in vrows]
+
+
+# ---------------------------------------------------------------- checking the plan by simulation
+
+
+def simulated_rows(where: Path, truth: float, n_documents: int, settings: ReportSettings, seed: int,
+                   **sweep_kwargs: Any) -> list[Any]:
+    """Verdict rows of one simulated sweep (1 long-context, 1 RAG config: nothing chosen) with true
+    RAG - long context `truth` (accuracy, 0..1), read through the report's own reader."""
+    from experiments.report.pricing import Pricing
+    from experiments.report.runs import dedupe, find_runs
+    from experiments.report.simulated_sweeps import known_truth_sweep
+    from experiments.report.verdict import verdicts
+
+    known_truth_sweep(where, truth, n_rag_configs=1, n_docs=n_documents, seed=seed, **sweep_kwargs)
+    runs, _ = dedupe(find_runs([where], with_records=True))
+    return verdicts(runs, Pricing(settings, runs), settings)
+
+
+def decided_share(root: Path, truth: float, n_documents: int, n_sweeps: int, settings: ReportSettings,
+                  seed: int = 0, **sweep_kwargs: Any) -> dict[str, float]:
+    """Share of `n_sweeps` simulated sweeps of `n_documents` documents decided each way (fresh seeds)."""
+    import shutil
+
+    counts = {RAG: 0, LONGCTX: 0, INCONCLUSIVE: 0, NO_DECISION: 0}
+    for i in range(n_sweeps):
+        where = Path(root) / f"plan_check_{seed}_{i}"
+        row = simulated_rows(where, truth, n_documents, settings, seed=seed * 100_003 + i, **sweep_kwargs)[0]
+        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
+        shutil.rmtree(where)
+    return {k: v / n_sweeps for k, v in counts.items()}

@@ -1,0 +1,108 @@
+"""Does a sweep of the size `python -m experiments.plan` asks for decide at the promised rate?
+
+    python perf/plan_check.py [--sweeps 200] [--pilots 20] [--sweeps-per-pilot 20] [--power 0.8]
+
+Simulated sweeps (experiments.report.simulated_sweeps.known_truth_sweep: 1 long-context and 1 RAG
+config, so nothing is chosen; 10 correlated questions per document; RAG cheaper; tolerance 2
+points), each run through the report's reader, verdict and planner (experiments.report.power):
+
+A. the formula: a large pilot (`--big-pilot`, 400 documents) estimates the variance well; the planner sizes a
+   sweep for the TRUE difference (`--difference`), and `--sweeps` sweeps of that size with fresh
+   seeds give the share decided, which should be near the power.
+B. a small pilot (10 documents), planned for the true difference: the variance estimated from 10
+   documents is noisy, so the realized share varies around the power from pilot to pilot.
+C. a small pilot planned for its OBSERVED difference (what the CLI prints by default): the
+   observed difference of 10 documents is noisy too; plans above `--cap` documents (or "never")
+   are counted, not simulated.
+
+Prints a table per check, then one JSON line with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import common  # sets up the path; emit() prints the figures
+
+from experiments.report.power import decided_share, plan_rows, simulated_rows
+from experiments.report.settings import load_settings
+
+
+def formula_check(tmp: Path, truth: float, sweeps: int, power: float, settings, pilot_docs: int) -> dict:
+    """A: plan from a large pilot for the true difference, then simulate sweeps of that size."""
+    pilot = simulated_rows(tmp / f"big_pilot_{truth}", truth, pilot_docs, settings, seed=7)[0]
+    plan = plan_rows([pilot], settings, power, difference=100 * truth)[0]
+    n = plan["documents_needed"]
+    shares = decided_share(tmp, truth, n, sweeps, settings, seed=1000 + int(100 * truth))
+    decided = plan["target"]["decision"]
+    wrong = 1 - shares[decided] - shares["inconclusive"]
+    print(f"A truth {100 * truth:+.0f} points: pilot {pilot_docs} docs, se {plan['se']:.2f}, icc {plan['icc']}, "
+          f"design effect {plan['design_effect']}; target {plan['target']['words']}; planned {n} documents; "
+          f"decided {decided} in {shares[decided]:.3f} of {sweeps} sweeps (wrong way {wrong:.3f})")
+    return {"truth_points": 100 * truth, "pilot_documents": pilot_docs, "planned_documents": n, "sweeps": sweeps,
+            "decided_share": shares[decided], "se_pilot": plan["se"], "icc": plan["icc"],
+            "design_effect": plan["design_effect"]}
+
+
+def pilot_check(tmp: Path, truth: float, pilots: int, per_pilot: int, power: float, cap: int, settings,
+                observed: bool) -> dict:
+    """B / C: 10-document pilots, planned for the true (B) or the observed (C) difference."""
+    planned, decided, simulated, too_big = [], 0, 0, 0
+    for p in range(pilots):
+        row = simulated_rows(tmp / f"pilot_{p}", truth, 10, settings, seed=50_000 + p)[0]
+        plan = plan_rows([row], settings, power, difference=None if observed else 100 * truth)[0]
+        n = plan["documents_needed"]
+        planned.append(n)
+        if n is None or n > cap:
+            too_big += 1
+            continue
+        shares = decided_share(tmp, truth, n, per_pilot, settings, seed=60_000 + p)
+        decided += round(shares["rag"] * per_pilot)
+        simulated += per_pilot
+    sized = sorted(n for n in planned if n is not None)
+    share = decided / simulated if simulated else None
+    label = "C observed difference" if observed else "B true difference"
+    print(f"{label}: {pilots} pilots of 10 documents; planned documents median "
+          f"{statistics.median(sized) if sized else None}, quartiles {_quartiles(sized)}; {too_big} plans over {cap} "
+          f"or never; decided rag in {share if share is None else round(share, 3)} of {simulated} sweeps")
+    return {"planned_median": statistics.median(sized) if sized else None, "planned_quartiles": _quartiles(sized),
+            "plans_over_cap_or_never": too_big, "sweeps": simulated, "decided_share": share}
+
+
+def _quartiles(xs: list[int]) -> list[float] | None:
+    return [float(q) for q in statistics.quantiles(xs, n=4)] if len(xs) >= 2 else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sweeps", type=int, default=200, help="sweeps per truth in check A")
+    ap.add_argument("--big-pilot", type=int, default=400, help="documents of the pilot in check A")
+    ap.add_argument("--pilots", type=int, default=20, help="10-document pilots in checks B and C")
+    ap.add_argument("--sweeps-per-pilot", type=int, default=20)
+    ap.add_argument("--power", type=float, default=0.8)
+    ap.add_argument("--cap", type=int, default=400, help="plans above this many documents are not simulated")
+    ap.add_argument("--resamples", type=int, default=1000)
+    args = ap.parse_args()
+    settings = load_settings(tolerance=2.0, resamples=args.resamples)
+    t0, figures = time.perf_counter(), {"power": args.power, "tolerance": 2.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        example = plan_rows(simulated_rows(tmp / "example", 0.08, 10, settings, seed=1), settings, args.power)[0]
+        print(f"planner on a 10-document pilot, RAG truly +8 points: {example['sentence']}")
+        figures["example_plan"] = example
+        figures["A_rag_better_8"] = formula_check(tmp, 0.08, args.sweeps, args.power, settings, args.big_pilot)
+        figures["A_longctx_better_10"] = formula_check(tmp, -0.10, args.sweeps, args.power, settings, args.big_pilot)
+        figures["B_true_difference"] = pilot_check(tmp, 0.08, args.pilots, args.sweeps_per_pilot, args.power,
+                                                   args.cap, settings, observed=False)
+        figures["C_observed_difference"] = pilot_check(tmp, 0.08, args.pilots, args.sweeps_per_pilot, args.power,
+                                                       args.cap, settings, observed=True)
+    figures["seconds"] = round(time.perf_counter() - t0, 1)
+    common.emit({k: v for k, v in figures.items() if k != "example_plan"})
+
+
+if __name__ == "__main__":
+    main()
