@@ -225,6 +225,10 @@ def test_each_question_is_scored_by_what_it_has(tmp_path):
     assert by["bare"].reference_extra == {"question": "Code?", "evidence": []}
     assert got.notes["questions by metric"] == {"contains_all": 1, "evidence_judge": 1, "pairwise_judge": 2}
     assert got.notes["evidence quotes not aligned"] == 2
+    chosen = load_benchmark({"name": "corpus", "path": str(root), "questions": str(tmp_path / "q.jsonl"),
+                             "metric": "qa_f1"})  # benchmark.metric scores the answered; the rest keep a judge
+    assert {s.id: s.metric for s in chosen.samples} == {"answered": "qa_f1", "quoted": "evidence_judge",
+                                                        "lost": "pairwise_judge", "bare": "pairwise_judge"}
 
 
 # -- bad input ------------------------------------------------------------------------------------

@@ -113,5 +113,6 @@ def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
 
         get_metric(cfg["metric"])  # unknown names fail here, naming the known ones
         for s in result.samples:
-            s.metric = cfg["metric"]
+            if s.answers:  # a question without reference answers keeps its judge (benchmark=corpus)
+                s.metric = cfg["metric"]
     return result
