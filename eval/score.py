@@ -18,6 +18,12 @@ one, since questions about one document are correlated; `n_groups` says how many
 and each secondary metric's mean (same scale, except raw counts and deviations). `--per-sample`
 writes one JSON line per non-blank input line, in input order.
 
+Judge-scored tasks (LooGLE with --judge, Loong): a judgment that could not be had (the judge call
+failed, or its reply held no verdict: `eval.metrics.NoJudgment`) is no score. Its per-sample line
+has no `score` but `no_judgment` ("failed" or "unparsable"), `reason` and, for an unparsable reply,
+`reply_excerpt`; the means are over judged lines only, and `n_parsed`, `n_failed`, `n_unparsable`
+count each outcome (the released Loong scorer averages parsable judgments only).
+
 A malformed line stops the run with exit code 2 and a message naming the file and line, unless
 --skip-bad is given, which skips such lines and counts them (`skipped_bad`).
 """
@@ -36,7 +42,7 @@ from typing import Any, Callable
 
 from eval.registry import UnknownName
 from eval.benchmarks._files import DataError, parse_json_object
-from eval.metrics import get_metric, score as run_metric
+from eval.metrics import NoJudgment, get_metric, needs_judge, score as run_metric
 from eval.metrics.aggregate import mean
 from eval.metrics.clongeval import clongeval_metric, is_api_error
 from eval.metrics.confidence import bootstrap_ci, n_clusters
@@ -46,8 +52,9 @@ from eval.sample import Reference
 BENCHMARKS = ("lveval", "loogle", "clongeval", "loong", "synthetic")
 # Per-sample values that are not shares in 0..1: reported as plain means, not x100.
 RAW_KEYS = {"lsd", "lmd", "sd", "sdd", "masks", "judge_score", "n_items"}
-# Per-sample values that are flags used by the aggregation, not metrics to average.
-FLAG_KEYS = {"parsed", "failed"}
+NO_JUDGMENT = "no_judgment"  # per-sample key of a line the judge gave no judgment for: NoJudgment.kind
+# Per-sample keys that are no metric value to average.
+NOT_METRIC_KEYS = {"line", "id", "task", "score", "excluded", "error", "group"}
 
 
 class BadLine(ValueError):
@@ -225,11 +232,23 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
                 continue
             if task.benchmark == "lveval":
                 row["task"] = task.name
-            row.update(run_metric(task.metric, pred, ref, judge=task.judge))
+            outcome = run_metric(task.metric, pred, ref, judge=task.judge)
+            if isinstance(outcome, NoJudgment):
+                rows.append({**row, **_no_judgment_fields(outcome)})
+                continue
+            row.update(outcome)
             if scorer is not None:
                 row["bertscore"] = scorer.recall(ref.answers[0], pred if pred != "" else "None")
             rows.append(row)
     return rows, counts
+
+
+def _no_judgment_fields(outcome: NoJudgment) -> dict[str, Any]:
+    """The per-sample fields of a line the judge gave no judgment for (no `score`)."""
+    fields = {NO_JUDGMENT: outcome.kind, "reason": outcome.reason}
+    if outcome.reply_excerpt is not None:
+        fields["reply_excerpt"] = outcome.reply_excerpt
+    return fields
 
 
 def _round(x: float, digits: int = 2) -> float | None:
@@ -238,21 +257,19 @@ def _round(x: float, digits: int = 2) -> float | None:
 
 def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
               options: argparse.Namespace) -> dict[str, Any]:
-    scored = [r for r in rows if "score" in r]
+    scored = [r for r in rows if "score" in r]  # a line the judge gave no judgment for has none
     out: dict[str, Any] = {"benchmark": task.benchmark, "task": task.name, "metric": task.metric,
                            "variant": options.variant}
-    if task.metric.endswith("_judge"):
-        parsed = [r for r in scored if r.get("parsed", 1.0) == 1.0]
-        values = [r["score"] for r in parsed]
-        out["n"] = len(scored)
-        out["n_parsed"] = len(parsed)
-        out["n_failed"] = sum(1 for r in scored if r.get("failed") == 1.0)
-        out["n_unparsable"] = len(scored) - len(parsed) - out["n_failed"]
+    values = [r["score"] for r in scored]
+    if needs_judge(task.metric):
+        kinds = [r[NO_JUDGMENT] for r in rows if NO_JUDGMENT in r]
+        out["n"] = len(scored) + len(kinds)
+        out["n_parsed"] = len(scored)
+        out["n_failed"] = kinds.count(NoJudgment.FAILED)
+        out["n_unparsable"] = kinds.count(NoJudgment.UNPARSABLE)
     else:
-        values = [r["score"] for r in scored]
         out["n"] = len(values)
-    pool_rows = parsed if task.metric.endswith("_judge") else scored
-    groups = [r.get("group") for r in pool_rows]
+    groups = [r.get("group") for r in scored]
     lo, hi = (bootstrap_ci(values, seed=options.seed, groups=groups) if values else (float("nan"), float("nan")))
     out["n_groups"] = n_clusters(groups, len(values)) if values else 0
     out["score"] = _round(100 * mean(values)) if values else None
@@ -260,12 +277,10 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
     keys = []
     for r in scored:
         for k in r:
-            if (k not in ("line", "id", "task", "score", "excluded", "error", "failed_reason", "group",
-                          "unparsable_reply") and k not in FLAG_KEYS and k not in keys):
+            if k not in NOT_METRIC_KEYS and k not in keys:
                 keys.append(k)
     for k in keys:
-        pool = parsed if task.metric.endswith("_judge") else scored
-        vals = [r[k] for r in pool if k in r and r[k] is not None]
+        vals = [r[k] for r in scored if k in r and r[k] is not None]
         if not vals:
             continue
         out[k] = _round(mean(vals), 4) if k in RAW_KEYS else _round(100 * mean(vals))

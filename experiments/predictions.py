@@ -231,8 +231,9 @@ def check_ids(preds: list[Prediction], allow_mismatch: bool) -> tuple[list[Predi
 
 
 def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
-    base = {"id": p.id, "benchmark": p.benchmark, "task": p.task, "language": p.language, "length_level": p.level,
-            "group": p.group, "arm": p.arm, "config_hash": chash, "depth": None, "answers": p.answers}
+    """The record of one prediction, through the schema's constructors as the runner's (reasons masked there)."""
+    base = schema.base_fields(id=p.id, benchmark=p.benchmark, task=p.task, language=p.language,
+                              length_level=p.level, group=p.group, arm=p.arm, config_hash=chash, answers=p.answers)
     if p.failed:
         return schema.failed_record(base, p.failed)
     values = metrics.score(p.metric, p.prediction, p.reference, judge=judge)

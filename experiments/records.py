@@ -1,7 +1,14 @@
 """records.jsonl: the record schema, its one reader, its one writer, and the record constructors.
 
 One JSON line per sample, appended as each sample finishes. The runner (experiments/run.py), the
-report (experiments/report/) and the report's test data (simulated_sweeps.py) all go through here.
+importer (experiments/predictions.py), the report (experiments/report/) and the report's test data
+(simulated_sweeps.py) all go through here.
+
+Records are built only by the constructors below (`base_record` / `base_fields`, then
+`skipped_record`, `failed_record`, `retrieved_record`, `scored_record`): they return new dicts and
+never change the ones they are given, and every `reason` they write has its secrets masked
+(`experiments.redact.redact_text`: environment secrets, `key=value` credentials, and the `secrets`
+the caller passes, e.g. the run config's credential values).
 
 Each line is written with a single `write` on a file opened for appending and synced, so a crash
 loses at most the line being written. Readers tolerate that torn last line; the runner's reader
@@ -15,9 +22,11 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Iterable, TypedDict
 
+from eval.metrics import MetricValues, NoJudgment
 from eval.storage import atomic_write_text
+from experiments.redact import redact_text
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,7 @@ ANSWERED = frozenset({OK})  # the model answered: tokens, latency, cost
 # (eval.evidence.split_kinds), so no table averages one with the other.
 RECALL_KEYS = ("evidence_recall", "doc_recall")  # {n: share in the top-n chunks}
 LENGTH = "length"  # finish_reason of an answer cut at its token limit
+PAIRWISE = "pairwise"  # `scoring` of an answer scored later, against another arm's (experiments.pairwise)
 
 SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs_retained")
 
@@ -57,7 +67,7 @@ class Record(TypedDict, total=False):
     answers: list[str]
     status: str  # one of STATUSES
     reason: str  # skipped / failed: why (secrets masked)
-    # answered (ok), and skipped with score 0
+    # answered (ok), and skipped with score 0; a failed judgment (NoJudgment) keeps the answer but has no score(s)
     prediction: str
     score: float  # the benchmark's primary metric, 0..1
     scores: dict[str, Any]  # every metric value
@@ -92,6 +102,10 @@ class Record(TypedDict, total=False):
     evidence_retained: float | None  # share of gold evidence spans that survived truncation
     docs_retained: float | None  # share of gold documents that kept any text
     distractors_retained: float | None
+    # a question without references (`scoring: pairwise`): ok, no score until experiments.pairwise judged it
+    scoring: str
+    question: str
+    evidence_pages: list[str]  # benchmark=corpus: the PDF pages ("file.pdf p3") its evidence lies on
     # selfroute
     route: str  # which arm answered: rag or longctx
     selfroute_declined: bool
@@ -123,44 +137,56 @@ def status_of(rec: dict[str, Any]) -> str | None:
 
 
 # ---------------------------------------------------------------- constructors
+def base_fields(*, id: str, benchmark: str, task: str, language: str, length_level: str, group: str | None, arm: str,
+                config_hash: str, answers: list[str], depth: float | None = None) -> dict[str, Any]:
+    """What every record holds, from its parts (the importer, which has no eval.sample.Sample)."""
+    return {"id": id, "benchmark": benchmark, "task": task, "language": language, "length_level": length_level,
+            "group": group, "arm": arm, "config_hash": config_hash, "depth": depth, "answers": list(answers)}
+
+
 def base_record(sample, arm: str, config_hash: str) -> dict[str, Any]:
     """What every record of `sample` holds (an eval.sample.Sample)."""
-    return {
-        "id": sample.id, "benchmark": sample.benchmark, "task": sample.task, "language": sample.language,
-        "length_level": sample.length_level, "group": sample.group, "arm": arm, "config_hash": config_hash,
-        "depth": sample.metadata.get("depth"), "answers": sample.answers,
-    }
+    base = base_fields(id=sample.id, benchmark=sample.benchmark, task=sample.task, language=sample.language,
+                       length_level=sample.length_level, group=sample.group, arm=arm, config_hash=config_hash,
+                       answers=sample.answers, depth=sample.metadata.get("depth"))
+    if sample.metadata.get("evidence_pages"):
+        base["evidence_pages"] = list(sample.metadata["evidence_pages"])
+    return base
 
 
-def skipped_record(base: dict[str, Any], reason: str) -> dict[str, Any]:
-    return {**base, "status": SKIPPED, "reason": reason, "score": 0.0}
+def skipped_record(base: dict[str, Any], reason: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """The arm could not serve the sample: it scores 0."""
+    return {**base, "status": SKIPPED, "reason": redact_text(reason, secrets), "score": 0.0}
 
 
-def failed_record(base: dict[str, Any], reason: str, **fields: Any) -> dict[str, Any]:
-    return {**base, **fields, "status": FAILED, "reason": reason}
+def failed_record(base: dict[str, Any], reason: str, secrets: Iterable[str] = (), **fields: Any) -> dict[str, Any]:
+    """No score: the endpoint or the judge failed (`fields`: what the sample did get, e.g. its answer)."""
+    return {**base, **fields, "status": FAILED, "reason": redact_text(reason, secrets)}
 
 
 def retrieved_record(base: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     return {**base, "status": RETRIEVED, **meta}
 
 
-def answered_record(base: dict[str, Any], prediction: str, scores: dict[str, Any], usage: dict[str, Any],
+def scored_record(base: dict[str, Any], prediction: str, values: MetricValues | NoJudgment, usage: dict[str, Any],
+                  cost_usd: float | None, meta: dict[str, Any], secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """An answer with its metric's outcome (`eval.metrics.score`). A `NoJudgment` (the judge call
+    failed, or its reply held no verdict) is no zero: the record is failed (retried on resume,
+    counted), with the answer, its usage and cost, and no score."""
+    answer = {"prediction": prediction, **usage, "cost_usd": cost_usd, **meta}
+    if isinstance(values, NoJudgment):
+        return failed_record(base, values.describe(), secrets, **answer)
+    return {**base, "status": OK, "prediction": prediction, "score": values["score"], "scores": dict(values),
+            **answer}
+
+
+def pairwise_record(base: dict[str, Any], question: str, prediction: str, usage: dict[str, Any],
                     cost_usd: float | None, meta: dict[str, Any]) -> dict[str, Any]:
-    return {**base, "status": OK, "prediction": prediction, "score": scores["score"], "scores": scores, **usage,
+    """An answer that no metric scores on its own (a question with neither reference answers nor
+    evidence): ok, without a score, until `python -m experiments.pairwise` compares it with another
+    arm's answer; the report then reads the judgment (experiments/report/pairwise.py)."""
+    return {**base, "status": OK, "scoring": PAIRWISE, "question": question, "prediction": prediction, **usage,
             "cost_usd": cost_usd, **meta}
-
-
-def scored_record(base: dict[str, Any], prediction: str, values: dict[str, Any], usage: dict[str, Any],
-                  cost_usd: float | None, meta: dict[str, Any]) -> dict[str, Any]:
-    """An answer with its metric values. A judgment that could not be had is no zero: the judge call
-    failed, or its reply held no rating, and the record is failed (retried on resume, counted)."""
-    failed_reason = values.pop("failed_reason", None)
-    record = answered_record(base, prediction, values, usage, cost_usd, meta)
-    if values.get("failed"):
-        return failed_record(record, f"judge call failed: {failed_reason or 'no reply'}")
-    if values.get("unparsable"):
-        return failed_record(record, f"judge reply unparsable: {values.pop('unparsable_reply', '')!r}")
-    return record
 
 
 # ---------------------------------------------------------------- the reader

@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from eval import metrics
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document
+from eval.metrics.reference_free import is_pairwise
 from eval.sample import Sample
 from experiments.run_metrics import aggregate
 from experiments.logs import set_log_level
@@ -88,18 +89,22 @@ def _consecutive_groups(samples: list[Sample]) -> list[list[Sample]]:
     return groups
 
 
-def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=None) -> dict[str, Any]:
+def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=None,
+            secrets: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The record of one answer, through the schema's constructors (which mask `secrets` in reasons)."""
     sample, base = ans.sample, schema.base_record(ans.sample, knobs["arm"], chash)
     if ans.skipped is not None:
-        return schema.skipped_record(base, ans.skipped)
+        return schema.skipped_record(base, ans.skipped, secrets)
     if ans.text is None:  # retrieval only (generator=none)
         return schema.retrieved_record(base, ans.meta)
-    values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
     u = ans.usage
     # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
     seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
-    return schema.scored_record(base, ans.text, values, u, cost, ans.meta)
+    if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
+        return schema.pairwise_record(base, sample.question, ans.text, u, cost, ans.meta)
+    values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
+    return schema.scored_record(base, ans.text, values, u, cost, ans.meta, secrets)
 
 
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
@@ -129,17 +134,16 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
             arm.prepare(whole)  # resumed: the cut is sized on all the document's questions, as in an uninterrupted run
         try:
             answers = spec.answer(arm, generator, group)
-            records = [_record(a, knobs, chash, cost_model, judge) for a in answers]
+            records = [_record(a, knobs, chash, cost_model, judge, secrets) for a in answers]
         except Exception as err:  # recorded, counted and retried on resume
             log.exception("generation failed for %d samples of group %s", len(group), group[0].group)
-            reason = redact.redact_text(f"{type(err).__name__}: {err}", secrets)
             for sample in group:
-                store.append(schema.failed_record(schema.base_record(sample, knobs["arm"], chash), reason))
+                store.append(schema.failed_record(schema.base_record(sample, knobs["arm"], chash),
+                                                  f"{type(err).__name__}: {err}", secrets))
             bar.update(len(group))
             continue
         for rec in records:
             if schema.status_of(rec) == schema.FAILED:
-                rec["reason"] = redact.redact_text(rec["reason"], secrets)
                 log.warning("%s failed: %s", rec["id"], rec["reason"])
             if schema.status_of(rec) == schema.SKIPPED:
                 log.warning("%s skipped: %s", rec["id"], rec["reason"])

@@ -1,6 +1,6 @@
 """The LLM judge's way to ask a model: eval.metrics.judge's `Ask`, implemented by the OpenAI-compatible
-backend (llm/openai_backend.py: its retries with backoff, its whole-attempt timeout, its key
-handling). experiments/run.py builds the runner's judge from the `judge` config section with
+backend (llm/openai_backend.py: its key handling; and llm/retrying.py: its retries with backoff, its
+whole-attempt timeout). experiments/run.py builds the runner's judge from the `judge` config section with
 `build_judge`; the `eval.score` CLI's default judge factory is `judge_from_options`.
 
 The API key comes only from the environment: the first of `api_key_envs` that is set

@@ -11,11 +11,11 @@ Phases (the CI variant of each is in tests/test_crash_resume.py, test_bad_input.
   equal an uninterrupted run (prediction, score) with exactly one final record per sample.
 - `writer`: a process appending multi-megabyte records through `RecordStore`, SIGKILLed at random
   moments until it finishes: no record lost, torn or doubled.
-- `endpoint`: `python -m llm.server` with a queue of injected faults (429, 500, 503, malformed
-  JSON, dropped connections, hangs past the client timeout, slow streams, answers that drip
-  forever) under a run with `generator=smollm2_server`; failed samples are recorded with their reason and retried on
-  resume until none is left; the predictions must equal a fault-free run against the same server.
-  Skipped when llm/server.py or conf/generator/smollm2_server.yaml is missing.
+- `endpoint`: `python -m testsupport.fake_servers` (llm.server's test double) with a queue of injected
+  faults (429, 500, 503, malformed JSON, dropped connections, hangs past the client timeout, slow streams,
+  answers that drip forever) under a run with `generator=smollm2_server`; failed samples are recorded with
+  their reason and retried on resume until none is left; the predictions must equal a fault-free run
+  against the same server. Skipped when testsupport/fake_servers.py or conf/generator/smollm2_server.yaml is missing.
 - `bad`: every bad-input case of tests/test_bad_input.py through the loaders, eval.score and
   records.jsonl; counts the inputs tried and those not refused clearly (file and line named).
 
@@ -104,13 +104,13 @@ def _http(url: str, payload: dict | None = None) -> dict:
 
 
 def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random) -> dict:
-    if not (ROOT / "llm" / "server.py").exists() or not (ROOT / "conf/generator/smollm2_server.yaml").exists():
-        return {"skipped": "llm/server.py or conf/generator/smollm2_server.yaml not there"}
+    if not all((ROOT / p).exists() for p in ("testsupport/fake_servers.py", "conf/generator/smollm2_server.yaml")):
+        return {"skipped": "testsupport/fake_servers.py or conf/generator/smollm2_server.yaml not there"}
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(tmp / "server.log", "ab")
-    server = subprocess.Popen([sys.executable, "-m", "llm.server", "--model", "bundled:smollm2", "--port", str(port)],
-                              cwd=ROOT, env=crash._env(), stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen([sys.executable, "-m", "testsupport.fake_servers", "--model", "bundled:smollm2",
+                               "--port", str(port)], cwd=ROOT, env=crash._env(), stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(600):
             try:

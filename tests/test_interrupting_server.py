@@ -1,5 +1,5 @@
 """A server that lets a new request interrupt the one in flight (llama.cpp's server does by default),
-reproduced by llm.server's interrupting mode over the real SmolLM2, and the OpenAI-compatible
+reproduced by testsupport.fake_servers' interrupting mode over the real SmolLM2, and the OpenAI-compatible
 backend's answer to it: fewer requests at once, retries that do not use up `max_retries`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from llm.openai_backend import GenerationError, OpenAICompatGenerator
 from llm.prompt import Prompt
-from llm.server import OpenAICompatServer
+from testsupport.fake_servers import FakeOpenAIServer
 
 MODEL = "bundled:smollm2"
 PROMPTS = [Prompt(f"Repeat the number {n}, then count to ten.", max_new_tokens=12) for n in range(4)]
@@ -22,7 +22,7 @@ PROMPTS = [Prompt(f"Repeat the number {n}, then count to ten.", max_new_tokens=1
 @pytest.fixture(scope="module")
 def server(generator):
     generator.model  # load the weights before anything is timed
-    with OpenAICompatServer(generator, interrupt_on_new_request=True) as srv:
+    with FakeOpenAIServer(generator, interrupt_on_new_request=True) as srv:
         yield srv
 
 
@@ -77,7 +77,7 @@ def test_overlapping_requests_lower_the_concurrency_and_every_answer_comes(serve
     """Concurrency 2 against the interrupting server, with no retry budget at all: every answer
     comes, in order and identical to the model's own; the backend ended at concurrency 1 and said
     so once, with the reason."""
-    caplog.set_level(logging.INFO, logger="llm.openai_backend")
+    caplog.set_level(logging.INFO, logger="llm.retrying")
     before = server.snapshot()["interrupted"]
     gen = client(server, max_concurrency=2, stream=stream)
     answers = gen.generate(PROMPTS)

@@ -11,7 +11,7 @@ import pytest
 from eval.benchmarks import load_benchmark
 from eval.benchmarks._files import DataError
 from eval.benchmarks.lara import lara_index, parse_query_file_name, sample_id
-from eval.metrics import score
+from eval.metrics import NoJudgment, score
 from eval.metrics.judge import Judge
 from eval.metrics.lara import is_refusal, lara_reference, lara_table, parse_lara_verdict
 from tests.conftest import compose, groups_are_consecutive
@@ -281,7 +281,7 @@ def test_judge_prompt_per_task_and_the_released_parse(clone, tmp_path):
     judge = Judge(ask, "gpt-4o", tmp_path / "judgments.sqlite")
     hallu, loc = by_id["lara/32k_book_hallu/0"], by_id["lara/32k_book_location/0"]
     v = score("lara_judge", "The book does not say.", hallu.reference(), judge)
-    assert v["score"] == 1.0 and v["parsed"] == 1.0
+    assert v == {"score": 1.0, "judge_score": 100.0, "perfect": 1.0}
     system, user = ask.asked[0]
     assert system == {"role": "system", "content": ("You are a discriminator that judges whether the predictions "
                                                     "to questions are correct.")}
@@ -296,7 +296,8 @@ def test_judge_prompt_per_task_and_the_released_parse(clone, tmp_path):
     # the released parse: 'true' anywhere counts as True ("not true" too); neither word: no judgment
     assert score("lara_judge", "x", loc.reference(), judge)["score"] == 1.0
     unparsable = score("lara_judge", "y", loc.reference(), judge)
-    assert unparsable["unparsable"] == 1.0 and unparsable["parsed"] == 0.0
+    assert isinstance(unparsable, NoJudgment) and unparsable.kind == NoJudgment.UNPARSABLE
+    assert unparsable.reply_excerpt == "Cannot say"
     assert parse_lara_verdict("It is not true.", "strict") is None and parse_lara_verdict("true.", "strict") is True
     # the same question is asked once: the second time comes from the cache
     assert score("lara_judge", "The book does not say.", hallu.reference(), judge)["score"] == 1.0 and judge.calls == 4

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from eval.metrics import score
+from eval.metrics import NoJudgment, score
 from eval.metrics.judge import (
     JudgmentCache,
     loong_question,
@@ -99,19 +99,18 @@ def _loong(pred, judge):
 
 
 def test_loong_judgments_parsed_failed_and_cached(judge, server, caplog):
-    assert _loong("PERFECT answer", judge) == {"score": 1.0, "parsed": 1.0, "failed": 0.0, "judge_score": 100.0,
-                                               "perfect": 1.0}
+    assert _loong("PERFECT answer", judge) == {"score": 1.0, "judge_score": 100.0, "perfect": 1.0}
     partial = _loong("some answer", judge)
     assert partial["score"] == 0.6 and partial["perfect"] == 0.0
-    assert _loong("MALFORMED", judge)["parsed"] == 0.0
-    failed = _loong("FAIL500", judge)
-    assert failed["parsed"] == 0.0 and failed["failed"] == 1.0
-    assert _loong("BADJSON", judge)["failed"] == 1.0
-    assert _loong("NOCHOICES", judge)["failed"] == 1.0
+    assert _loong("MALFORMED", judge) == NoJudgment(NoJudgment.UNPARSABLE, "no verdict in the reply",
+                                                    "Evaluation evidence: fine.\nRating: excellent")
+    assert _loong("FAIL500", judge).kind == NoJudgment.FAILED
+    assert _loong("BADJSON", judge).kind == NoJudgment.FAILED
+    assert _loong("NOCHOICES", judge).kind == NoJudgment.FAILED
     sent = len(server.requests)
     assert _loong("some answer", judge) == partial  # cached: no new request
     assert len(server.requests) == sent and judge.calls == sent
-    assert _loong("FAIL500", judge)["failed"] == 1.0 and len(server.requests) == sent + 1  # failures are not cached
+    assert _loong("FAIL500", judge).kind == NoJudgment.FAILED and len(server.requests) == sent + 1  # not cached
     req = server.requests[0]
     assert req["auth"] == f"Bearer {SECRET}" and req["body"]["model"] == "judge-model"
     assert req["body"]["temperature"] == 0.0
@@ -147,14 +146,17 @@ def test_cli_loong_reports_avg_perfect_and_unparsable(judge, server, tmp_path, c
     assert out["n"] == 4 and out["n_parsed"] == 2 and out["n_unparsable"] == 1 and out["n_failed"] == 1
     assert out["score"] == 80.0  # Avg Score over parsable judgments: (100 + 60) / 2
     assert out["perfect"] == 50.0  # Perfect Rate
+    per = [json.loads(line) for line in (tmp_path / "per.jsonl").read_text().splitlines()]
+    assert [r.get("score") for r in per] == [1.0, 0.6, None, None]  # no judgment is no score, not a 0
+    assert per[2]["no_judgment"] == "unparsable" and per[2]["reply_excerpt"].endswith("Rating: excellent")
+    assert per[3]["no_judgment"] == "failed" and per[3]["reason"] == "InternalServerError (HTTP 500)"
     assert "[Gold Answer]\n['a', 'b']" in server.requests[0]["body"]["messages"][0]["content"]
 
 
 def test_loogle_true_false_judge(judge, server):
     ref = Reference(["Paris"], task="shortdep_qa", extra={"question": "Capital of France?"})
     assert score("loogle_judge", "Paris", ref, judge=judge)["score"] == 1.0
-    assert score("loogle_judge", "Lyon", ref, judge=judge) == {"score": 0.0, "parsed": 1.0, "failed": 0.0,
-                                                               "judge_score": 0.0, "perfect": 0.0}
+    assert score("loogle_judge", "Lyon", ref, judge=judge) == {"score": 0.0, "judge_score": 0.0, "perfect": 0.0}
     body = server.requests[0]["body"]
     assert body["messages"][0]["role"] == "system" and body["max_tokens"] == 10
 
@@ -293,16 +295,26 @@ def test_a_failing_cache_never_fails_the_judgment(judge, server, tmp_path, caplo
 def test_a_failed_judgment_says_why_in_its_outcome(judge, server):
     """No module state: each judgment's outcome carries its own failure reason (the root error's type
     and HTTP status, looked through the backend's GenerationError; never the key)."""
-    failed = _loong("FAIL500", judge)
-    assert failed["failed"] == 1.0 and failed["failed_reason"] == "InternalServerError (HTTP 500)"
-    ok = _loong("some answer", judge)
-    assert ok["failed"] == 0.0 and "failed_reason" not in ok
+    assert _loong("FAIL500", judge) == NoJudgment(NoJudgment.FAILED, "InternalServerError (HTTP 500)")
+    assert _loong("some answer", judge) == {"score": 0.6, "judge_score": 60.0, "perfect": 0.0}
     # a 200 without text: the backend's malformed-response check (retried like any malformed body)
-    assert _loong("NOCONTENT", judge)["failed_reason"] == "MalformedResponse"
-    assert _loong("NOCHOICES", judge)["failed_reason"] == "MalformedResponse"
-    assert _loong("some answer", judge)["failed"] == 0.0 and judge.calls == 4  # a cached judgment is a success too
+    assert _loong("NOCONTENT", judge) == NoJudgment.failed("MalformedResponse")
+    assert _loong("NOCHOICES", judge).reason == "MalformedResponse"
+    assert _loong("some answer", judge)["score"] == 0.6 and judge.calls == 4  # a cached judgment is a success too
     bad = _loong("BADJSON", judge)
-    assert bad["failed"] == 1.0 and bad["failed_reason"] and SECRET not in bad["failed_reason"]
+    assert isinstance(bad, NoJudgment) and bad.reason and SECRET not in bad.reason and bad.reply_excerpt is None
+
+
+def test_no_judgment_is_a_type_with_a_kind_a_reason_and_a_short_excerpt():
+    """What a record's reason says for each kind; a long reply is cut; an unknown kind is refused."""
+    failed = NoJudgment.failed(None)
+    assert (failed.kind, failed.reason, failed.describe()) == ("failed", "no reply", "judge call failed: no reply")
+    long_reply = "I think " * 100
+    unparsable = NoJudgment.unparsable(long_reply)
+    assert unparsable.reply_excerpt == long_reply[:NoJudgment.EXCERPT_CHARS]
+    assert unparsable.describe() == f"judge reply unparsable: {long_reply[:NoJudgment.EXCERPT_CHARS]!r}"
+    with pytest.raises(ValueError, match="NoJudgment.kind"):
+        NoJudgment("zero", "a score of 0 is no kind of no-judgment")
 
 
 def test_a_judged_metric_without_a_judge_is_a_clear_error():

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible generator against a real local HTTP server (llm.server over the real
+"""The OpenAI-compatible generator against a real local HTTP server (testsupport.fake_servers over the real
 SmolLM2), including the failures a remote endpoint produces: 429s, 5xx, hangs, malformed bodies."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from llm.openai_backend import GenerationError, OpenAICompatGenerator, backoff_delay, resolve_api_key
+from llm.openai_backend import GenerationError, OpenAICompatGenerator, resolve_api_key
 from llm.prompt import Prompt
-from llm.server import OpenAICompatServer
+from llm.retrying import backoff_delay
+from testsupport.fake_servers import FakeOpenAIServer
 
 MODEL = "bundled:smollm2"
 SECRET = "sk-client-secret-value-42"
@@ -23,7 +24,7 @@ PROMPT = Prompt("What is the capital of France? Answer in one word.", max_new_to
 def server(generator, tmp_path_factory):
     generator.model  # load the weights before timing anything
     log = tmp_path_factory.mktemp("openai") / "requests.jsonl"
-    with OpenAICompatServer(generator, request_log=log, api_key=SECRET) as srv:
+    with FakeOpenAIServer(generator, request_log=log, api_key=SECRET) as srv:
         yield srv
 
 

@@ -1,5 +1,5 @@
 """The OpenAI-compatible generator against the dialects of real servers (vLLM, llama.cpp's
-llama-server, TGI, Azure OpenAI), as `llm.server --dialect` speaks them over the real SmolLM2:
+llama-server, TGI, Azure OpenAI), as `testsupport.fake_servers --dialect` speaks them over the real SmolLM2:
 usage in a last chunk, in every chunk, in the finish chunk or nowhere; chunks with no choices or
 choices with no delta; TGI's finish_reason words; error bodies that are not OpenAI's JSON."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from llm.openai_backend import GenerationError, OpenAICompatGenerator
 from llm.prompt import Prompt
-from llm.server import DIALECTS, OpenAICompatServer, main
+from testsupport.fake_servers import DIALECTS, FakeOpenAIServer, main
 
 MODEL = "bundled:smollm2"
 QUESTION = "What is the capital of France? Answer in one word."
@@ -26,7 +26,7 @@ LIMITED = Prompt(QUESTION, max_new_tokens=5)  # cut at the limit: "The capital o
 def servers(generator):
     generator.model  # load the weights once, before any request
     with ExitStack() as stack:
-        yield {d: stack.enter_context(OpenAICompatServer(generator, dialect=d)) for d in DIALECTS}
+        yield {d: stack.enter_context(FakeOpenAIServer(generator, dialect=d)) for d in DIALECTS}
 
 
 @pytest.fixture(autouse=True)
@@ -249,6 +249,6 @@ def test_the_dialect_can_be_chosen_per_request(servers):
                            headers={"X-Dialect": "klingon"})
     assert status == 400 and "unknown dialect 'klingon'" in json.loads(raw)["error"]["message"]
     with pytest.raises(ValueError, match="unknown dialect"):
-        OpenAICompatServer(object(), model_name="m", dialect="klingon")
+        FakeOpenAIServer(object(), model_name="m", dialect="klingon")
     with pytest.raises(SystemExit):  # refused before any weights load
         main(["--dialect", "klingon"])

@@ -1,7 +1,11 @@
+import copy
 import json
 
 import pytest
 
+from eval.metrics import NoJudgment
+from experiments import records as schema
+from experiments.redact import MASK
 from experiments.run_metrics import aggregate
 from experiments.records import RecordStore
 
@@ -66,3 +70,37 @@ def test_one_reader_for_runner_and_report(tmp_path):
     for load in (lambda: read_records(path), lambda: find_runs([run_dir], with_records=True)):
         with pytest.raises(ValueError, match=r"records\.jsonl:3: not a valid record"):
             load()
+
+
+def _parts():
+    base = schema.base_fields(id="s1", benchmark="b", task="t", language="en", length_level="1k", group="g",
+                              arm="rag", config_hash="h", answers=["x"])
+    return base, {"score": 0.5, "f1": 0.5}, {"prompt_tokens": 10, "completion_tokens": 2}, {"n_chunks": 3}
+
+
+@pytest.mark.parametrize("outcome", ["values", "failed", "unparsable"])
+def test_record_constructors_never_change_what_they_are_given(outcome):
+    base, values, usage, meta = _parts()
+    result = {"values": values, "failed": NoJudgment.failed("APIConnectionError"),
+              "unparsable": NoJudgment.unparsable("no rating here")}[outcome]
+    given = copy.deepcopy((base, result, usage, meta))
+    rec = schema.scored_record(base, "x", result, usage, 0.01, meta, secrets={"cfg-secret"})
+    assert (base, result, usage, meta) == given
+    if outcome == "values":
+        assert rec["status"] == schema.OK and rec["scores"] == values and rec["scores"] is not values
+        rec["scores"]["f1"] = 0.0
+        assert values["f1"] == 0.5  # the record holds its own copy
+    else:
+        assert rec["status"] == schema.FAILED and "score" not in rec and "scores" not in rec
+        assert rec["prediction"] == "x" and rec["n_chunks"] == 3 and rec["cost_usd"] == 0.01
+
+
+def test_every_reason_a_constructor_writes_is_masked(monkeypatch):
+    """Secrets reach a reason from an error message or a judge's reply: the constructors mask them."""
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-6c1f0e9b2a")
+    base = _parts()[0]
+    reason = "401 for tok-6c1f0e9b2a (password=hunter2hunter) at cfg-7d0a3b"
+    for rec in (schema.failed_record(base, reason, {"cfg-7d0a3b"}), schema.skipped_record(base, reason, {"cfg-7d0a3b"}),
+                schema.scored_record(base, "x", NoJudgment.unparsable(reason), {}, None, {}, {"cfg-7d0a3b"})):
+        assert not any(s in rec["reason"] for s in ("tok-6c1f0e9b2a", "hunter2hunter", "cfg-7d0a3b")), rec["reason"]
+        assert rec["reason"].count(MASK) == 3

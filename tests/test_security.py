@@ -31,7 +31,7 @@ from experiments import redact
 from tests.conftest import ROOT
 
 # ---------------------------------------------------------------- source scan
-SCANNED = ("eval", "rag", "longctx", "llm", "experiments", "perf", "tests")
+SCANNED = ("eval", "rag", "longctx", "llm", "experiments", "perf", "tests", "testsupport")
 
 # name -> pattern; a hit in code (not a comment or string) fails the scan
 FORBIDDEN = {

@@ -1,7 +1,9 @@
-"""The project's OpenAI-compatible server over the real SmolLM2, spoken to in raw HTTP."""
+"""The project's OpenAI-compatible server over the real SmolLM2, spoken to in raw HTTP. (Its test double with
+faults and other servers' dialects, testsupport/fake_servers.py, is tested in test_fake_servers.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -15,7 +17,7 @@ import urllib.request
 import pytest
 
 from llm.prompt import Prompt
-from llm.server import OpenAICompatServer, parse_fault
+from llm.server import OpenAICompatServer
 from tests.conftest import ROOT
 
 MODEL = "bundled:smollm2"
@@ -28,13 +30,6 @@ def server(generator, tmp_path_factory):
     log = tmp_path_factory.mktemp("server") / "requests.jsonl"
     with OpenAICompatServer(generator, request_log=log) as srv:
         yield srv
-
-
-@pytest.fixture(autouse=True)
-def _no_leftover_faults(server):
-    server.clear_faults()
-    yield
-    server.clear_faults()
 
 
 def _post(server, path, body, headers=None, raw=None, timeout=120):
@@ -135,77 +130,18 @@ def test_a_body_that_is_not_json_is_a_400(server):
     assert status == 400 and "not JSON" in json.loads(raw)["error"]["message"]
 
 
-def test_faults_from_the_queue_and_from_a_header(server):
-    status, _, raw = _post(server, "/_faults", {"faults": ["429", "500", "malformed"]})
-    assert status == 200 and json.loads(raw)["faults_queued"] == ["429", "500", "malformed"]
-    status, headers, raw = _post(server, "/v1/chat/completions", _chat(2))
-    assert status == 429 and headers["Retry-After"] == "0" and json.loads(raw)["error"]["type"] == "rate_limit_error"
-    assert _post(server, "/v1/chat/completions", _chat(2))[0] == 500
-    status, _, raw = _post(server, "/v1/chat/completions", _chat(2))
-    with pytest.raises(json.JSONDecodeError):
-        json.loads(raw)
-    assert status == 200
-    assert _post(server, "/v1/chat/completions", _chat(2))[0] == 200  # queue empty: normal again
-    assert _post(server, "/v1/chat/completions", _chat(2), headers={"X-Fault": "503"})[0] == 503
-    status, _, raw = _post(server, "/v1/chat/completions", _chat(2), headers={"X-Fault": "no_usage"})
-    assert status == 200 and "usage" not in json.loads(raw)
-    t0 = time.perf_counter()
-    with pytest.raises(OSError):  # urllib's timeout: the server hangs
-        _post(server, "/v1/chat/completions", _chat(2), headers={"X-Fault": "hang:3"}, timeout=0.5)
-    assert time.perf_counter() - t0 < 2.5
-    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
-        _post(server, "/v1/chat/completions", _chat(2), headers={"X-Fault": "drop"})
-    assert _post(server, "/_faults", {"faults": ["teapot"]})[0] == 400
+def test_the_product_server_injects_no_faults(server):
+    """Faults live in the test double only: no `/_faults` route, an `X-Fault` header is an ordinary header."""
+    assert _post(server, "/_faults", {"faults": ["429"]})[0] == 404
+    status, _, raw = _post(server, "/v1/chat/completions", _chat(2), headers={"X-Fault": "500", "X-Dialect": "tgi"})
+    assert status == 200 and json.loads(raw)["choices"][0]["finish_reason"] in ("stop", "length")
+    assert set(server.snapshot()) == {"requests", "in_flight", "max_in_flight"}
+    assert all("fault" not in entry for entry in _log_entries(server))
 
 
 def _log_entries(server) -> list[dict]:
     log = server.request_log
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-@pytest.mark.parametrize("stream", [True, False])
-def test_drip_never_finishes_and_ends_quietly_when_the_client_goes(server, stream):
-    """`drip`: data keeps coming (every read is served within s seconds) but the answer never ends;
-    when the client hangs up, the server's thread notices and ends, logged as "client gone"."""
-    import http.client
-
-    logged = len(_log_entries(server))
-    host, port = server.httpd.server_address[:2]
-    conn = http.client.HTTPConnection(host, port, timeout=5)
-    conn.request("POST", "/v1/chat/completions", json.dumps(_chat(2, stream=stream)),
-                 {"Content-Type": "application/json", "X-Fault": "drip:0.1"})
-    resp = conn.getresponse()
-    assert resp.status == 200 and resp.getheader("Transfer-Encoding") == "chunked"
-    t0 = time.perf_counter()
-    if stream:
-        events = []
-        while len(events) < 8:
-            line = resp.readline()
-            if line.startswith(b"data: "):
-                events.append(line[len(b"data: "):].strip())
-        assert b"[DONE]" not in events
-        assert all(json.loads(e)["choices"][0] == {"index": 0, "delta": {"content": "."}, "finish_reason": None,
-                                                   "logprobs": None} for e in events)
-    else:
-        body = b"".join(resp.read(1) for _ in range(8))
-        assert body == b" " * 8  # valid JSON so far (leading whitespace), never complete
-    assert 0.5 <= time.perf_counter() - t0 < 3, "one piece every 0.1 s"
-    conn.sock.shutdown(socket.SHUT_RDWR)
-    conn.close()
-    deadline = time.time() + 3
-    while not [e for e in _log_entries(server)[logged:] if e.get("fault") == "drip"] and time.time() < deadline:
-        time.sleep(0.05)
-    drips = [e for e in _log_entries(server)[logged:] if e.get("fault") == "drip"]
-    assert [(e["status"], e["stream"]) for e in drips] == [("client gone", stream)], drips
-
-
-def test_parse_fault():
-    assert parse_fault("hang:2.5") == ("hang", 2.5) and parse_fault("slow") == ("slow", 0.5)
-    assert parse_fault("drip") == ("drip", 0.3) and parse_fault("drip:0.05") == ("drip", 0.05)
-    assert parse_fault("429") == ("429", None)
-    for bad in ("418", "429:3", "hang:soon"):
-        with pytest.raises(ValueError):
-            parse_fault(bad)
 
 
 def test_api_key_is_required_when_set_and_never_logged(generator, tmp_path):
@@ -226,14 +162,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_the_command_line_server_answers(tmp_path):
-    """`python -m llm.server` as a user starts it: a separate process, a real port."""
+@contextlib.contextmanager
+def command_line_server(module: str, *args: str):
+    """`python -m MODULE --model MODEL --port PORT ARGS` as a user starts it: a separate process, a real port;
+    yields its base URL once it answers."""
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "-m", "llm.server", "--model", MODEL, "--port", str(port),
-                             "--request-log", str(tmp_path / "log.jsonl")], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", module, "--model", MODEL, "--port", str(port), *args], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.time() + 300
@@ -246,6 +182,16 @@ def test_the_command_line_server_answers(tmp_path):
                 assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
                 assert time.time() < deadline, "server did not come up"
                 time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_the_command_line_server_answers(tmp_path):
+    """`python -m llm.server` as a user starts it."""
+    with command_line_server("llm.server", "--request-log", str(tmp_path / "log.jsonl")) as url:
         req = urllib.request.Request(url + "/chat/completions", data=json.dumps(_chat(3)).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=120) as resp:
@@ -255,9 +201,6 @@ def test_the_command_line_server_answers(tmp_path):
         while not log_file.exists() and time.time() < until:  # the server logs a request after answering it
             time.sleep(0.1)
         assert json.loads(log_file.read_text().splitlines()[-1])["status"] == 200
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.mark.slow

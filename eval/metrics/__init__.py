@@ -1,8 +1,11 @@
 """The shared metric module: every score in the project comes from a metric registered here.
 
 A metric takes a prediction and a `Reference` and returns a dict of per-sample values in 0..1
-with the primary value under "score". Benchmarks name their primary metric per task
-(`Sample.metric`); `python -m eval.score` looks metrics up by the same names.
+with the primary value under "score". A judged metric may instead return `NoJudgment`: the judge
+call failed, or its reply held no verdict. That is no score (never a 0): the runner and the importer
+record the sample as failed (retried on resume), `python -m eval.score` counts it apart. Benchmarks
+name their primary metric per task (`Sample.metric`); `python -m eval.score` looks metrics up by
+the same names.
 
 Modules: `text` (normalisation, token F1), `rouge` (the `rouge` package's ROUGE-N/L), `lveval`,
 `clongeval`, `loogle`, `judge` (LLM judges for Loong and LooGLE), `lara` (LaRA's True/False judge
@@ -14,12 +17,51 @@ what the `official` / `strict` variants do
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Literal
 
 from eval.registry import Registry, UnknownName
 from eval.sample import Reference
 
-Metric = Callable[..., dict[str, Any]]  # (prediction, reference[, judge]) -> {"score": 0..1, ...}
+
+@dataclass(frozen=True)
+class NoJudgment:
+    """A judged metric's outcome when its judge gave no judgment: no score, not a score of 0.
+
+    `kind` is FAILED (the judge call failed after the backend's retries; `reason` is the error type
+    and HTTP status, never a message or body, which may echo the request or a key) or UNPARSABLE
+    (the judge replied, but with no verdict the metric can read; `reply_excerpt` holds the reply's
+    first EXCERPT_CHARS characters). Build one with `NoJudgment.failed(...)` / `.unparsable(...)`."""
+
+    kind: Literal["failed", "unparsable"]
+    reason: str
+    reply_excerpt: str | None = None
+
+    FAILED: ClassVar[str] = "failed"
+    UNPARSABLE: ClassVar[str] = "unparsable"
+    EXCERPT_CHARS: ClassVar[int] = 200
+
+    def __post_init__(self) -> None:
+        if self.kind not in (self.FAILED, self.UNPARSABLE):
+            raise ValueError(f"NoJudgment.kind must be {self.FAILED!r} or {self.UNPARSABLE!r}, got {self.kind!r}")
+
+    @classmethod
+    def failed(cls, reason: str | None) -> NoJudgment:
+        return cls(cls.FAILED, reason or "no reply")
+
+    @classmethod
+    def unparsable(cls, reply: str) -> NoJudgment:
+        return cls(cls.UNPARSABLE, "no verdict in the reply", reply[:cls.EXCERPT_CHARS])
+
+    def describe(self) -> str:
+        """One line for a record's `reason` (secrets are masked by the record constructors, not here)."""
+        if self.kind == self.FAILED:
+            return f"judge call failed: {self.reason}"
+        return f"judge reply unparsable: {self.reply_excerpt or ''!r}"
+
+
+MetricValues = dict[str, Any]  # {"score": 0..1, ...}: every value of one sample
+Metric = Callable[..., "MetricValues | NoJudgment"]  # (prediction, reference[, judge]) -> values
 
 METRICS = Registry("metric")  # name -> metric function; modules below add theirs with @register(name)
 JUDGED: set[str] = set()  # metrics that are handed a judge (eval.metrics.judge.Judge) to ask
@@ -46,9 +88,9 @@ def needs_judge(name: str) -> bool:
     return name in JUDGED
 
 
-def score(name: str, prediction: str, reference: Reference, judge: Any = None) -> dict[str, Any]:
-    """The metric's values. A judged metric needs `judge` (eval.metrics.judge.Judge); a failed
-    judgment has `failed: 1.0` and `failed_reason`."""
+def score(name: str, prediction: str, reference: Reference, judge: Any = None) -> MetricValues | NoJudgment:
+    """The metric's values, or `NoJudgment` when a judged metric's judge gave none. A judged metric
+    needs `judge` (eval.metrics.judge.Judge)."""
     metric = get_metric(name)
     if name in JUDGED:
         if judge is None:
@@ -57,11 +99,15 @@ def score(name: str, prediction: str, reference: Reference, judge: Any = None) -
         values = metric(prediction or "", reference, judge)
     else:
         values = metric(prediction or "", reference)
+    if isinstance(values, NoJudgment):
+        if name not in JUDGED:
+            raise AssertionError(f"metric {name} returned {values} but asks no judge")
+        return values
     if not 0.0 <= values["score"] <= 1.0:
         raise AssertionError(f"metric {name} returned score {values['score']} outside [0, 1]")
     return values
 
 
 # Registration happens on import of the metric modules.
-from eval.metrics import clongeval, contains, lara, loogle, lveval  # noqa: E402,F401
+from eval.metrics import clongeval, contains, lara, loogle, lveval, reference_free  # noqa: E402,F401
 from eval.metrics import judge as _judge_metrics  # noqa: E402,F401

@@ -20,8 +20,9 @@ Asking the model is not done here: a `Judge` is handed an `Ask` (messages and sa
 the OpenAI-compatible backend with its retries, whole-attempt timeouts and key handling), wired
 up by experiments/run.py and by the `eval.score` CLI's judge factory. The judge metrics take the
 judge as an argument (`eval.metrics.score(name, prediction, reference, judge=...)`); no module
-state. A failed judgment comes back in the metric's dict: `failed: 1.0` and `failed_reason` (the
-error type and HTTP status of the underlying error, never the key or the request).
+state. A judgment that could not be had comes back as `eval.metrics.NoJudgment` (`_judged` builds
+it): a failed call with its reason (the error type and HTTP status of the underlying error, never
+the key or the request), or an unparsable reply with an excerpt of it.
 
 Judgments are cached in SQLite (`eval.storage`: WAL, lock retries, a checksum per entry, a
 damaged file moved aside), keyed by the SHA-256 of the judge model, the messages and the sampling
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Protocol
 
-from eval.metrics import register
+from eval.metrics import MetricValues, NoJudgment, register
 from eval.sample import Reference
 from eval.storage import JSONCache
 
@@ -269,19 +270,22 @@ def loong_reference(rec: Mapping[str, Any]) -> Reference:
                      {"question": loong_question(rec), "answer": answer})
 
 
-def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> dict[str, Any]:
+def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> MetricValues | NoJudgment:
+    """A judged metric's outcome from the judge's reply and the verdict parsed out of it.
+
+    `value` is the verdict on a 0..`scale` scale (a True/False judge: 100.0 * verdict), None when
+    the reply held none. A failed call (`reply.text` None) or an unreadable reply is `NoJudgment`,
+    never a silent 0 (the released Loong scorer averages parsable judgments only); otherwise the
+    values `score` (value / scale), `judge_score` (value) and `perfect` (value == scale)."""
     if reply.text is None:
-        return {"score": 0.0, "parsed": 0.0, "failed": 1.0, "failed_reason": reply.error or "no reply"}
-    if value is None:  # a reply with no rating is no judgment, never a silent 0 (the released Loong scorer
-        # averages parsable judgments only): the caller records it as its own outcome, out of every mean
-        return {"score": 0.0, "parsed": 0.0, "failed": 0.0, "unparsable": 1.0,
-                "unparsable_reply": reply.text[:200]}
-    return {"score": value / scale, "parsed": 1.0, "failed": 0.0, "judge_score": value,
-            "perfect": float(value == scale)}
+        return NoJudgment.failed(reply.error)
+    if value is None:
+        return NoJudgment.unparsable(reply.text)
+    return {"score": value / scale, "judge_score": value, "perfect": float(value == scale)}
 
 
 @register("loong_judge", judged=True)
-def loong_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]:
+def loong_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | NoJudgment:
     extra = ref.extra or {}
     answer = extra.get("answer", ref.answers[0] if ref.answers else "")
     prompt = LOONG_JUDGE_PROMPT.format(extra.get("question", ""), answer, prediction)
@@ -290,7 +294,7 @@ def loong_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]
 
 
 @register("loogle_judge", judged=True)
-def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]:
+def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | NoJudgment:
     extra = ref.extra or {}
     reference = ref.answers[0] if ref.answers else ""
     params = {"temperature": 0.0, "top_p": 1, "max_tokens": 10, "frequency_penalty": 0, "presence_penalty": 0}

@@ -15,7 +15,7 @@ are reproduced from there).
 
 Parsing the judge (`variant`, `Reference.extra["variant"]`): `official` reproduces the released
 rule, `1.0 if 'true' in reply.lower() else 0.0`, with one difference: a reply holding neither
-"true" nor "false" is unparsable, its own outcome (the runner records it as failed, retried on
+"true" nor "false" is unparsable, `NoJudgment` (the runner records it as failed, retried on
 resume; the released code scores it 0). A reply like "not true" therefore counts as True, as in
 the release. `strict` reads only the reply's first word (True/False), as `parse_true_false`.
 
@@ -24,7 +24,7 @@ Where the release differs from what runs here: its scorer calls the judge as
 or Qwen-max judge: set `judge.model`); it sets no temperature (the API default), the project's
 judge asks at temperature 0; and the released file misses `from openai import OpenAI` and
 `import pandas`, so it does not run as shipped. Failed judge calls are left out of the released
-means, as here (`failed`).
+means, as here (`NoJudgment`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import re
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
-from eval.metrics import register
+from eval.metrics import MetricValues, NoJudgment, register
 from eval.metrics.judge import Judge, _judged, parse_true_false
 from eval.metrics.text import f1, tokens_en
 from eval.sample import Reference
@@ -101,7 +101,7 @@ def lara_reference(task: str, rec: Mapping[str, Any], variant: str = "official")
 
 
 @register("lara_judge", judged=True)
-def lara_judge(prediction: str, ref: Reference, judge: Judge) -> dict[str, Any]:
+def lara_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | NoJudgment:
     extra = ref.extra or {}
     answer = ref.answers[0] if ref.answers else ""
     reply = judge.ask(judge_messages(ref.task, str(extra.get("question", "")), answer, prediction))

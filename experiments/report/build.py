@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report import plots
-from experiments.arms import ROLE_LONGCTX, ROLE_OTHER, specs
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.pricing import Pricing
 from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
@@ -39,7 +38,10 @@ from experiments.versions import package_versions
 from experiments.report.runs import Run, dedupe, find_runs
 from experiments.report.summary import SHARE_COLUMNS, summary_rows
 from experiments import records as schema
-from experiments.report.verdict import ALL, VerdictRow, budget_pairs, verdicts
+from experiments.report.oracle import mean_prompt_tokens
+from experiments.report.other_arms import ArmBest, other_arm_specs, other_arms
+from experiments.report.pairwise import PairwiseRow, apply_pairwise, pairwise_rows, waiting
+from experiments.report.verdict import VerdictRow, budget_pairs, oracle_rows, overall_row, verdicts
 from experiments.report.whatif import WhatIfRow, what_if
 
 SECTIONS = {"verdict": "1. Verdict", "whatif": "2. Deployment what-if", "plots": "3. Plots",
@@ -91,6 +93,14 @@ def _disambiguate(runs: list[Run]) -> None:
             r.label_suffix = f" #{str(r.metrics.get('config_hash', ''))[:6] or r.path.name}"
 
 
+def _arm_best(best: ArmBest | None) -> str:
+    """An other-arms cell: the score and config of an arm's best run (a routing arm's share routed to long context)."""
+    if best is None:
+        return "-"
+    routed = "" if best.longctx_share is None else f", {_pct(best.longctx_share)} to long context"
+    return f"{best.score:.1f} ({best.run.label}{routed})"
+
+
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     fields: list[str] = []
     for row in rows:
@@ -102,6 +112,28 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # ---------------------------------------------------------------- sections
+
+
+def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> None:
+    """Questions without references: RAG's answers against long context's, judged in both orders."""
+    if not prows and not unjudged:
+        return
+    doc.add(Heading(3, "Questions without references: pairwise preference", "pairwise"), Paragraph(
+        "Questions with neither reference answers nor evidence are scored by a judge that compares RAG's answer with "
+        "long context's (`python -m experiments.pairwise`): asked twice, the answers shown in both orders and never "
+        "named; a preference counts only when both orders agree, and one that flips with the order is a tie. In the "
+        "verdict such questions score 1 (RAG preferred), 0.5 (tie) or 0 (long context preferred) for RAG and 0.5 for "
+        "long context, so Δ is half the net preference, (wins − losses) / 2, in points. Judges favour longer "
+        "answers: read the win rate beside the answer lengths."))
+    if unjudged:
+        doc.add(Paragraph(f"{unjudged} answer(s) wait for a pairwise judgment and are left out of every score: run "
+                          "`python -m experiments.pairwise RUN_DIRS --judge-model MODEL`, then the report again."))
+    rows = [[r.benchmark, r.rag, r.longctx, str(r.n), str(r.documents), _pct(r.win), _pct(r.tie), _pct(r.loss),
+             _pct(r.flipped), f"{r.net:+.1f}" + (f" [{r.ci[0]:+.1f}, {r.ci[1]:+.1f}]" if r.ci else " (one document)"),
+             f"{r.words_rag:.0f} / {r.words_longctx:.0f}", str(r.no_judgment)] for r in prows]
+    if rows:
+        doc.add(Table(["benchmark", "RAG", "long context", "questions", "documents", "RAG wins", "ties", "LC wins",
+                       "order flips", "wins − losses, % [95% CI]", "words (RAG / LC)", "no judgment"], rows))
 
 
 def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], settings: ReportSettings,
@@ -132,15 +164,15 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
                                                f"{100 * v.oracle.share_second:.0f}% LC, "
                                                f"{100 * v.oracle.share_tie:.0f}% tie)")
-        correct = ("-" if not v.correct_shares or None in v.correct_shares
-                   else f"{_pct(v.correct_shares[0])} / {_pct(v.correct_shares[1])}")
+        shares = v.known_correct_shares
+        correct = "-" if shares is None else f"{_pct(shares[0])} / {_pct(shares[1])}"
         rows.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", v.lc.label if v.lc else "-",
                      _fmt(v.lc_score, 1), v.rag.label if v.rag else "-", _fmt(v.rag_score, 1), delta, str(v.n_groups),
                      str(v.n_shared), correct, _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio),
                      oracle, v.selection or "-", v.recommendation])
     doc.add(Table(head, rows))
     naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, _fmt(v.naive_diff, 1)]
-             for v in vrows if v.naive_lc is not None and v.naive_rag is not None and v.configs_compared > 2]
+             for v in vrows if v.naive_picks_matter]
     if naive:
         doc.add(Paragraph("Naive same-sample picks (not selection-adjusted: the configs were chosen and scored on all "
                           "samples, so with many configs the difference is biased towards the luckiest one; shown for "
@@ -148,31 +180,14 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
                 Table(["benchmark", "level", "long context", "RAG", "Δ RAG−LC (same samples)"], naive))
 
     # Other arms: floors, routers and controls, per level.
-    other_arms = [s for s in specs() if s.role == ROLE_OTHER]
-    other = []
-    for v in vrows:
-        lvl = None if v.level == ALL else v.level
-        mine = [r for r in runs if r.scope == v.benchmark]
-        cells = []
-        picks = [lambda r, name=s.name: r.arm == name for s in other_arms] + [lambda r: r.budget_matched]
-        for pick in picks:
-            cands = [(r.score_at(lvl), r) for r in mine if pick(r) and r.score_at(lvl) is not None]
-            if cands:
-                s, r = max(cands, key=lambda sr: sr[0])
-                routes = [x["route"] for x in r.answered(lvl) if x.get("route")]  # a routing arm's records
-                extra = f", {_pct(routes.count(ROLE_LONGCTX) / len(routes))} to long context" if routes else ""
-                cells.append(f"{s:.1f} ({r.label}{extra})")
-            else:
-                cells.append("-")
-        if any(c != "-" for c in cells):
-            other.append([v.benchmark, v.level, _fmt(v.lc_score, 1), *cells,
-                          "-" if v.oracle is None else f"{v.oracle.score:.1f}"])
+    other = [[o.benchmark, o.level, _fmt(o.lc_score, 1), *(_arm_best(b) for b in o.best),
+              _fmt(o.oracle_score, 1)] for o in other_arms(vrows, runs)]
     if other:
         doc.add(Heading(3, "Other arms"), Paragraph(
             "Closed book (no context) is the memorisation floor; Self-Route tries RAG and falls back to long context "
             "when the model declines; budget-matched long context gets the same token budget as a RAG config, "
             "separating \"less text\" from \"better text\"."),
-            Table(["benchmark", "level", "long context", *(s.display() for s in other_arms),
+            Table(["benchmark", "level", "long context", *(s.display() for s in other_arm_specs()),
                    "budget-matched long context", "oracle router"], other))
 
     pairs = budget_pairs(runs, settings)
@@ -212,13 +227,11 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
                       *[_fmt(row.get(k)) for k in shares], _fmt(row["prompt_tokens_mean"], 0),
                       _fmt(row["latency_s_mean"]),
                       _usd(row["cost_per_answer_usd"]), _fmt(row["n"]), _fmt(row["skipped"]), _fmt(row["failed"])])
-    for v in vrows:
-        if v.level == ALL or (v.oracle and len([x for x in vrows if x.benchmark == v.benchmark]) == 1):
-            if v.oracle:
-                table.append([f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark,
-                              _fmt(v.oracle.score, 1), *([""] if official else []), *["" for _ in levels],
-                              *["" for _ in ns],
-                              *["" for _ in doc_ns], *["" for _ in shares], "", "", "", str(v.oracle.n), "", ""])
+    for v in oracle_rows(vrows):
+        table.append([f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark,
+                      _fmt(v.oracle.score, 1), *([""] if official else []), *["" for _ in levels],
+                      *["" for _ in ns],
+                      *["" for _ in doc_ns], *["" for _ in shares], "", "", "", str(v.oracle.n), "", ""])
     doc.add(Table(head, table))
     rules = sorted({(row["benchmark"], row["official_rule"]) for row in summary if row.get("official_rule")})
     if rules:
@@ -279,18 +292,11 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
         title = "" if len(scopes) == 1 else f" ({scope})"
         if len(scopes) > 1:
             doc.add(Heading(3, scope))
-        overall = next((v for v in vrows if v.benchmark == scope and v.level == ALL),
-                       next((v for v in vrows if v.benchmark == scope), None))
+        overall = overall_row(vrows, scope)
         oracle_pt = None
         if overall and overall.oracle and overall.lc and overall.best_rag:
-            # the oracle answers each sample with one of two configs (first: the best RAG): its tokens are theirs
-            by_first = {str(r["id"]): r for r in overall.best_rag.records}
-            by_second = {str(r["id"]): r for r in overall.lc.records}
-            toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens")
-                    for i, c in overall.oracle.choice.items()]
-            toks = [t for t in toks if t is not None]
-            if toks:
-                oracle_pt = (sum(toks) / len(toks), overall.oracle.score)
+            tokens = mean_prompt_tokens(overall.oracle, overall.best_rag, overall.lc)  # first: the best RAG
+            oracle_pt = None if tokens is None else (tokens, overall.oracle.score)
         lc_best = overall.lc_score if overall else None
         made = [
             (plots.score_vs_tokens(mine, out / f"score_vs_prompt_tokens{slug}.png", oracle_pt, title),
@@ -428,6 +434,7 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     runs = [r for r in runs if r.records]
     runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
     _disambiguate(runs)
+    judged = apply_pairwise(runs)  # questions without references: scores from pairwise judgments
     out = Path(out_dir) if out_dir else default_out_dir(paths)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -456,6 +463,7 @@ def build_report(paths: list[str], out_dir: Path | None = None,
             "benchmark's LLM judge (e.g. `lara_auto`) is not comparable with the benchmark's published numbers."))
     doc.add(Bullets(list(SECTIONS.values())))
     verdict_section(doc, vrows, runs, settings, summary, levels, ns)
+    pairwise_section(doc, pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs))
     whatif_section(doc, wrows, pricing, settings)
     images = plots_section(doc, runs, vrows, diag, out)
     diagnostics_section(doc, diag, settings)

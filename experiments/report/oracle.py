@@ -32,3 +32,14 @@ def oracle_router(first: Run, second: Run, level: str | None = None) -> OracleRe
     share = lambda kind: sum(c == kind for c in choice.values()) / len(shared)  # noqa: E731
     return OracleResult(score=100 * sum(best) / len(best), n=len(shared), share_first=share("first"),
                         share_second=share("second"), share_tie=share("tie"), choice=choice)
+
+
+def mean_prompt_tokens(result: OracleResult, first: Run, second: Run) -> float | None:
+    """Mean prompt tokens of the oracle's answers: each sample is answered by one of its two configs
+    (`first` on ties), with that config's prompt tokens."""
+    by_first = {str(r["id"]): r for r in first.records}
+    by_second = {str(r["id"]): r for r in second.records}
+    toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens")
+            for i, c in result.choice.items()]
+    toks = [t for t in toks if t is not None]
+    return sum(toks) / len(toks) if toks else None

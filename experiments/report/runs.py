@@ -49,6 +49,10 @@ class Run:
                                    if schema.is_scored(r)}
         return self._scores[level]
 
+    def reset_scores(self) -> None:
+        """Forget the cached scores (after the report set some, e.g. from pairwise judgments)."""
+        self._scores.clear()
+
     def answered(self, level: str | None = None) -> list[dict[str, Any]]:
         """Records the model answered (status ok): the ones with tokens, latency and cost."""
         return [r for r in self.records_at(level) if schema.is_answered(r)]

@@ -71,6 +71,17 @@ class VerdictRow:
     correct_shares: tuple[float, float] | None = None  # (RAG, long context) share answered correctly
     recommendation: str = ""
 
+    @property
+    def known_correct_shares(self) -> tuple[float, float] | None:
+        """(RAG, long context) shares answered correctly, when both are known."""
+        return self.correct_shares if self.correct_shares and None not in self.correct_shares else None
+
+    @property
+    def naive_picks_matter(self) -> bool:
+        """The same-sample picks say something beside the verdict: both exist and more than two configs
+        were compared (with one config per arm they are the verdict's own)."""
+        return self.naive_lc is not None and self.naive_rag is not None and self.configs_compared > 2
+
     def as_csv(self) -> dict[str, Any]:
         return {
             "benchmark": self.benchmark, "level": self.level,
@@ -237,9 +248,8 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
                             deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
-    shares = row.correct_shares if row.correct_shares and None not in row.correct_shares else None
-    row.decision = decide(row.ci, settings.tolerance, None if cheaper is None else cheaper < 1, shares,
-                          settings.floor_share)
+    row.decision = decide(row.ci, settings.tolerance, None if cheaper is None else cheaper < 1,
+                          row.known_correct_shares, settings.floor_share)
     if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
         row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
                                               "chosen on the same samples (too few documents to split)")
@@ -340,3 +350,15 @@ def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
             pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared),
                                     diff, ci))
     return pairs
+
+
+def oracle_rows(rows: list[VerdictRow]) -> list[VerdictRow]:
+    """The rows whose oracle router is listed beside the configs: each benchmark's row over all levels, or
+    its only row."""
+    return [v for v in rows if v.oracle and (v.level == ALL or sum(x.benchmark == v.benchmark for x in rows) == 1)]
+
+
+def overall_row(rows: list[VerdictRow], benchmark: str) -> VerdictRow | None:
+    """A benchmark's row over all levels, else its first row."""
+    mine = [v for v in rows if v.benchmark == benchmark]
+    return next((v for v in mine if v.level == ALL), mine[0] if mine else None)
