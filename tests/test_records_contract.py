@@ -119,9 +119,10 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
             assert 0.0 <= r["score"] <= 1.0 and r["prompt_tokens"] > 50 and r["latency_s"] > 0
         key = "evidence_recall" if r["arm"] == "rag" else "evidence_retained"
         assert r[key] is not None
-    # what the report reads must be written by the runner (selfroute's route, skip/fail reasons aside)
+    # what the report reads must be written by the runner (selfroute's route, skip/fail reasons and the
+    # pairwise path's `scoring` aside: tests/test_reference_free.py runs that one)
     written = set().union(*(set(r) for r in records))
-    missing = set(report_read_keys()) - written - {"route", "reason"}
+    missing = set(report_read_keys()) - written - {"route", "reason", "scoring"}
     assert not missing, f"the report reads keys the runner never wrote: {sorted(missing)}"
 
     files = build_report([str(sweep)], tmp_path / "out")

@@ -177,12 +177,13 @@ def bare_sweep(tmp_path_factory):
 
 def test_answers_without_references_are_recorded_unscored_then_judged_in_pairs(bare_sweep, serve, tmp_path):
     from experiments import pairwise
-    from experiments.records import read_records
+    from experiments.records import RECORD_KEYS, read_records
 
     lc, rag = read_records(bare_sweep / "lc" / "records.jsonl"), read_records(bare_sweep / "rag" / "records.jsonl")
     assert set(lc) == set(rag) == {"w", "b", "s"}
     assert all(r["status"] == "ok" and r["scoring"] == "pairwise" and "score" not in r for r in lc.values())
     assert rag["w"]["question"] == "How long is the warranty?"
+    assert all(set(r) <= RECORD_KEYS for r in [*lc.values(), *rag.values()])  # the schema documents every key
     judge, server = serve(longer_judge)
     url = f"http://127.0.0.1:{server.server_port}/v1"
     argv = [str(bare_sweep), "--judge-model", "judge-model", "--judge-base-url", url,
