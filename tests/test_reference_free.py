@@ -171,7 +171,8 @@ def bare_sweep(tmp_path_factory):
               f"benchmark.cache_dir={tmp / 'cache'}", "benchmark.max_new_tokens=12", "run.progress=false",
               f"run.cache_dir={tmp / 'cache'}"]
     run(compose([*common, "arm=longctx"]), tmp / "sweep" / "lc")
-    run(compose([*common, "arm=rag", "retriever=bm25", "rag.chunk_size=32", "rag.chunk_overlap=8", "rag.top_k=1"]), tmp / "sweep" / "rag")
+    rag = ["arm=rag", "retriever=bm25", "rag.chunk_size=32", "rag.chunk_overlap=8", "rag.top_k=1"]
+    run(compose([*common, *rag]), tmp / "sweep" / "rag")
     return tmp / "sweep"
 
 
