@@ -16,7 +16,7 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint lock test-latest clean
+.PHONY: install demo test lint lock test-latest clean examples decide
 
 install: $(STAMP)
 
@@ -34,6 +34,25 @@ $(STAMP): pyproject.toml $(LOCK) Makefile
 
 demo: install
 	$(PY) -m experiments.demo
+
+# The example corpus of examples/ (README: "Decide for your own documents"), written from the synthetic generator
+# so every answer and evidence quote is known; the same bytes on every run.
+examples: install
+	$(PY) -m eval.write_corpus --benchmark synthetic 'languages=[en]' 'levels=[1k,2k]' \
+	    'haystacks_per_level={1k:8,2k:2}' questions_per_haystack=2 two_hop_share=0.5 \
+	    --types txt,md,html,docx,pdf --out examples --overwrite
+
+# Long context against a first RAG sweep on your own documents (conf/experiment/decide.yaml), then the report
+# (one sweep folder per document folder, so two corpora never share a report):
+#   make decide DOCS=path/to/folder QUESTIONS=path/to/questions.jsonl ARGS='generator=openai rag.top_k=4,8'
+DOCS       ?= examples/docs
+QUESTIONS  ?= examples/questions.jsonl
+ARGS       ?=
+DECIDE_DIR ?= outputs/decide/$(subst /,_,$(patsubst %/,%,$(DOCS)))
+decide: install
+	$(PY) -m experiments.run -m experiment=decide benchmark.path=$(DOCS) benchmark.questions=$(QUESTIONS) \
+	    hydra.sweep.dir=$(DECIDE_DIR) $(ARGS)
+	$(PY) -m experiments.report $(DECIDE_DIR)
 
 test: install
 	$(PY) -m pytest -q

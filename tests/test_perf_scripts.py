@@ -52,3 +52,13 @@ def test_corpus_parse_prints_json_figures(tmp_path):
     assert figures["first_seconds"] > 0 and figures["cached_seconds"] <= figures["first_seconds"]  # rounded: may be 0.0
     assert sorted(p.suffix for p in (tmp_path / "docs").rglob("doc0*")) == sorted([".docx", ".html", ".md", ".pdf",
                                                                                   ".txt"] * 2)
+
+
+def test_question_generation_prints_json_figures():
+    res = subprocess.run([sys.executable, "perf/question_generation.py", "--n", "1", "--max-new-tokens", "8"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr
+    figures = json.loads(res.stdout.strip().splitlines()[-1])
+    assert figures["items"] == 1 and figures["generator"] == "bundled:smollm2" and figures["seconds"] > 0
+    dropped = sum(v for k, v in figures.items() if k.startswith("share_dropped_"))
+    assert abs(figures["share_kept"] + dropped - 1) < 1e-9
