@@ -149,6 +149,7 @@ class Task:
 # ("unbuilt.Picardo", as extracted text often is), or a Chinese sentence end
 _BOUNDARY = re.compile(r"\n\s*|(?<=[.!?])[\"'”’)]*\s+|(?<=[a-z][.!?])(?=[A-Z])|(?<=[。！？；])")
 SNAP_CHARS = 400  # how far a passage's start moves to reach a sentence start
+RETRIES = 10  # draws of a passage not planned before
 
 
 def _snap(text: str, at: int, limit: int) -> int:
@@ -214,7 +215,8 @@ def _two_passages(doc: ParsedDocument, depth: str, size: int, rng: random.Random
 def plan(docs: list[ParsedDocument], n: int, types: Iterable[str], seed: int,
          passage_chars: int = PASSAGE_CHARS) -> list[Task]:
     """`n` tasks, seeded: documents in turn (a shuffled order), depths in turn within each document (from a
-    random first depth per document), types mixed in equal shares in a shuffled order."""
+    random first depth per document), types mixed in equal shares in a shuffled order; a passage is not planned
+    twice unless its document has no other left."""
     rng = random.Random(f"generate_questions/{seed}")
     types = list(types)
     order = sorted(docs, key=lambda d: d.doc_id)
@@ -223,6 +225,7 @@ def plan(docs: list[ParsedDocument], n: int, types: Iterable[str], seed: int,
     rng.shuffle(mix)
     first_depth = {d.doc_id: rng.randrange(len(DEPTHS)) for d in order}
     seen: dict[str, int] = {}
+    used: set[Passage] = set()
     tasks = []
     for i in range(n):
         doc = order[i % len(order)]
@@ -230,8 +233,12 @@ def plan(docs: list[ParsedDocument], n: int, types: Iterable[str], seed: int,
         seen[doc.doc_id] = k + 1
         depth = DEPTHS[(first_depth[doc.doc_id] + k) % len(DEPTHS)]
         kind = mix[i]
-        passages = _two_passages(doc, depth, passage_chars * 7 // 10, rng) if kind == "compare" \
-            else (_passage(doc, depth, passage_chars, rng),)
+        for _ in range(RETRIES):  # a passage already planned is drawn again (a short document may run out)
+            passages = _two_passages(doc, depth, passage_chars * 7 // 10, rng) if kind == "compare" \
+                else (_passage(doc, depth, passage_chars, rng),)
+            if not used.intersection(passages):
+                break
+        used.update(passages)
         tasks.append(Task(i, kind, passages))
     return tasks
 

@@ -362,6 +362,8 @@ def test_plan_is_seeded_and_spreads_over_documents_depths_and_types():
         mine = [t for t in tasks if t.document == doc.doc_id]
         assert len(mine) == 8
         assert {p.depth for t in mine for p in t.passages} == set(DEPTHS)
+    every = [p for t in tasks for p in t.passages]
+    assert len(set(every)) == len(every)  # no passage asked about twice
     by_doc = {d.doc_id: d for d in docs}
     for t in tasks:
         assert len(t.passages) == (2 if t.type == "compare" else 1)
@@ -393,7 +395,9 @@ def smollm2_run(tmp_path_factory):
     docs = _folder(base / "docs", {"bridge.txt": (DOCS["good.txt"][0] + " " + DOCS["capital.txt"][0], ""),
                                    "harbour.txt": (DOCS["unaligned.txt"][0] + " " + DOCS["notinquote.txt"][0], "")})
     out = base / "out" / "q.jsonl"
-    code = _generate(docs, out, "smollm2", "--n", "4", "--drop-closed-book", "--max-new-tokens", "96")
+    # one torch thread: on a shared CPU, two threads per process oversubscribe the cores (10x slower decoding)
+    code = _generate(docs, out, "smollm2", "--set", "threads=1", "--n", "4", "--drop-closed-book",
+                     "--max-new-tokens", "96")
     return code, docs, out
 
 
