@@ -7,10 +7,11 @@ Samples of any registered benchmark (options as `KEY=VALUE`, Hydra's syntax, on 
 `conf/benchmark/<name>.yaml`) are loaded with `eval.benchmarks.load_benchmark`. Each distinct document (a
 sample's `documents` spans, or its whole context) becomes one file under `OUT/docs/`, its type rotating
 through `--types`: `txt` (the text), `md` (a `# title` heading, then the text), `html` (escaped
-paragraphs), `pdf` (fpdf2 with matplotlib's bundled DejaVu Sans, so any text the font covers comes back;
-a character it lacks stops the write, naming the document: give `--pdf-font`), `docx` (python-docx, one
-paragraph per line). `OUT/questions.jsonl` gets one row per sample: `id`, `question`, `answers`,
-`documents` (the sample's files, relative to `OUT/docs`), `evidence` (the text of each gold evidence span
+paragraphs), `pdf` (fpdf2 with matplotlib's bundled DejaVu Sans, or `--pdf-font`; a document with a
+character the font lacks, Japanese in an English article say, is written as the next other type instead,
+named and counted, since the PDF would silently lose that text), `docx` (python-docx, one paragraph per
+line). `OUT/questions.jsonl` gets one row per sample: `id`, `question`, `answers`, `documents` (the
+sample's files, relative to `OUT/docs`), `evidence` (the text of each gold evidence span
 as a verbatim quote) and `task`. So
 
     python -m experiments.run benchmark=corpus benchmark.path=OUT/docs benchmark.questions=OUT/questions.jsonl
@@ -73,6 +74,7 @@ class WrittenCorpus:
     documents: list[WrittenDocument]
     questions: list[dict]
     left_out: Counter = field(default_factory=Counter)  # reason -> samples (or evidence pieces)
+    retyped: list[str] = field(default_factory=list)  # documents not written as PDF: the font lacks characters
 
     @property
     def docs_dir(self) -> Path:
@@ -111,6 +113,14 @@ def default_pdf_font() -> Path:
     return Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
 
 
+class MissingGlyphs(ValueError):
+    """The PDF font has no glyph for some characters of a document (fpdf2 would leave them out of the PDF)."""
+
+    def __init__(self, message: str, shown: str):
+        super().__init__(message)
+        self.shown = shown  # the first missing characters
+
+
 @lru_cache(maxsize=4)
 def _glyphs(font: Path) -> frozenset[int]:
     from fontTools.ttLib import TTFont  # a dependency of fpdf2 (and of matplotlib)
@@ -126,9 +136,9 @@ def _write_pdf(path: Path, title: str, text: str, font: Path | None) -> str:
     missing = sorted({ch for ch in title + text if not ch.isspace() and ord(ch) not in _glyphs(font)})
     if missing:
         shown = "".join(missing[:10]) + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else "")
-        raise ValueError(f"{path.name}: the PDF font {font.name} has no glyph for {len(missing)} character(s) of this "
-                         f"document: {shown!r}; give --pdf-font a .ttf that has them (a Noto Sans CJK font for "
-                         "Chinese), or leave pdf out of --types")
+        raise MissingGlyphs(f"{path.name}: the PDF font {font.name} has no glyph for {len(missing)} character(s) of "
+                            f"this document: {shown!r}; give --pdf-font a .ttf that has them (a Noto Sans CJK font "
+                            "for Chinese), or add another type to --types", shown)
     pdf = fpdf.FPDF()
     pdf.set_creation_date(FIXED_DATE)
     pdf.set_title(title)
@@ -221,11 +231,7 @@ def write_samples(samples: Sequence[Sample], out: str | Path, types: Sequence[st
             text = _clean(text)
             key = hashlib.sha256(text.encode("utf-8")).hexdigest()
             if key not in names:
-                kind = types[len(corpus.documents) % len(types)]
-                name = f"{len(corpus.documents) + 1:0{width}d}-{_slug(title)}.{kind}"
-                expected = WRITERS[kind](corpus.docs_dir / name, title, text, pdf_font)
-                corpus.documents.append(WrittenDocument(name, kind, title, expected))
-                names[key] = name
+                names[key] = _write_document(corpus, title, text, types, pdf_font, width)
             files.append(names[key])
         level = sum(1 for s in sample.evidence if not s.is_char_span)
         if level:
@@ -235,6 +241,25 @@ def write_samples(samples: Sequence[Sample], out: str | Path, types: Sequence[st
     corpus.questions_path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in corpus.questions),
                                      encoding="utf-8")
     return corpus
+
+
+def _write_document(corpus: WrittenCorpus, title: str, text: str, types: Sequence[str], pdf_font: Path | None,
+                    width: int) -> str:
+    """Write one document as the next type in rotation (a PDF the font cannot show: the next other type)."""
+    at = len(corpus.documents)
+    kind = types[at % len(types)]
+    name = f"{at + 1:0{width}d}-{_slug(title)}"
+    try:
+        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font)
+    except MissingGlyphs as err:
+        others = [t for t in types if t != "pdf"]
+        if not others:
+            raise
+        kind = others[at % len(others)]
+        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font)
+        corpus.retyped.append(f"{name}.{kind} (no glyph for {err.shown!r})")
+    corpus.documents.append(WrittenDocument(f"{name}.{kind}", kind, title, expected))
+    return f"{name}.{kind}"
 
 
 def _prepare(corpus: WrittenCorpus, overwrite: bool) -> None:
@@ -354,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{corpus.docs_dir} and {len(corpus.questions)} questions to {corpus.questions_path}")
     for reason, n in corpus.left_out.items():
         print(f"left out: {n} {reason}")
+    if corpus.retyped:
+        print(f"not PDF: {len(corpus.retyped)} documents written as another type, since the PDF font lacks some of "
+              f"their characters: {'; '.join(corpus.retyped[:3])}" + (" ..." if len(corpus.retyped) > 3 else ""))
     print("\n".join(check.lines()))
     return 0
 

@@ -74,7 +74,8 @@ def examples():
     from omegaconf import OmegaConf
 
     cfg = OmegaConf.to_container(_compose(["experiment=decide"]).benchmark, resolve=True)
-    return load_benchmark({**cfg, "path": str(ROOT / cfg["path"]), "questions": str(ROOT / cfg["questions"])})
+    return load_benchmark({**cfg, "path": str(ROOT / cfg["path"]), "questions": str(ROOT / cfg["questions"]),
+                           "cache_dir": None})  # parse afresh, writing no cache
 
 
 def test_the_examples_load_with_every_quote_aligned_and_every_answer_in_its_evidence(examples):

@@ -55,7 +55,8 @@ def test_corpus_parse_prints_json_figures(tmp_path):
 
 
 def test_question_generation_prints_json_figures():
-    res = subprocess.run([sys.executable, "perf/question_generation.py", "--n", "1", "--max-new-tokens", "8"],
+    res = subprocess.run([sys.executable, "perf/question_generation.py", "--n", "1", "--max-new-tokens", "8", "--set",
+                          "threads=1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr
     figures = json.loads(res.stdout.strip().splitlines()[-1])

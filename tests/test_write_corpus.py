@@ -70,13 +70,16 @@ def test_a_second_write_gives_the_same_bytes(samples, written, tmp_path):
     assert again.questions_path.read_bytes() == written.questions_path.read_bytes()
 
 
-def test_chinese_text_needs_a_pdf_font_that_has_it_and_reads_back_in_the_other_types(tmp_path):
+def test_a_document_the_pdf_font_cannot_show_is_written_as_another_type_and_named(tmp_path):
     zh = load_samples("synthetic", ["languages=[zh]", "levels=[1k]", "haystacks_per_level=1",
                                     "questions_per_haystack=2"])
     with pytest.raises(ValueError, match=r"1-synthetic-zh-1k-h0-s0.pdf: the PDF font DejaVuSans.ttf has no glyph .*"
                                          r"--pdf-font"):
-        write_samples(zh, tmp_path / "pdf", ["pdf"])
-    for kind in ("txt", "md", "html", "docx"):
+        write_samples(zh, tmp_path / "pdf", ["pdf"])  # no other type to fall back on
+    out = write_samples(zh, tmp_path / "mixed", ["pdf", "docx"])
+    assert [d.path for d in out.documents] == ["1-synthetic-zh-1k-h0-s0.docx"]
+    assert len(out.retyped) == 1 and out.retyped[0].startswith("1-synthetic-zh-1k-h0-s0.docx (no glyph for ")
+    for kind in ("txt", "md", "html", "docx"):  # Chinese text comes back whole in every other type
         check = read_back(write_samples(zh, tmp_path / kind, [kind]))
         assert check.unchanged == 1 and check.exact == check.quotes == 2, kind
 
