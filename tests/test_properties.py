@@ -237,10 +237,12 @@ def test_long_context_prompt_never_exceeds_the_window(generator, context, questi
 
 # ---------------------------------------------------------------- metrics
 def _metric_names():
-    """Every registered metric but the judged ones (they need an LLM endpoint; their parsers are tested below)."""
+    """Every registered per-answer metric but the judged ones (they need an LLM endpoint; their parsers are tested
+    below). `pairwise_judge` scores no single answer: tests/test_reference_free.py tests that it refuses one."""
     from eval.metrics import METRICS, needs_judge
+    from eval.metrics.reference_free import is_pairwise
 
-    return sorted(n for n in METRICS if not needs_judge(n))
+    return sorted(n for n in METRICS if not needs_judge(n) and not is_pairwise(n))
 
 
 ANSWERS = st.lists(SHORT, min_size=1, max_size=3)
