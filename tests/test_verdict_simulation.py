@@ -201,3 +201,44 @@ def test_few_documents_widen_the_interval_like_a_t_interval():
     raw = np.quantile(_resampled_cluster_means(a, _group_index(list(docs), docs.size), 1000, 0), [0.025, 0.975])
     assert wide.ci95[1] - wide.ci95[0] > 1.3 * (raw[1] - raw[0])
     assert a.min() <= wide.ci95[0] <= wide.diff <= wide.ci95[1] <= a.max()  # clipped to what the values allow
+
+
+def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_row(tmp_path, settings):
+    known_truth_sweep(tmp_path / "sweep" / "clear", 0.3, n_rag_configs=1, n_docs=30, seed=5, benchmark="clear")
+    known_truth_sweep(tmp_path / "sweep" / "open", 0.0, n_rag_configs=1, n_docs=8, seed=6, benchmark="open")
+    files = build_report([str(tmp_path / "sweep")], tmp_path / "out", settings)
+    with open(files["verdict.csv"], newline="", encoding="utf-8") as f:
+        rows = {r["benchmark"]: r for r in csv.DictReader(f)}
+    assert rows["clear"]["decision"] == "rag" and float(rows["clear"]["p_holm"]) < 0.05
+    assert rows["clear"]["to_decide"] == "decided" and rows["clear"]["family_size"] == "2"
+    open_row = rows["open"]
+    assert open_row["decision"] == "inconclusive" and float(open_row["p_holm"]) >= float(open_row["p_decision"])
+    assert open_row["to_decide"].startswith("~") and open_row["to_decide_sentence"].startswith("About ")
+    md = files["report.md"].read_text()
+    assert "**2 decisions, one family**" in md and "Holm's step-down procedure" in md
+    assert "| to decide |" in md and f"- open 8k: {open_row['to_decide_sentence']}" in md
+
+
+def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
+    from experiments.report.decision import Decision
+    from experiments.report.family import control_family
+    from experiments.report.verdict import VerdictRow
+
+    draws = np.random.default_rng(0).normal(0, 1, 4000)
+
+    def row(name, center, sd):
+        res = center + sd * draws
+        ci = tuple(np.quantile(res, [0.025, 0.975]))
+        r = VerdictRow(name, "all", ci=ci, token_ratio=2.0, resampled=res, tested=True)  # RAG dearer: rag above 0
+        r.decision = decide(ci, settings.tolerance, r.rag_cheaper)
+        return r
+
+    # the first row's interval just clears 0 (p about 0.03); the other two are far from any boundary
+    rows = [row("edge", 2.17 * 2.0, 2.0), row("b", 0.5, 4.0), row("c", -0.5, 4.0)]
+    assert rows[0].decision.kind == "rag" and [r.decision.kind for r in rows[1:]] == ["inconclusive"] * 2
+    assert control_family(rows, settings) == 3
+    assert 0.0167 < rows[0].p_decision < 0.05 and rows[0].p_holm == pytest.approx(3 * rows[0].p_decision)
+    assert rows[0].decision.kind == "inconclusive" and "makes 3 decisions" in rows[0].decision.why
+    alone = [row("edge", 2.17 * 2.0, 2.0)]
+    control_family(alone, settings)
+    assert alone[0].decision == Decision("rag", alone[0].decision.why) and alone[0].family_size == 1

@@ -154,7 +154,8 @@ def family_sentence(vrows: list[VerdictRow]) -> str:
     return (f"**{m} decisions, one family**: the rows with an interval from honestly chosen configs and not at the "
             "floor or ceiling. Holm's step-down procedure on each row's test of its decision boundary keeps the "
             "chance that any of them is wrong at 5% (p_decision and Holm-adjusted p_holm in verdict.csv); the "
-            "intervals shown are each row's own 95% interval. "
+            "intervals shown are each row's own 95% interval, and the documents under \"to decide\" are planned "
+            "for a row on its own (with the correction a row may need somewhat more). "
             + (f"{len(held)} row(s) whose interval alone decides are shown inconclusive after the correction."
                if held else "No decision was withdrawn by the correction."))
 
@@ -203,9 +204,12 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
                      str(v.n_shared), correct, _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio),
                      oracle, _selection_cell(v), plan["column"], v.recommendation])
     doc.add(Table(head, rows))
-    notes = [f"{v.benchmark} {v.level}: {plan['sentence']}" for v, plan in zip(vrows, plans)
-             if v.decision and v.decision.kind == "inconclusive" and plan["sentence"]]
-    notes += [f"{v.benchmark} {v.level}: {v.selection}." for v in vrows if v.halves_agree is False]
+    notes = []
+    for v, plan in zip(vrows, plans):
+        to_decide = plan["sentence"] if v.decision and v.decision.kind == "inconclusive" else ""
+        halves = f"Selection: {v.selection}." if v.halves_agree is False else ""
+        if to_decide or halves:
+            notes.append(f"{v.benchmark} {v.level}: " + " ".join(x for x in (to_decide, halves) if x))
     if notes:
         doc.add(Bullets(notes))
     naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, _fmt(v.naive_diff, 1)]
