@@ -15,9 +15,9 @@ config fixed in advance: nothing chosen), and the ratio of their shares of the r
 
 --compare-bootstraps also gives, on the same sweeps, how often the cross-fitted 95% interval
 covers the truth with each bootstrap of experiments.report.crossfit (recentred: the verdict's;
-fixed choices; whole resampled means). --family-rows R checks Holm's correction: sweeps of R
-benchmarks with equal arms and RAG dearer, where any `rag` decision is wrong (simulated_sweeps.
-family_error_rates). The last line is one JSON object.
+fixed choices; whole resampled means). --family-rows R checks Holm's correction on
+--family-sweeps sweeps of R benchmarks with equal arms and RAG dearer, where any `rag` decision is
+wrong (simulated_sweeps.family_error_rates). The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
     ap.add_argument("--compare-bootstraps", action="store_true")
     ap.add_argument("--family-rows", type=int, default=6, help="0: skip the family-wise check")
+    ap.add_argument("--family-sweeps", type=int, default=200, help="sweeps of the family-wise check (cheap: 2 runs "
+                                                                   "per row)")
     args = ap.parse_args()
     settings = load_settings(tolerance=TOLERANCE, resamples=args.resamples)
     out, t0 = {}, time.perf_counter()
@@ -97,10 +99,10 @@ def main() -> None:
                 line += "  | " + " / ".join(f"{v:.3f}" for v in coverage.shares().values())
             print(line, flush=True)
         if args.family_rows:
-            fam = family_error_rates(tmp, args.sweeps, settings, n_rows=args.family_rows)
-            out["family"] = {"rows": args.family_rows, **fam}
-            print(f"family of {args.family_rows} rows, arms equal, RAG dearer (any rag is wrong): any wrong decision "
-                  f"in "
+            fam = family_error_rates(tmp, args.family_sweeps, settings, n_rows=args.family_rows)
+            out["family"] = {"rows": args.family_rows, "sweeps": args.family_sweeps, **fam}
+            print(f"family of {args.family_rows} rows x {args.family_sweeps} sweeps, arms equal, RAG dearer "
+                  "(any rag is wrong): any wrong decision in "
                   f"{fam['holm']:.3f} of sweeps with Holm, {fam['per_row']:.3f} from each row's own interval; "
                   f"{fam['rows_wrong']:.3f} of rows wrong", flush=True)
     print(json.dumps({"sweeps_per_scenario": args.sweeps, "rag_configs": args.rag_configs, "rates": out,
