@@ -8,7 +8,7 @@ equal, RAG clearly better, long context clearly better, 40 documents x 10 correl
 issue 25's sweeps of 40 documents x 5 questions, RAG 17 better and long context 21 better; see
 known_truth_sweep), writes simulated sweeps of one long-context and N RAG configs, runs each
 through the real report reader and verdict (tolerance 2 points, RAG cheaper), and prints the share
-decided rag, longctx, inconclusive, no_decision and with an interval excluding 0 for the rule (the
+decided rag, longctx, inconclusive, with an interval excluding 0 and covering the truth, for the rule (the
 configs cross-fitted out of all N) and for the first RAG config alone on the same samples (one
 config fixed in advance: nothing chosen), and the ratio of their shares of the right decision
 (`rag` where RAG is better or at most 2 points worse, `longctx` where it is worse by more).
@@ -79,8 +79,8 @@ def main() -> None:
     args = ap.parse_args()
     settings = load_settings(tolerance=TOLERANCE, resamples=args.resamples)
     out, t0 = {}, time.perf_counter()
-    print(f"{'scenario':26} {'rule: rag':>9} {'longctx':>8} {'inconcl.':>8} {'excl. 0':>8} | "
-          f"{'single: rag':>11} {'longctx':>8} {'excl. 0':>8} | {'right':>7} {'ratio':>6}"
+    print(f"{'scenario':26} {'rule: rag':>9} {'longctx':>8} {'inconcl.':>8} {'excl. 0':>8} {'covers':>7} | "
+          f"{'single: rag':>11} {'longctx':>8} {'excl. 0':>8} {'covers':>7} | {'right':>7} {'ratio':>6}"
           + ("  | covered: recentred / fixed / whole" if args.compare_bootstraps else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios:
@@ -92,8 +92,9 @@ def main() -> None:
             ratio = rates[right] / single[right] if single[right] else None
             out[name] = {**rates, "right": right, "ratio": ratio}
             line = (f"{name:26} {rates['rag']:9.3f} {rates['longctx']:8.3f} {rates['inconclusive']:8.3f} "
-                    f"{rates['excludes_0']:8.3f} | {single['rag']:11.3f} {single['longctx']:8.3f} "
-                    f"{single['excludes_0']:8.3f} | {right:>7} {'-' if ratio is None else f'{ratio:6.2f}':>6}")
+                    f"{rates['excludes_0']:8.3f} {rates['covers_truth']:7.3f} | {single['rag']:11.3f} "
+                    f"{single['longctx']:8.3f} {single['excludes_0']:8.3f} {single['covers_truth']:7.3f} | "
+                    f"{right:>7} {'-' if ratio is None else f'{ratio:6.2f}':>6}")
             if coverage:
                 out[name]["covered"] = coverage.shares()
                 line += "  | " + " / ".join(f"{v:.3f}" for v in coverage.shares().values())

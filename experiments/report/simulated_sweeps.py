@@ -232,21 +232,23 @@ SCENARIO_SWEEPS = {  # known_truth_sweep arguments other than the defaults: issu
 FIRST_RAG = "rag00"  # the single pre-registered RAG config the rule is compared with
 
 
-def _rates(kinds: list[str], intervals: list[tuple[float, float] | None]) -> dict[str, float]:
-    """Share of each decision kind, and of intervals excluding 0."""
+def _rates(kinds: list[str], intervals: list[tuple[float, float] | None], truth_points: float) -> dict[str, float]:
+    """Share of each decision kind, of intervals excluding 0, and of intervals covering the truth."""
     from experiments.report.decision import DECISIONS
 
     n = max(1, len(kinds))
     rates = {kind: sum(k == kind for k in kinds) / n for kind in DECISIONS}
     rates["excludes_0"] = sum(bool(ci and (ci[0] > 0 or ci[1] < 0)) for ci in intervals) / n
+    rates["covers_truth"] = sum(bool(ci and ci[0] <= truth_points <= ci[1]) for ci in intervals) / n
     return rates
 
 
 def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: int = 12,
                    seed: int = 0, on_sweep=None, **sweep_kwargs) -> dict[str, Any]:
     """Simulate `n_sweeps` sweeps with a known truth, run each through the real report reader and
-    verdict, and return the share decided rag / longctx / inconclusive / no_decision, and the share
-    whose interval excludes 0 (the statistics' check on simulated data). Under "single": the same
+    verdict, and return the share decided rag / longctx / inconclusive / no_decision, the share
+    whose interval excludes 0 and the share whose interval covers the truth (the statistics' check
+    on simulated data). Under "single": the same
     shares for the first RAG config alone against long context on the same samples (one config
     fixed in advance, nothing chosen: what the selection's honesty is measured against).
     `on_sweep(runs)`, when given, sees each sweep's runs (e.g. to measure intervals on them)."""
@@ -272,7 +274,8 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
         if on_sweep is not None:
             on_sweep(runs)
         shutil.rmtree(where)
-    return {**_rates(*rule), "single": _rates(*single)}
+    truth = 100 * SCENARIOS[scenario]
+    return {**_rates(*rule, truth), "single": _rates(*single, truth)}
 
 
 def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: float = 0.0,
