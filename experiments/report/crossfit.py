@@ -34,7 +34,10 @@ pair's resampled deviation from its own observed mean ("recentred"): the spread 
 error of the pairs the halves choose, with the choice and the scores moving together. The interval
 is for the true difference of the configs the halves chose. It is widened like a t interval for
 few documents and clipped to the range of the differences, as eval.metrics.confidence does for one
-fixed pair. perf/verdict_simulation.py --compare-bootstraps measures the three on the same sweeps.
+fixed pair. perf/verdict_simulation.py --compare-bootstraps measures the three on the same sweeps:
+over 100 sweeps per scenario (40 documents, 12 RAG configs) the recentred interval covered the
+truth in 92-96%, as often as the interval of one config fixed in advance (92-95%); with the choices
+fixed 89-94%, with the whole resampled means 92-99%.
 
 Which configs the verdict shows: the choice on all documents (what a team would deploy). The
 cross-fitted difference estimates what choosing on this many documents delivers; when both halves
@@ -43,7 +46,7 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -59,7 +62,8 @@ class Candidates:
 
     `lc_scores` / `rag_scores`: per config {sample id: score 0..1}; `lc_tokens` / `rag_tokens`: mean
     prompt tokens (ties in score go to fewer); `rag_cost`: the RAG cost key (cost per answer, else
-    tokens; then tokens), cheaper first; `groups`: sample id -> document."""
+    tokens; then tokens), cheaper first; `groups`: sample id -> document, for every scored sample;
+    `documents`: the documents, in the order the bootstrap draws them."""
     lc_scores: list[dict[str, float]]
     rag_scores: list[dict[str, float]]
     lc_tokens: list[float]
@@ -68,11 +72,10 @@ class Candidates:
     groups: dict[str, str]
     documents: list[str]
     tolerance: float
-    _sums: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         index = {d: j for j, d in enumerate(self.documents)}
-        doc = lambda i: index[self.groups.get(i, f"sample:{i}")]  # noqa: E731
+        doc = lambda i: index[self.groups[i]]  # noqa: E731
         g = len(self.documents)
         self.lc_sums, self.lc_counts = _per_document(self.lc_scores, doc, g)
         self.rag_sums, self.rag_counts = _per_document(self.rag_scores, doc, g)
@@ -200,8 +203,8 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
     samples = []
     for (lc, rag, _), scored_on in zip(choices, (set(half_b), set(half_a))):
         rs, ls = table.rag_scores[rag], table.lc_scores[lc]
-        samples += [(i, table.groups.get(i, f"sample:{i}"), rs[i], ls[i]) for i in sorted(set(rs) & set(ls))
-                    if table.groups.get(i, f"sample:{i}") in scored_on]
+        samples += [(i, table.groups[i], rs[i], ls[i]) for i in sorted(set(rs) & set(ls))
+                    if table.groups[i] in scored_on]
     if not samples:
         return None
     diff = 100 * float(np.mean([s[2] - s[3] for s in samples]))
