@@ -10,7 +10,9 @@ from eval.metrics.confidence import paired_bootstrap
 from experiments.report.build import build_report
 from experiments.report.decision import decide
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import decision_rates, known_truth_sweep
+from experiments.report.crossfit import BOOTSTRAPS, Candidates, crossfit
+from experiments.report.family import claim_p_values, holm
+from experiments.report.simulated_sweeps import decision_rates, family_error_rates, known_truth_sweep
 from experiments.report.verdict import split_documents
 
 SWEEPS = 30
@@ -24,21 +26,97 @@ def settings():
 def test_many_rag_configs_truly_worse_than_the_tolerance_are_rarely_recommended(tmp_path, settings):
     rates = decision_rates(tmp_path, "rag_worse_than_tolerance", SWEEPS, settings, seed=1)
     # Picking the luckiest of 12 configs on the same samples recommended RAG in about 3 of 4 such sweeps;
-    # an honest selection keeps a wrong "rag" near the interval's nominal 2.5%.
-    assert rates["rag"] <= 0.15, rates
+    # cross-fitting (each half's choice scored on the other half) keeps a wrong "rag" near the nominal 2.5%.
+    assert rates["rag"] <= 0.1, rates
 
 
 def test_equal_arms_are_not_called_for_long_context(tmp_path, settings):
     rates = decision_rates(tmp_path, "all_equal", SWEEPS, settings, seed=2)
     assert rates["longctx"] <= 0.1, rates
-    assert rates["excludes_0"] <= 0.2, rates
+    assert rates["excludes_0"] <= 0.1, rates
 
 
-def test_clear_differences_are_decided(tmp_path, settings):
+def test_clear_differences_are_decided_about_as_often_as_with_one_config_fixed_in_advance(tmp_path, settings):
     better = decision_rates(tmp_path, "rag_clearly_better", SWEEPS, settings, seed=3)
-    worse = decision_rates(tmp_path, "longctx_clearly_better", SWEEPS, settings, seed=4)
+    worse = decision_rates(tmp_path, "issue_longctx_better_21", SWEEPS, settings, seed=4)
     assert better["rag"] >= 0.8 and better["longctx"] == 0, better
     assert worse["longctx"] >= 0.8 and worse["rag"] == 0, worse
+    # choosing among 12 configs costs little power: split-half decided 67% where one config decided 87-100%
+    assert better["rag"] >= 0.9 * better["single"]["rag"], better
+    assert worse["longctx"] >= 0.9 * worse["single"]["longctx"], worse
+
+
+def _table(rows: dict[str, dict[str, float]], groups: dict[str, str], tolerance: float = 2.0) -> Candidates:
+    lc, rags = rows["lc"], [rows[k] for k in sorted(rows) if k != "lc"]
+    return Candidates([lc], rags, [1000.0], [100.0 * (i + 1) for i in range(len(rags))],
+                      [(100.0 * (i + 1), 100.0 * (i + 1)) for i in range(len(rags))], groups,
+                      sorted(set(groups.values())), tolerance)
+
+
+def test_each_half_chooses_and_the_other_half_scores():
+    docs = [f"doc{i}" for i in range(8)]
+    half_a, half_b = split_documents(set(docs), seed=0)
+    groups = {f"{d}-q{q}": d for d in docs for q in range(2)}
+    # long context answers one of two questions per document; RAG config r0 (cheap) is lucky on half A
+    # only, r1 (dearer) on half B only: on all documents both tie with long context
+    lc = {i: float(i.endswith("q0")) for i in groups}
+    r0 = {i: float(groups[i] in half_a) for i in groups}
+    r1 = {i: float(groups[i] in half_b) for i in groups}
+    table = _table({"lc": lc, "r0": r0, "r1": r1}, groups)
+    fit = crossfit(table, sorted(half_a), sorted(half_b), n_resamples=200, seed=0)
+    # half A chooses the cheapest RAG within 2 points of long context there (r0), half B chooses r1
+    assert fit.choices == ((0, 0, True), (0, 1, True))
+    assert not fit.halves_agree(0, 0)
+    # r0 is scored on half B's samples and r1 on half A's: each looked good only where it was chosen
+    assert {(s[0], s[2]) for s in fit.samples} == {(i, 0.0) for i in groups}
+    assert fit.diff == pytest.approx(-50.0) and fit.n_groups == 8 and len(fit.samples) == 16
+    assert fit.ci[0] <= fit.diff <= fit.ci[1]
+    # the same-sample choice on all documents: r0 (cheapest, 50 = long context's 50), difference 0
+    everywhere = table.choose(np.arange(8), np.ones((1, 8)))
+    assert (everywhere[0][0], everywhere[1][0], everywhere[2][0]) == (0, 0, True)
+
+
+def test_with_nothing_to_choose_the_three_bootstraps_agree():
+    rng = np.random.default_rng(5)
+    docs = [f"doc{i}" for i in range(12)]
+    groups = {f"{d}-q{q}": d for d in docs for q in range(3)}
+    effect = {d: rng.normal(0, 0.3) for d in docs}
+    lc = {i: float(rng.random() < 0.5) for i in groups}
+    rag = {i: float(rng.random() < 0.5 + effect[groups[i]]) for i in groups}
+    table = _table({"lc": lc, "r0": rag}, groups)
+    half_a, half_b = split_documents(set(docs), seed=0)
+    fits = [crossfit(table, sorted(half_a), sorted(half_b), 300, 0, bootstrap=b) for b in BOOTSTRAPS]
+    assert all(np.allclose(f.resampled, fits[0].resampled) for f in fits[1:])
+    assert fits[0].diff == pytest.approx(100 * np.mean([rag[i] - lc[i] for i in groups]))
+    with pytest.raises(ValueError, match="bootstrap='other'"):
+        crossfit(table, sorted(half_a), sorted(half_b), 10, 0, bootstrap="other")
+
+
+def test_holm_adjusts_like_the_textbook():
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.2]) == [0.2] and holm([]) == []
+
+
+@pytest.mark.parametrize("cheaper", [True, False, None])
+def test_boundary_p_values_agree_with_the_interval(cheaper):
+    base = np.random.default_rng(0).normal(0, 2.0, 4000)
+    for shift in np.linspace(-9, 9, 73):
+        res = base + shift
+        ci = tuple(np.quantile(res, [0.025, 0.975]))
+        kind = decide(ci, 2.0, cheaper).kind
+        p = claim_p_values(res, 2.0, cheaper)
+        for claim, value in p.items():
+            if kind == claim:
+                assert value < 0.05 + 1e-3, (shift, kind, p)
+            elif value < 0.05 - 1e-3 and kind != "rag":  # rag is read first when both boundaries are cleared
+                pytest.fail(f"shift {shift}: p({claim}) = {value} but the interval decides {kind}")
+
+
+def test_holm_keeps_the_chance_of_any_wrong_decision_among_equal_rows_low(tmp_path, settings):
+    # 6 rows whose arms are equal and RAG is dearer: any "rag" is wrong; each row alone errs ~2.5%
+    rates = family_error_rates(tmp_path, 40, settings, n_rows=6, seed=9)
+    assert rates["holm"] <= 0.1, rates
+    assert rates["holm"] <= rates["per_row"], rates
 
 
 def test_cluster_bootstrap_is_wider_when_questions_of_a_document_move_together():
@@ -86,8 +164,10 @@ def test_report_states_selection_decision_and_naive_numbers(tmp_path, settings):
     with open(files["verdict.csv"], newline="", encoding="utf-8") as f:
         row = next(csv.DictReader(f))
     assert row["decision"] == "longctx"
-    assert row["selection"].startswith("split by document (seed 0): 7 configs compared on 20 documents")
-    assert row["configs_compared"] == "7" and row["n_groups"] == "20" and row["n_shared"] == "200"
+    assert row["selection"].startswith("cross-fitted by document (seed 0): 7 configs chosen on each half (20 + 20 "
+                                       "documents) and scored on the other")
+    assert row["configs_compared"] == "7" and row["n_groups"] == "40" and row["n_shared"] == "400"
+    assert row["halves_agree"] in ("True", "False") and row["family_size"] == "1" and float(row["p_decision"]) < 0.05
     assert row["naive_rag_config"] and row["naive_diff_rag_minus_longctx"]
     text = files["report.md"].read_text()
     assert "Configs are chosen without looking at the samples reported on" in text
@@ -121,3 +201,44 @@ def test_few_documents_widen_the_interval_like_a_t_interval():
     raw = np.quantile(_resampled_cluster_means(a, _group_index(list(docs), docs.size), 1000, 0), [0.025, 0.975])
     assert wide.ci95[1] - wide.ci95[0] > 1.3 * (raw[1] - raw[0])
     assert a.min() <= wide.ci95[0] <= wide.diff <= wide.ci95[1] <= a.max()  # clipped to what the values allow
+
+
+def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_row(tmp_path, settings):
+    known_truth_sweep(tmp_path / "sweep" / "clear", 0.3, n_rag_configs=1, n_docs=30, seed=5, benchmark="clear")
+    known_truth_sweep(tmp_path / "sweep" / "open", 0.0, n_rag_configs=1, n_docs=8, seed=6, benchmark="open")
+    files = build_report([str(tmp_path / "sweep")], tmp_path / "out", settings)
+    with open(files["verdict.csv"], newline="", encoding="utf-8") as f:
+        rows = {r["benchmark"]: r for r in csv.DictReader(f)}
+    assert rows["clear"]["decision"] == "rag" and float(rows["clear"]["p_holm"]) < 0.05
+    assert rows["clear"]["to_decide"] == "decided" and rows["clear"]["family_size"] == "2"
+    open_row = rows["open"]
+    assert open_row["decision"] == "inconclusive" and float(open_row["p_holm"]) >= float(open_row["p_decision"])
+    assert open_row["to_decide"].startswith("~") and open_row["to_decide_sentence"].startswith("About ")
+    md = files["report.md"].read_text()
+    assert "**2 decisions, one family**" in md and "Holm's step-down procedure" in md
+    assert "| to decide |" in md and f"- open 8k: {open_row['to_decide_sentence']}" in md
+
+
+def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
+    from experiments.report.decision import Decision
+    from experiments.report.family import control_family
+    from experiments.report.verdict import VerdictRow
+
+    draws = np.random.default_rng(0).normal(0, 1, 4000)
+
+    def row(name, center, sd):
+        res = center + sd * draws
+        ci = tuple(np.quantile(res, [0.025, 0.975]))
+        r = VerdictRow(name, "all", ci=ci, token_ratio=2.0, resampled=res, tested=True)  # RAG dearer: rag above 0
+        r.decision = decide(ci, settings.tolerance, r.rag_cheaper)
+        return r
+
+    # the first row's interval just clears 0 (p about 0.03); the other two are far from any boundary
+    rows = [row("edge", 2.17 * 2.0, 2.0), row("b", 0.5, 4.0), row("c", -0.5, 4.0)]
+    assert rows[0].decision.kind == "rag" and [r.decision.kind for r in rows[1:]] == ["inconclusive"] * 2
+    assert control_family(rows, settings) == 3
+    assert 0.0167 < rows[0].p_decision < 0.05 and rows[0].p_holm == pytest.approx(3 * rows[0].p_decision)
+    assert rows[0].decision.kind == "inconclusive" and "makes 3 decisions" in rows[0].decision.why
+    alone = [row("edge", 2.17 * 2.0, 2.0)]
+    control_family(alone, settings)
+    assert alone[0].decision == Decision("rag", alone[0].decision.why) and alone[0].family_size == 1

@@ -140,6 +140,20 @@ class PairedResult:
         return asdict(self)
 
 
+def _paired_means(d: np.ndarray, cluster: np.ndarray, confidence: float, n_resamples: int, seed: int) -> np.ndarray:
+    return _widened(_resampled_cluster_means(d, cluster, n_resamples, seed), d, cluster, confidence)
+
+
+def paired_resamples(
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0, groups: Sequence[object] | None = None,
+) -> np.ndarray:
+    """The resampled differences mean(a) - mean(b) that paired_bootstrap's interval and p-value are
+    read from (same draws, widened for few groups): for tests against other boundaries than 0."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    return _paired_means(d, _group_index(groups, d.size), confidence, n_resamples, seed)
+
+
 def paired_bootstrap(
     a: Sequence[float], b: Sequence[float], confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0, groups: Sequence[object] | None = None,
@@ -153,7 +167,7 @@ def paired_bootstrap(
         raise ValueError("paired_bootstrap needs at least one pair")
     d = xa - xb
     cluster = _group_index(groups, d.size)
-    means = _widened(_resampled_cluster_means(d, cluster, n_resamples, seed), d, cluster, confidence)
+    means = _paired_means(d, cluster, confidence, n_resamples, seed)
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     diff = float(d.mean())

@@ -30,6 +30,7 @@ from typing import Any
 
 from experiments.report import plots
 from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.power import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
 from experiments.report.settings import ReportSettings, load_settings
@@ -136,30 +137,62 @@ def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> 
                        "order flips", "wins − losses, % [95% CI]", "words (RAG / LC)", "no judgment"], rows))
 
 
+def _selection_cell(v: VerdictRow) -> str:
+    """The selection in a few words (verdict.csv and the notes below the table have it in full)."""
+    if v.selection.startswith("cross-fitted"):
+        return "cross-fitted, " + ("halves agree" if v.halves_agree else "halves differ")
+    return v.selection.split(":")[0] or "-"
+
+
+def family_sentence(vrows: list[VerdictRow]) -> str:
+    """How many decisions the report makes and how their family-wise error is controlled."""
+    m = max((v.family_size for v in vrows), default=0)
+    if m <= 1:
+        return ("This report makes at most one decision (one row with an interval from honestly chosen configs), so "
+                "no correction for multiple decisions is needed.")
+    held = [v for v in vrows if v.tested and v.decision and v.decision.why.startswith("the 95% interval alone says")]
+    return (f"**{m} decisions, one family**: the rows with an interval from honestly chosen configs and not at the "
+            "floor or ceiling. Holm's step-down procedure on each row's test of its decision boundary keeps the "
+            "chance that any of them is wrong at 5% (p_decision and Holm-adjusted p_holm in verdict.csv); the "
+            "intervals shown are each row's own 95% interval, and the documents under \"to decide\" are planned "
+            "for a row on its own (with the correction a row may need somewhat more). "
+            + (f"{len(held)} row(s) whose interval alone decides are shown inconclusive after the correction."
+               if held else "No decision was withdrawn by the correction."))
+
+
 def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], settings: ReportSettings,
-                    summary: list[dict[str, Any]], levels: list[str], ns: list[str]) -> None:
+                    summary: list[dict[str, Any]], levels: list[str], ns: list[str],
+                    plans: list[dict[str, Any]]) -> None:
     doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Paragraph(
         "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
         f"{settings.tolerance:g} points of it (cost per answer including indexing over {settings.queries_per_doc:g} "
         "queries per document; when no RAG config is that close, the best RAG config). **Configs are chosen without "
-        "looking at the samples reported on**: when an arm has several configs, the documents are split in two by a "
-        f"seeded hash (seed {settings.seed}); the configs are chosen on one half, and the scores, Δ (RAG minus long "
-        "context, points) and its 95% interval come from the other half. The interval is a paired cluster bootstrap "
-        f"that resamples whole documents ({settings.resamples} resamples; widened like a t interval when there are few "
-        "documents), since questions about one document rise and fall together. The **decision** is read from the "
-        "interval, not the point estimate: `rag` when RAG is better (interval above 0) or no more than "
-        f"{settings.tolerance:g} points worse (lower end above -{settings.tolerance:g}) and cheaper; `longctx` when "
-        "long context is better by more than the tolerance, or no "
-        "more than the tolerance worse and cheaper; `inconclusive` when the interval allows both; `no_decision` when "
+        "looking at the samples reported on, and every document counts (cross-fitting)**: when an arm has several "
+        f"configs, the documents are split in two halves by a seeded hash (seed {settings.seed}); the configs chosen "
+        "on each half are scored on the other half, and the paired differences of both halves are pooled into Δ "
+        "(RAG minus long context, points) over all documents. Choosing and scoring on the same samples would favour "
+        "the luckiest of many configs; scoring on one half only (split-half) would waste half of the documents. The "
+        "configs named are the choice on all documents (what to deploy); the selection column says whether both "
+        "halves chose them too, and the scores are the cross-fitted ones. The 95% interval is a paired cluster "
+        f"bootstrap that resamples whole documents within each half ({settings.resamples} resamples), repeats both "
+        "halves' choices in every resample and adds each chosen pair's resampled deviation from its own mean, so it "
+        "includes how the choice and the scores move together; it is widened like a t interval when there are few "
+        "documents, since questions about one document rise and fall together. The "
+        "**decision** is read from the interval, not the point estimate: `rag` when RAG is better (interval above 0) "
+        f"or no more than {settings.tolerance:g} points worse (lower end above -{settings.tolerance:g}) and cheaper; "
+        "`longctx` when long context is better by more than the tolerance, or no more than the tolerance worse and "
+        "cheaper; `inconclusive` when the interval allows both; `no_decision` when "
         f"both chosen configs answer at most {100 * settings.floor_share:g}% of questions correctly (score >= "
         f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
         "ceiling cannot tell the arms apart. Ratios are RAG / long context. The oracle router takes, per sample, the "
-        "better of the best long-context and the best RAG config (ties counted as ties): no router can do better."))
+        "better of the best long-context and the best RAG config (ties counted as ties): no router can do better. "
+        "**To decide**: the documents a sweep needs to decide the observed difference with 80% power "
+        "(`python -m experiments.plan`)."), Paragraph(family_sentence(vrows)))
     head = ["benchmark", "level", "decision", "long context", "score", "RAG", "score", "Δ RAG−LC [95% CI]", "documents",
             "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
-            "selection", "recommendation"]
+            "selection", "to decide", "recommendation"]
     rows = []
-    for v in vrows:
+    for v, plan in zip(vrows, plans):
         delta = "-" if v.diff is None else f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
                                                f"{100 * v.oracle.share_second:.0f}% LC, "
@@ -169,8 +202,16 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
         rows.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", v.lc.label if v.lc else "-",
                      _fmt(v.lc_score, 1), v.rag.label if v.rag else "-", _fmt(v.rag_score, 1), delta, str(v.n_groups),
                      str(v.n_shared), correct, _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio),
-                     oracle, v.selection or "-", v.recommendation])
+                     oracle, _selection_cell(v), plan["column"], v.recommendation])
     doc.add(Table(head, rows))
+    notes = []
+    for v, plan in zip(vrows, plans):
+        to_decide = plan["sentence"] if v.decision and v.decision.kind == "inconclusive" else ""
+        halves = f"Selection: {v.selection}." if v.halves_agree is False else ""
+        if to_decide or halves:
+            notes.append(f"{v.benchmark} {v.level}: " + " ".join(x for x in (to_decide, halves) if x))
+    if notes:
+        doc.add(Bullets(notes))
     naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, _fmt(v.naive_diff, 1)]
              for v in vrows if v.naive_picks_matter]
     if naive:
@@ -462,7 +503,8 @@ def build_report(paths: list[str], out_dir: Path | None = None,
             + ". Tokens, latency and cost are shown only where the files gave them. A judge-free stand-in for a "
             "benchmark's LLM judge (e.g. `lara_auto`) is not comparable with the benchmark's published numbers."))
     doc.add(Bullets(list(SECTIONS.values())))
-    verdict_section(doc, vrows, runs, settings, summary, levels, ns)
+    plans = plan_rows(vrows, settings)
+    verdict_section(doc, vrows, runs, settings, summary, levels, ns, plans)
     pairwise_section(doc, pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs))
     whatif_section(doc, wrows, pricing, settings)
     images = plots_section(doc, runs, vrows, diag, out)
@@ -475,7 +517,8 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     files["report.md"].write_text(to_markdown(doc), encoding="utf-8")
     files["report.html"].write_text(to_html(doc), encoding="utf-8")
     _write_csv(files["summary.csv"], summary)
-    _write_csv(files["verdict.csv"], [v.as_csv() for v in vrows])
+    _write_csv(files["verdict.csv"], [{**v.as_csv(), "to_decide": p["column"], "to_decide_sentence": p["sentence"]}
+                                      for v, p in zip(vrows, plans)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in wrows])
     _write_csv(files["agreement.csv"], [a.as_csv() for a in diag.agreements])
     files.update({p.name: p for p in images})

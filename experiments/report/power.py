@@ -31,9 +31,10 @@ together:
   `power` if the true difference is the observed one. No margin (the difference sits on a
   boundary, or between -tolerance and 0 with the cost unknown): no number of documents decides it.
 
-When the verdict reports on fewer documents than the chosen pair shares (a selection split), the
-variance is still estimated from all shared documents and the plan counts documents of the sweep:
-G* for the interval x (documents in the sweep / documents in the interval).
+The differences are those the row's difference pools: with several configs per arm the verdict
+cross-fits (experiments.report.crossfit: each half's choice scored on the other half), so they cover
+all documents. Should the interval cover fewer documents than the pair shares, the plan counts
+documents of the sweep: G* for the interval x (documents in the sweep / documents in the interval).
 
 `decided_share` checks the promise by simulation (tests/test_plan.py, perf/plan_check.py; 1 long-context
 and 1 RAG config, 10 correlated questions per document, tolerance 2, RAG cheaper): planned from a
@@ -178,9 +179,12 @@ def _r(v: float | None, digits: int = 2) -> float | None:
 
 
 def _pair(row: Any) -> tuple[list[float], list[str]] | None:
-    """(differences in points, documents) of the row's chosen RAG and long-context configs."""
+    """(differences in points, documents) the row's difference pools (cross-fitted: each half's choice
+    on the other half), else those of its RAG and long-context configs over their shared samples."""
     if row.lc is None or row.rag is None:
         return None
+    if getattr(row, "pooled", None):
+        return [d for _, d in row.pooled], [g for g, _ in row.pooled]
     level = None if row.level == "all" else row.level
     rag, lc = row.rag.scores(level), row.lc.scores(level)
     docs = {str(r["id"]): str(r.get("group") or f"sample:{r['id']}")
@@ -258,8 +262,8 @@ def _caveats(row: Any, cv: ClusteredVariance) -> str:
     if cv.se == 0:
         text += " The differences did not vary at all in this sweep: the plan is a lower bound."
     if str(getattr(row, "selection", "")).startswith("naive"):
-        text += (" The configs were chosen on the samples reported on (too few documents to keep them apart); a sweep "
-                 "large enough to choose on separate documents reports on fewer of them and needs more.")
+        text += (" The configs were chosen on the samples reported on (too few documents to keep them apart), so the "
+                 "difference may favour the luckiest config and the plan be optimistic.")
     return text
 
 

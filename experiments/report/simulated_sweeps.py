@@ -132,7 +132,7 @@ def selfroute_records(benchmark: str, rag: list[dict[str, Any]], lc: list[dict[s
 
 def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, n_docs: int = 40,
                       questions_per_doc: int = 10, base: float = 0.6, doc_sd: float = 0.15, config_doc_sd: float = 0.08,
-                      seed: int = 0, benchmark: str = "sim", level: str = "8k") -> Path:
+                      seed: int = 0, benchmark: str = "sim", level: str = "8k", longctx_tokens: int = 8000) -> Path:
     """One long-context config and `n_rag_configs` RAG configs whose TRUE mean accuracy is
     `base` and `base + rag_minus_lc` (every RAG config the same), written as run directories.
 
@@ -140,7 +140,8 @@ def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, 
     config (sd `doc_sd`), and each (config, document) pair its own luck (sd `config_doc_sd`, e.g.
     one config happening to retrieve that document well), on the probability scale; each answer
     is then right or wrong. RAG configs differ in chunk size and top-k (so in prompt tokens and
-    cost), never in truth: any RAG config that looks better than another got lucky.
+    cost), never in truth: any RAG config that looks better than another got lucky. Long context's
+    prompts have `longctx_tokens` tokens (RAG's 228 to 4,196: below the default 8,000 RAG is cheaper).
     """
     rng = random.Random(seed)
     docs = [f"doc{d:03d}" for d in range(n_docs)]
@@ -162,7 +163,7 @@ def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, 
 
     root = Path(root)
     lc = {"arm": LongContextSpec.name, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"}
-    write_run(root / "lc", lc, records(LongContextSpec.name, base, 8000))
+    write_run(root / "lc", lc, records(LongContextSpec.name, base, longctx_tokens))
     sizes, ks = (128, 256, 512), (1, 2, 4, 8)
     for c in range(n_rag_configs):
         size, k = sizes[c % len(sizes)], ks[(c // len(sizes)) % len(ks)]
@@ -221,33 +222,95 @@ SCENARIOS = {  # name -> true RAG minus long context (accuracy, 0..1); see known
     "all_equal": 0.0,
     "rag_clearly_better": 0.2,
     "longctx_clearly_better": -0.2,
+    "issue_rag_better_17": 0.17,
+    "issue_longctx_better_21": -0.21,
 }
+SCENARIO_SWEEPS = {  # known_truth_sweep arguments other than the defaults: issue 25's sweeps of 40 x 5 questions
+    "issue_rag_better_17": {"questions_per_doc": 5},
+    "issue_longctx_better_21": {"questions_per_doc": 5},
+}
+FIRST_RAG = "rag00"  # the single pre-registered RAG config the rule is compared with
+
+
+def _rates(kinds: list[str], intervals: list[tuple[float, float] | None], truth_points: float) -> dict[str, float]:
+    """Share of each decision kind, of intervals excluding 0, and of intervals covering the truth."""
+    from experiments.report.decision import DECISIONS
+
+    n = max(1, len(kinds))
+    rates = {kind: sum(k == kind for k in kinds) / n for kind in DECISIONS}
+    rates["excludes_0"] = sum(bool(ci and (ci[0] > 0 or ci[1] < 0)) for ci in intervals) / n
+    rates["covers_truth"] = sum(bool(ci and ci[0] <= truth_points <= ci[1]) for ci in intervals) / n
+    return rates
 
 
 def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: int = 12,
-                   seed: int = 0, **sweep_kwargs) -> dict[str, float]:
+                   seed: int = 0, on_sweep=None, **sweep_kwargs) -> dict[str, Any]:
     """Simulate `n_sweeps` sweeps with a known truth, run each through the real report reader and
-    verdict, and return the share decided rag / longctx / inconclusive / no_decision, and the share
-    whose interval excludes 0 (the statistics' check on simulated data)."""
+    verdict, and return the share decided rag / longctx / inconclusive / no_decision, the share
+    whose interval excludes 0 and the share whose interval covers the truth (the statistics' check
+    on simulated data). Under "single": the same
+    shares for the first RAG config alone against long context on the same samples (one config
+    fixed in advance, nothing chosen: what the selection's honesty is measured against).
+    `on_sweep(runs)`, when given, sees each sweep's runs (e.g. to measure intervals on them)."""
     import shutil
 
-    from experiments.report.decision import DECISIONS, INCONCLUSIVE
+    from experiments.report.decision import INCONCLUSIVE
     from experiments.report.pricing import Pricing
     from experiments.report.runs import dedupe, find_runs
     from experiments.report.verdict import verdicts
 
-    counts = {**{kind: 0 for kind in DECISIONS}, "excludes_0": 0}
+    sweep_kwargs = {**SCENARIO_SWEEPS.get(scenario, {}), **sweep_kwargs}
+    rule: tuple[list[str], list] = ([], [])
+    single: tuple[list[str], list] = ([], [])
     for i in range(n_sweeps):
         where = Path(root) / f"{scenario}_{i}"
         known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
                           **sweep_kwargs)
         runs, _ = dedupe(find_runs([where], with_records=True))
-        rows = verdicts(runs, Pricing(settings, runs), settings)
-        row = rows[0]
-        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
-        counts["excludes_0"] += bool(row.ci and (row.ci[0] > 0 or row.ci[1] < 0))
+        for kept, out in ((runs, rule), ([r for r in runs if r.path.name in ("lc", FIRST_RAG)], single)):
+            row = verdicts(kept, Pricing(settings, kept), settings)[0]
+            out[0].append(row.decision.kind if row.decision else INCONCLUSIVE)
+            out[1].append(row.ci)
+        if on_sweep is not None:
+            on_sweep(runs)
         shutil.rmtree(where)
-    return {k: v / n_sweeps for k, v in counts.items()}
+    truth = 100 * SCENARIOS[scenario]
+    return {**_rates(*rule, truth), "single": _rates(*single, truth)}
+
+
+def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: float = 0.0,
+                       seed: int = 0, **sweep_kwargs) -> dict[str, float]:
+    """Sweeps of `n_rows` benchmarks (one verdict row each, one long-context and one RAG config, RAG
+    dearer: `longctx_tokens` below RAG's) whose arms are truly equal, so that a `rag` decision (RAG
+    better) is wrong in every row. Returns the share of sweeps with any wrong decision with Holm's
+    correction ("holm") and from the rows' own 95% intervals ("per_row", uncorrected), and the
+    share of rows decided wrongly."""
+    import shutil
+
+    from experiments.report.decision import RAG
+    from experiments.report.family import ALPHA
+    from experiments.report.pricing import Pricing
+    from experiments.report.runs import dedupe, find_runs
+    from experiments.report.verdict import verdicts
+
+    sweep_kwargs = {"n_rag_configs": 1, "longctx_tokens": 50, **sweep_kwargs}
+    counts = {"holm": 0, "per_row": 0, "rows_wrong": 0}
+    for i in range(n_sweeps):
+        where = Path(root) / f"family_{i}"
+        for b in range(n_rows):
+            known_truth_sweep(where / f"bench{b}", truth, seed=seed * 100_003 + i * 101 + b, benchmark=f"sim{b}",
+                              **sweep_kwargs)
+        runs, _ = dedupe(find_runs([where], with_records=True))
+        rows = verdicts(runs, Pricing(settings, runs), settings)
+        assert len(rows) == n_rows and all(r.rag_cheaper is False for r in rows), "each row's RAG must be dearer"
+        wrong = [r.decision.kind == RAG for r in rows]
+        counts["holm"] += any(wrong)
+        counts["rows_wrong"] += sum(wrong)
+        counts["per_row"] += any(r.ci is not None and r.ci[0] > 0 for r in rows)  # rag from the interval alone
+        assert all(r.p_holm is not None and (r.decision.kind != RAG or r.p_holm < ALPHA) for r in rows)
+        shutil.rmtree(where)
+    return {"holm": counts["holm"] / n_sweeps, "per_row": counts["per_row"] / n_sweeps,
+            "rows_wrong": counts["rows_wrong"] / (n_sweeps * n_rows)}
 
 
 if __name__ == "__main__":

@@ -1,23 +1,30 @@
 """The verdict: per benchmark and length level, the best long-context config against the cheapest
 RAG config that holds up, with a decision read from a document-level interval.
 
-Selection is honest: configs are chosen without looking at the samples the verdict reports on.
+Selection is honest: no sample is scored by a choice made on it, and every document counts.
 - When each arm has one candidate config there is nothing to choose: all samples are reported on
   (`selection` = "single config per arm").
-- Otherwise the documents (`group` of each record; a sample without one is its own) are split in
-  two by a seeded hash of their names (`split_documents`): on the selection half the best long
-  context (highest score; ties: fewer prompt tokens) and the cheapest RAG config whose score is at
-  least that minus the tolerance (else the best RAG config) are chosen; the difference and its
-  interval come from the report half only. The split depends on the seed and the document names,
-  not on any score, so every config sees the same halves.
+- Otherwise the choice is cross-fitted (experiments.report.crossfit, whose docstring says why): the
+  documents (`group` of each record; a sample without one is its own) are split in two halves by a
+  seeded hash of their names (`split_documents`, the same halves for every config, whatever their
+  scores); on each half the best long context (highest score; ties: fewer prompt tokens) and the
+  cheapest RAG config whose score is at least that minus the tolerance (else the best RAG config)
+  are chosen and scored on the OTHER half's samples; the paired per-sample differences of both
+  halves are pooled into one difference over all documents, with a paired cluster-bootstrap 95%
+  interval that resamples documents within each half and repeats both choices in every resample
+  (each chosen pair's resampled deviation from its own mean added to the estimate).
+  The configs the row names (and its token, latency and cost ratios) are the choice on all documents,
+  what a team would deploy; `selection` says whether both halves chose them too, and the scores are
+  the cross-fitted ones (the halves' choices on the documents they were not chosen on).
 - With fewer than `MIN_GROUPS` documents in a half there is no honest split: the configs are
   chosen on the samples reported on, the row says so (`selection` = "naive ..."), and its decision
   is at most `inconclusive`.
 
-The difference is RAG minus long context in points (x100), with a paired cluster-bootstrap 95%
-interval that resamples documents (eval.metrics.confidence.paired_bootstrap with groups); the
-decision follows `experiments.report.decision.decide`. The same-sample ("naive") best configs of
-all samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
+The difference is RAG minus long context in points (x100); with one config per arm its interval is
+eval.metrics.confidence.paired_bootstrap with groups. The decision follows
+`experiments.report.decision.decide`, and with several rows Holm's procedure keeps the chance of any
+wrong decision at 5% (experiments.report.family). The same-sample ("naive") best configs of all
+samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
 Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer. The oracle
 router is the per-sample better of the best long-context and the best RAG config.
 """
@@ -29,9 +36,13 @@ from typing import Any
 
 import hashlib
 
-from eval.metrics.confidence import paired_bootstrap
+import numpy as np
+
+from eval.metrics.confidence import paired_bootstrap, paired_resamples
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.report.crossfit import Candidates, crossfit
 from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
+from experiments.report.family import control_family
 from experiments.report.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
@@ -70,6 +81,19 @@ class VerdictRow:
     naive_diff: float | None = None
     correct_shares: tuple[float, float] | None = None  # (RAG, long context) share answered correctly
     recommendation: str = ""
+    halves_agree: bool | None = None  # cross-fitted: both halves chose the configs shown
+    resampled: Any = None  # the interval's resampled differences (points, numpy array)
+    pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
+    tested: bool = False  # the row's decision is one of the report's family of tests
+    p_decision: float | None = None  # p-value of the boundary test of the row's decision (experiments.report.family)
+    p_holm: float | None = None  # the same, Holm-adjusted over the family
+    family_size: int = 0  # decisions in the family
+
+    @property
+    def rag_cheaper(self) -> bool | None:
+        """As the decision reads it: the cost ratio, else the prompt-token ratio (None: unknown)."""
+        cheaper = self.cost_ratio if self.cost_ratio is not None else self.token_ratio
+        return None if cheaper is None else cheaper < 1
 
     @property
     def known_correct_shares(self) -> tuple[float, float] | None:
@@ -103,6 +127,8 @@ class VerdictRow:
             "rag_share_correct": _r(self.correct_shares[0], 4) if self.correct_shares else None,
             "longctx_share_correct": _r(self.correct_shares[1], 4) if self.correct_shares else None,
             "oracle_router_share_tie": _r(self.oracle.share_tie, 4) if self.oracle else None,
+            "halves_agree": "" if self.halves_agree is None else self.halves_agree,
+            "p_decision": _r(self.p_decision, 4), "p_holm": _r(self.p_holm, 4), "family_size": self.family_size,
             "recommendation": self.recommendation,
         }
 
@@ -143,8 +169,9 @@ def _groups_of(runs: list[Run], level: str | None) -> dict[str, str]:
 
 
 def split_documents(groups: set[str], seed: int) -> tuple[set[str], set[str]]:
-    """(selection half, report half) of the documents, by a seeded hash of each name: the same
-    documents land in the same half for every config, whatever their scores."""
+    """(half A, half B) of the documents, by a seeded hash of each name: the same documents land in
+    the same half for every config, whatever their scores (the cross-fit chooses on each, scores on
+    the other)."""
     key = lambda g: hashlib.sha256(f"{seed}:{g}".encode()).hexdigest()  # noqa: E731
     ordered = sorted(groups, key=key)
     half = len(ordered) // 2
@@ -201,6 +228,73 @@ def _share_correct(run: Run, level: str | None, ids: list[str], threshold: float
     return sum(vals) / len(vals) if vals else None
 
 
+def _candidates(lcs: list[Run], rags: list[Run], level: str | None, groups: dict[str, str], pricing: Pricing,
+                settings: ReportSettings) -> Candidates:
+    """The selection's inputs: each config's scores, prompt tokens and (RAG) cost key."""
+    tokens = lambda r: r.mean_of("prompt_tokens", level) or 0.0  # noqa: E731
+
+    def cost_key(r: Run) -> tuple[float, float]:
+        c = deployment_cost(r, pricing, settings, level)
+        return (c if c is not None else tokens(r), tokens(r))
+
+    return Candidates([r.scores(level) for r in lcs], [r.scores(level) for r in rags], [tokens(r) for r in lcs],
+                      [tokens(r) for r in rags], [cost_key(r) for r in rags], groups, sorted(set(groups.values())),
+                      settings.tolerance)
+
+
+def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None, groups: dict[str, str],
+                  pricing: Pricing, settings: ReportSettings) -> bool:
+    """Choose on each half of the documents and score on the other (experiments.report.crossfit); the
+    configs shown are the choice on all documents. False when the documents are too few to split."""
+    half_a, half_b = split_documents(set(groups.values()), settings.seed)
+    table = _candidates(lcs, rags, lvl, groups, pricing, settings)
+    everywhere = table.choose(np.arange(len(table.documents)), np.ones((1, len(table.documents))))
+    lc_pick, rag_pick, within = int(everywhere[0][0]), int(everywhere[1][0]), bool(everywhere[2][0])
+    row.lc, row.rag, row.within_tolerance = lcs[lc_pick], rags[rag_pick], within
+    fit = None
+    if min(len(half_a), len(half_b)) >= MIN_GROUPS:
+        fit = crossfit(table, sorted(half_a), sorted(half_b), settings.resamples, settings.seed)
+    if fit is None:
+        return False
+    (lc_a, rag_a, _), (lc_b, rag_b, _) = fit.choices
+    agree = fit.halves_agree(lc_pick, rag_pick)
+    chose = ("both halves chose the configs shown (the choice on all documents)" if agree else
+             f"half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | {rags[rag_b].label}; "
+             "the configs shown are the choice on all documents")
+    row.selection = (f"cross-fitted by document (seed {settings.seed}): {row.configs_compared} configs chosen on "
+                     f"each half ({len(half_a)} + {len(half_b)} documents) and scored on the other; {chose}")
+    row.halves_agree = agree
+    row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
+    row.rag_score = 100 * float(np.mean([s[2] for s in fit.samples]))
+    row.n_shared, row.n_groups = len(fit.samples), fit.n_groups
+    row.diff, row.ci, row.p_value, row.resampled = fit.diff, fit.ci, fit.p_value, fit.resampled
+    row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
+    threshold = settings.correct_threshold - 1e-12
+    row.correct_shares = (float(np.mean([s[2] >= threshold for s in fit.samples])),
+                          float(np.mean([s[3] >= threshold for s in fit.samples])))
+    return True
+
+
+def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
+    """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
+    a, b = row.rag.scores(lvl), row.lc.scores(lvl)
+    shared = sorted(set(a) & set(b))
+    row.lc_score, row.rag_score = _mean_over(row.lc, lvl, None), _mean_over(row.rag, lvl, None)
+    row.n_shared = len(shared)
+    if not shared:
+        return
+    docs = [groups.get(i, i) for i in shared]
+    means = paired_resamples([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
+                             seed=settings.seed, groups=docs)
+    res = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
+                           seed=settings.seed, groups=docs)
+    row.diff, row.ci, row.p_value = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1]), res.p_value
+    row.resampled, row.n_groups = 100 * means, res.n_groups
+    row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)]
+    row.correct_shares = (_share_correct(row.rag, lvl, shared, settings.correct_threshold),
+                          _share_correct(row.lc, lvl, shared, settings.correct_threshold))
+
+
 def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
     lvl = None if level == ALL else level
     row = VerdictRow(benchmark, level)
@@ -216,29 +310,15 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     groups = _groups_of(lcs + rags, lvl)
     naive = False
     if len(lcs) == 1 and len(rags) == 1:
-        select_ids = report_ids = None
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, None, pricing, settings)
         row.selection = "single config per arm (nothing chosen): all samples"
-    else:
-        chosen_on, reported_on = split_documents(set(groups.values()), settings.seed)
-        if min(len(chosen_on), len(reported_on)) < MIN_GROUPS:
-            naive = True
-            select_ids = report_ids = None
-            row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
-                             f"so the {row.configs_compared} configs were chosen on the samples reported on")
-        else:
-            select_ids = {i for i, g in groups.items() if g in chosen_on}
-            report_ids = {i for i, g in groups.items() if g in reported_on}
-            row.selection = (f"split by document (seed {settings.seed}): {row.configs_compared} configs compared on "
-                             f"{len(chosen_on)} documents, reported on the other {len(reported_on)}")
-    row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, select_ids, pricing, settings)
-    row.lc_score, row.rag_score = _mean_over(row.lc, lvl, report_ids), _mean_over(row.rag, lvl, report_ids)
-    shared, res = _paired(row.rag, row.lc, lvl, report_ids, groups, settings)
-    row.n_shared = len(shared)
-    if res is not None:
-        row.diff, row.ci, row.p_value = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1]), res.p_value
-        row.n_groups = res.n_groups
-        row.correct_shares = (_share_correct(row.rag, lvl, shared, settings.correct_threshold),
-                              _share_correct(row.lc, lvl, shared, settings.correct_threshold))
+        _fixed_pair_row(row, lvl, groups, settings)
+    elif not _crossfit_row(row, lcs, rags, lvl, groups, pricing, settings):
+        naive = True
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, None, pricing, settings)
+        row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
+                         f"so the {row.configs_compared} configs were chosen on the samples reported on")
+        _fixed_pair_row(row, lvl, groups, settings)
     if row.naive_lc is not None and row.naive_rag is not None:
         _, naive_res = _paired(row.naive_rag, row.naive_lc, lvl, None, groups, settings)
         row.naive_diff = 100 * naive_res.diff if naive_res is not None else None
@@ -247,12 +327,11 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
                             deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
-    cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
-    row.decision = decide(row.ci, settings.tolerance, None if cheaper is None else cheaper < 1,
-                          row.known_correct_shares, settings.floor_share)
+    row.decision = decide(row.ci, settings.tolerance, row.rag_cheaper, row.known_correct_shares, settings.floor_share)
     if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
         row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
                                               "chosen on the same samples (too few documents to split)")
+    row.tested = not naive and row.resampled is not None and row.decision.kind != NO_DECISION
     row.recommendation = recommend(row, settings)
     return row
 
@@ -312,6 +391,9 @@ def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings) -> lis
         levels = levels_of(mine)
         for level in levels + ([ALL] if len(levels) > 1 else []):
             rows.append(verdict_row(bench, level, mine, pricing, settings))
+    control_family(rows, settings)
+    for row in rows:
+        row.recommendation = recommend(row, settings)
     return rows
 
 
