@@ -51,8 +51,10 @@ def _quiet_tqdm() -> Iterator[None]:
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
-                 trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8):
+                 trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8,
+                 stop: list[str] | None = None):
         self.spec = model
+        self.stop = _stop_strings(stop)
         self.path, self.gguf_file = resolve_model(model)
         self.model_id = model
         self.dtype, self.device, self.temperature = dtype, device, temperature
@@ -121,7 +123,10 @@ class TransformersGenerator(Generator):
         return int(self._encode(prompt)["input_ids"].shape[1])
 
     def sampling_params(self) -> dict:
-        return {"temperature": self.temperature, "dtype": self.dtype}
+        params = {"temperature": self.temperature, "dtype": self.dtype}
+        if self.stop:  # only when set, so answers cached before stop strings existed keep their keys
+            params["stop"] = list(self.stop)
+        return params
 
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
         """Prompts sharing a prefix (`prefix_chars`, same system and leading text) are answered
@@ -154,23 +159,37 @@ class TransformersGenerator(Generator):
                     else {"do_sample": True, "temperature": self.temperature})
         if repetition_penalty is not None:
             sampling["repetition_penalty"] = float(repetition_penalty)
+        if self.stop:  # generate ends a sequence once its new text holds a stop string
+            sampling["stopping_criteria"] = _stop_criteria(self._hits_stop, int(ids.shape[1]))
         with torch.inference_mode():
             return self.model.generate(
                 ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, **_cache_arg(self.model, past),
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
-    def _finish(self, tokens: list[int], limit: int) -> str:
-        """"stop" when the answer ended with an end-of-sequence token (or before its limit), else "length"."""
+    def _text_and_finish(self, tokens: list[int], limit: int) -> tuple[str, str]:
+        """The answer's text, cut before the first stop string (which it does not include, as in OpenAI's API;
+        unlike it, a stop string inside the answer's leading whitespace does not count, so a reply that opens
+        with a newline is not cut to nothing), and how it ended: "stop" at an end-of-sequence token, a stop
+        string or before its limit, else "length"."""
+        text = self._hf_tok.decode(tokens, skip_special_tokens=True)
+        cut = _first_stop(text, self.stop)
+        if cut is not None:
+            return text[:cut].strip(), "stop"
         if tokens and tokens[-1] in self._stop_ids():
-            return "stop"
-        return "length" if len(tokens) >= limit else "stop"
+            return text.strip(), "stop"
+        return text.strip(), "length" if len(tokens) >= limit else "stop"
+
+    def _hits_stop(self, tokens: list[int]) -> bool:
+        """Whether an unfinished answer's text holds a stop string (the batched decoders end the row there)."""
+        return bool(self.stop) and _first_stop(self._hf_tok.decode(tokens, skip_special_tokens=True),
+                                               self.stop) is not None
 
     def _result(self, out, n_prompt: int, latency: float, limit: int) -> Generation:
-        new = out[0, n_prompt:]
-        return Generation(text=self._hf_tok.decode(new, skip_special_tokens=True).strip(), prompt_tokens=n_prompt,
-                          completion_tokens=int(new.shape[0]), latency_s=latency,
-                          finish_reason=self._finish(new.tolist(), limit))
+        new = out[0, n_prompt:].tolist()
+        text, finish = self._text_and_finish(new, limit)
+        return Generation(text=text, prompt_tokens=n_prompt, completion_tokens=len(new), latency_s=latency,
+                          finish_reason=finish)
 
     def complete(self, text: str, max_new_tokens: int = 64) -> Generation:
         """Continue raw text, no chat template (what an OpenAI `/v1/completions` request asks)."""
@@ -266,11 +285,10 @@ class TransformersGenerator(Generator):
             batch_s = time.perf_counter() - t1
             each_s = batch_s / len(batch)
             for i, tokens in zip(batch, new_tokens):
+                text, finish = self._text_and_finish(tokens, prompts[i].max_new_tokens)
                 results.append(Generation(
-                    text=self._hf_tok.decode(tokens, skip_special_tokens=True).strip(),
-                    prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
-                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s,
-                    finish_reason=self._finish(tokens, prompts[i].max_new_tokens)))
+                    text=text, prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
+                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s, finish_reason=finish))
         return results
 
     @staticmethod
@@ -311,7 +329,7 @@ class TransformersGenerator(Generator):
             positions = torch.tensor(lengths, device=dev) + n_prefix  # where each question's next token goes
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
-                if _append_unfinished(chosen, out, done, stop, max_new):
+                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop):
                     break
                 owner_cols = torch.cat([owner_cols, rows])  # the B tokens fed now, one per question
                 step_mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.bool, device=dev),
@@ -345,7 +363,7 @@ class TransformersGenerator(Generator):
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
-                if _append_unfinished(chosen, out, done, stop, max_new):
+                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop):
                     break
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
@@ -368,13 +386,45 @@ def _cache_arg(model, cache) -> dict:
     return {_cache_kwarg(type(model).forward): cache}
 
 
-def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int]) -> bool:
-    """Append each unfinished row's chosen token (a stop token or its limit finishes it); True when all are done."""
+def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int],
+                       hits_stop) -> bool:
+    """Append each unfinished row's chosen token (an end-of-sequence token, its limit or a stop string in its
+    text finishes it); True when all are done."""
     for b, tokens in enumerate(out):
         if not done[b]:
             tokens.append(int(chosen[b]))
-            done[b] = tokens[-1] in stop or len(tokens) >= max_new[b]
+            done[b] = tokens[-1] in stop or len(tokens) >= max_new[b] or hits_stop(tokens)
     return all(done)
+
+
+def _stop_strings(stop) -> tuple[str, ...]:
+    """`generator.stop` checked: a list of non-empty strings (or one string), or nothing."""
+    if stop is None:
+        return ()
+    items = [stop] if isinstance(stop, str) else list(stop)
+    if not all(isinstance(s, str) and s for s in items):
+        raise ValueError(f"generator.stop must be a list of non-empty strings, got {stop!r}")
+    return tuple(items)
+
+
+def _first_stop(text: str, stop: tuple[str, ...]) -> int | None:
+    """Where the earliest stop string starts in `text` after its leading whitespace, or None."""
+    start = len(text) - len(text.lstrip())
+    found = [i for i in (text.find(s, start) for s in stop) if i >= 0]
+    return min(found) if found else None
+
+
+def _stop_criteria(hits_stop, n_prompt: int):
+    """A `generate` stopping criterion: a row is finished once its new tokens' text holds a stop string."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _StopStrings(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            rows = [hits_stop(row[n_prompt:].tolist()) for row in input_ids]
+            return torch.tensor(rows, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([_StopStrings()])
 
 
 class TokenStream:

@@ -70,3 +70,51 @@ def test_the_report_names_configs_whose_answers_were_cut(tmp_path):
     assert float(rows["longctx"]["answers_cut_share"]) == 0.25 and float(rows["rag"]["answers_cut_share"]) == 0.0
     md = files["report.md"].read_text()
     assert "Answers cut at the token limit" in md and "longctx 25%" in md.split("Answers cut at the token limit")[1]
+
+
+def _with_stop(generator, stop):
+    """The session's SmolLM2 with stop strings (a shallow copy: the same loaded weights, no second load)."""
+    import copy
+
+    from llm.transformers_backend import _stop_strings
+
+    stopped = copy.copy(generator)
+    stopped.stop = _stop_strings(stop)
+    return stopped
+
+
+def test_stop_strings_end_an_answer_where_they_appear_on_every_decoding_path(generator):
+    """generator.stop (e.g. experiment=demo's sentence end): the answer is cut before the stop string, counts
+    as "stop", and decoding ends there; alone, over a shared prefix (batched) and streamed."""
+    ctx = "The lighthouse keeper logged the storm at dawn and the ferry left at noon. " * 12
+    prompts = [Prompt(ctx + "Describe the keeper's day in detail.", max_new_tokens=24, prefix_chars=len(ctx)),
+               Prompt(ctx + "Describe the ferry in detail.", max_new_tokens=24, prefix_chars=len(ctx))]
+    alone = Prompt("Write a long sentence about the sea.", max_new_tokens=24)
+    free = generator.generate([*prompts, alone])
+    for plain in free:
+        words = plain.text.split()
+        assert len(words) >= 4, plain.text  # long enough to be cut
+    # a stop string from inside each free answer: its third word, with the space before it
+    for i, prompt in enumerate([prompts, prompts, [alone]]):
+        target = free[i] if i < 2 else free[2]
+        stop = " " + target.text.split()[2]
+        got = _with_stop(generator, [stop]).generate(prompt)[i if i < 2 else 0]
+        assert got.finish_reason == "stop" and stop not in f" {got.text}"
+        assert got.text == target.text[: target.text.find(stop)].strip()
+        assert got.completion_tokens < target.completion_tokens
+    streamed = _with_stop(generator, [" " + free[2].text.split()[2]]).stream(alone)
+    pieces = "".join(streamed)
+    assert streamed.generation.text == free[2].text[: free[2].text.find(" " + free[2].text.split()[2])].strip()
+    assert streamed.generation.finish_reason == "stop" and len(pieces) < len(free[2].text) + 20
+
+
+def test_stop_strings_are_checked_and_skip_the_leading_whitespace():
+    import pytest
+
+    from llm.transformers_backend import _first_stop, _stop_strings
+
+    assert _first_stop("\n\nParis. It is", ("\n", ". ")) == 7  # the leading newlines do not cut it to nothing
+    assert _first_stop("Paris", ("\n",)) is None
+    assert _stop_strings(". ") == (". ",) and _stop_strings(None) == ()
+    with pytest.raises(ValueError, match="generator.stop must be a list of non-empty strings"):
+        _stop_strings(["\n", ""])

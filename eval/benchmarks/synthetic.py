@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from eval.benchmarks.common import approx_tokens
 from eval.benchmarks.base import COMMON_KEYS, Benchmark, LoadResult
@@ -300,6 +300,7 @@ class SyntheticConfig:
     questions_per_haystack: int = 4
     two_hop_share: float = 0.25
     confusing_share: float = 0.5
+    max_new_tokens: int = 24  # the answer's token limit (the templates' own)
 
 
 def make_haystack(seed: int, language: str, tokens: int, n_questions: int,
@@ -386,6 +387,8 @@ def make_haystack(seed: int, language: str, tokens: int, n_questions: int,
 
 
 def generate(cfg: SyntheticConfig) -> list[Sample]:
+    if int(cfg.max_new_tokens) <= 0:
+        raise ValueError(f"benchmark.max_new_tokens must be positive, got {cfg.max_new_tokens}")
     samples: list[Sample] = []
     for language in cfg.languages:
         for level in cfg.levels:
@@ -394,6 +397,9 @@ def generate(cfg: SyntheticConfig) -> list[Sample]:
                     cfg.seed, language, parse_level(level), cfg.questions_per_haystack,
                     cfg.two_hop_share, cfg.confusing_share, haystack_id=f"h{h}",
                 )
+    for sample in samples:
+        if sample.template.max_new_tokens != int(cfg.max_new_tokens):
+            sample.template = replace(sample.template, max_new_tokens=int(cfg.max_new_tokens))
     return samples
 
 
