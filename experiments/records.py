@@ -106,6 +106,7 @@ class Record(TypedDict, total=False):
     scoring: str
     question: str
     evidence_pages: list[str]  # benchmark=corpus: the PDF pages ("file.pdf p3") its evidence lies on
+    lexical_overlap: float  # benchmark=corpus: share of the question's content words in its evidence (0..1)
     # selfroute
     route: str  # which arm answered: rag or longctx
     selfroute_declined: bool
@@ -151,6 +152,8 @@ def base_record(sample, arm: str, config_hash: str) -> dict[str, Any]:
                        answers=sample.answers, depth=sample.metadata.get("depth"))
     if sample.metadata.get("evidence_pages"):
         base["evidence_pages"] = list(sample.metadata["evidence_pages"])
+    if sample.metadata.get("lexical_overlap") is not None:
+        base["lexical_overlap"] = float(sample.metadata["lexical_overlap"])
     return base
 
 
