@@ -9,8 +9,10 @@ the best RAG config per question, per benchmark and length level) and the plots 
 
 Defaults come from conf/report.yaml (or --settings FILE); flags override them.
 
-Sections: 1 verdict per benchmark and length level (best long context vs the cheapest RAG config
-within the tolerance, paired bootstrap, ratios, one sentence of advice, the oracle router);
+The report opens with the answer (experiments.report.first_screen): one line of values per benchmark
+and length level, and the forest plot of the same rows (verdict_forest.png). Sections: 1 verdict per
+benchmark and length level, how it was reached (best long context vs the cheapest RAG config within
+the tolerance, paired bootstrap, ratios, one sentence of advice, the oracle router);
 2 deployment what-if (cost per 1,000 answers with indexing, break-even queries per document,
 latency target); 3 plots; 4 diagnostics; 5 reproducibility.
 
@@ -30,6 +32,7 @@ from typing import Any
 
 from experiments.report import plots
 from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.first_screen import add_answer, add_overview, delta_cell
 from experiments.report.power import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
@@ -163,7 +166,7 @@ def family_sentence(vrows: list[VerdictRow]) -> str:
 def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], settings: ReportSettings,
                     summary: list[dict[str, Any]], levels: list[str], ns: list[str],
                     plans: list[dict[str, Any]]) -> None:
-    doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Paragraph(
+    doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Heading(3, "How the verdict was reached"), Paragraph(
         "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
         f"{settings.tolerance:g} points of it (cost per answer including indexing over {settings.queries_per_doc:g} "
         "queries per document; when no RAG config is that close, the best RAG config). **Configs are chosen without "
@@ -193,7 +196,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], runs: list[Run], set
             "selection", "to decide", "recommendation"]
     rows = []
     for v, plan in zip(vrows, plans):
-        delta = "-" if v.diff is None else f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
+        delta = "-" if v.diff is None or v.ci is None else (f"{v.diff:+.1f} (one document: no interval)"
+                                                            if v.n_groups < 2 else delta_cell(v))
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
                                                f"{100 * v.oracle.share_second:.0f}% LC, "
                                                f"{100 * v.oracle.share_tie:.0f}% tie)")
@@ -485,29 +489,14 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     wrows = what_if(runs, vrows, pricing, settings)
     diag = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
 
-    scopes = sorted({r.scope for r in runs})
-    generators = sorted({str(r.knobs.get("generator", "?")) for r in runs if not r.retrieval_only}) or ["no generator"]
     doc = Document("RAG vs long context: decision report")
-    arms = Counter(r.arm for r in runs)
-    doc.add(Paragraph(
-        f"{len(runs)} config points ({', '.join(f'{n} {a}' for a, n in sorted(arms.items()))}) on {', '.join(scopes)} "
-        f"with {', '.join(generators)}; {sum(len(r.records) for r in runs)} records."
-        + (f" {sum(len(v) for v in dupes.values())} duplicate run(s) merged." if dupes else "")
-        + (f" {len(missing)} run dir(s) without records.jsonl left out." if missing else "")))
-    imported = sorted({(str(m.get("format")), str(m.get("path")), str(m.get("metric")))
-                       for m in (r.metrics.get("imported_from") for r in runs) if isinstance(m, dict)})
-    if imported:
-        doc.add(Paragraph(
-            "Imported predictions (`python -m experiments.import`): " + "; ".join(
-                f"{fmt} from {path}, scored with `{metric}`" for fmt, path, metric in imported)
-            + ". Tokens, latency and cost are shown only where the files gave them. A judge-free stand-in for a "
-            "benchmark's LLM judge (e.g. `lara_auto`) is not comparable with the benchmark's published numbers."))
-    doc.add(Bullets(list(SECTIONS.values())))
     plans = plan_rows(vrows, settings)
+    images = add_answer(doc, vrows, plans, settings, out)  # the first screen: the answer, then the forest plot
+    add_overview(doc, runs, missing, dupes, list(SECTIONS.values()))
     verdict_section(doc, vrows, runs, settings, summary, levels, ns, plans)
     pairwise_section(doc, pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs))
     whatif_section(doc, wrows, pricing, settings)
-    images = plots_section(doc, runs, vrows, diag, out)
+    images += plots_section(doc, runs, vrows, diag, out)
     diagnostics_section(doc, diag, settings)
     reproducibility_section(doc, runs, out, dupes)
 

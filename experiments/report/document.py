@@ -35,6 +35,7 @@ class Table:
     head: list[str]
     rows: list[list[str]]
     caption: str = ""
+    css_class: str = ""  # HTML only: e.g. "answer", the report's first table (values on one line each)
 
 
 @dataclass
@@ -112,10 +113,24 @@ img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.2em; }
 pre { background: #f4f4f4; padding: 0.8em; overflow-x: auto; font-size: 0.82em; }
 code { background: #f1f1f1; padding: 0 0.2em; }
 section { margin-bottom: 2em; }
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
+table.answer { font-size: 0.9em; }
+table.answer td { white-space: nowrap; }
+table.answer th { vertical-align: bottom; }
 td:first-child { min-width: 7em; }
+td.prose { min-width: 24em; }
 @media print { img { max-width: 100%; page-break-inside: avoid; } table { page-break-inside: auto; } }
 """
+
+
+PROSE_CELL = 60  # characters: a longer cell is a sentence or more and gets a readable width
+
+
+def _td(text: str) -> str:
+    """A table cell; a long one (a sentence in a wide table) keeps a readable width instead of being
+    squeezed into a column a few words wide (its table scrolls sideways inside its wrapper)."""
+    css = ' class="prose"' if len(text) > PROSE_CELL else ""
+    return f"<td{css}>{_inline_html(text)}</td>"
 
 
 def _data_uri(path: Path) -> str:
@@ -141,9 +156,9 @@ def to_html(doc: Document) -> str:
         elif isinstance(b, Table):
             cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
             head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
-            rows = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row) + "</tr>"
-                           for row in b.rows)
-            body.append(f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead>'
+            rows = "".join("<tr>" + "".join(_td(str(c)) for c in row) + "</tr>" for row in b.rows)
+            css = f' class="{html.escape(b.css_class)}"' if b.css_class else ""
+            body.append(f'<div class="table-wrap"><table{css}>{cap}<thead><tr>{head}</tr></thead>'
                         f'<tbody>{rows}</tbody></table></div>')
         elif isinstance(b, Image):
             body.append(f'<figure><img src="{_data_uri(b.path)}" alt="{html.escape(b.alt)}" '
