@@ -130,6 +130,8 @@ def test_a_one_document_row_shows_a_dash_and_why(report):
     v = next(r for r in _verdict(out) if r["benchmark"] == "one_doc")
     assert v["n_groups"] == "1" and v["ci95_low"] == v["ci95_high"] == "50.0"  # a collapsed interval in verdict.csv
     assert row["Δ RAG−LC [95% CI]"] == "-"
+    # +50 on one document decides nothing
+    assert v["decision"] == "inconclusive" and row["decision"].strip("*") == "inconclusive"
     note = next(line for line in md.split("\n") if line.startswith("- one_doc · 2k"))
     assert "no Δ interval" in note and "+50.0 over one document (6 questions)" in note and "cannot vary" in note
     assert md.index(CAPTION) < md.index(note) < md.index("## 1. Verdict")

@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from experiments.report.decision import LONGCTX, RAG
 from experiments.report.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.forest import ForestRow, forest_plot
 from experiments.report.runs import Run
@@ -54,10 +53,8 @@ def no_interval_reason(v: VerdictRow) -> str | None:
     if v.diff is None or v.ci is None:
         return "no sample scored by both arms"
     if v.n_groups < 2:
-        rests = (f"; the decision {v.decision.kind} rests on that one document"
-                 if v.decision and v.decision.kind in (RAG, LONGCTX) else "")
         return (f"Δ is {v.diff:+.1f} over one document ({v.n_shared} questions), and a bootstrap over one document "
-                f"cannot vary, so there is no interval{rests}")
+                "cannot vary, so there is no interval and no decision")
     return None
 
 

@@ -331,7 +331,12 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
         row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
                                               "chosen on the same samples (too few documents to split)")
-    row.tested = not naive and row.resampled is not None and row.decision.kind != NO_DECISION
+    one_document = row.ci is not None and row.n_groups < 2
+    if one_document and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        row.decision = Decision(INCONCLUSIVE, f"all {row.n_shared} questions are about one document: a bootstrap "
+                                              "over one document cannot vary, so it says nothing about other "
+                                              "documents; add documents")
+    row.tested = not naive and not one_document and row.resampled is not None and row.decision.kind != NO_DECISION
     row.recommendation = recommend(row, settings)
     return row
 
