@@ -60,3 +60,41 @@ def test_the_record_carries_the_sample_overlap_and_the_contract_knows_the_key():
     assert base["lexical_overlap"] == pytest.approx(0.25) and "lexical_overlap" in schema.RECORD_KEYS
     sample.metadata.pop("lexical_overlap")
     assert "lexical_overlap" not in schema.base_record(sample, "rag", "abc")
+
+
+def test_the_report_shows_the_split_writes_overlap_csv_and_notes_question_groups(tmp_path):
+    import csv
+
+    from experiments.report.build import build_report
+    from experiments.report.settings import load_settings
+    from experiments.report.simulated_sweeps import write_run
+
+    def recs(arm: str, right_high: bool) -> list[dict]:
+        out = []
+        for i in range(8):
+            high = i % 2 == 0
+            rec = _record(i, 0.9 if high else 0.1, float(high == right_high or arm == "longctx"), float(high),
+                          ["f.pdf p1"] if i < 2 else None)
+            rec.update(arm=arm, group=f"question:q{i}" if i == 7 else f"doc{i // 2}.pdf", answers=["x"],
+                       prediction="x", scores={"score": rec["score"]}, prompt_tokens=10, completion_tokens=2,
+                       latency_s=0.1)
+            if arm == "longctx":
+                rec.pop("evidence_recall")
+            out.append(rec)
+        return out
+
+    lc_knobs = {"arm": "longctx", "benchmark": "corpus", "generator": "m"}
+    write_run(tmp_path / "sweep" / "lc", lc_knobs, recs("longctx", True))
+    write_run(tmp_path / "sweep" / "rag", {"arm": "rag", "benchmark": "corpus", "generator": "m", "retriever": "bm25",
+                                           "chunk_size": 128, "top_k": 4}, recs("rag", True))
+    files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
+    rows = list(csv.DictReader(files["overlap.csv"].open()))
+    rag_low = next(r for r in rows if r["config"].startswith("rag") and r["part"] == "low")
+    rag_high = next(r for r in rows if r["config"].startswith("rag") and r["part"] == "high")
+    assert (rag_low["n"], float(rag_low["score"]), float(rag_low["recall"])) == ("4", 0.0, 0.0)
+    assert (float(rag_high["score"]), float(rag_high["recall"])) == (100.0, 1.0)
+    assert {r["part"] for r in rows if r["split"] == "evidence"} == {"PDF pages", "elsewhere"}
+    md = files["report.md"].read_text()
+    section = md.split("### By lexical overlap and where the evidence lies")[1]
+    assert "Recall gap high − low overlap: largest for rag" in section and "(+1.00)" in section
+    assert "corpus: 1 of 8 questions have no evidence inside a document" in section

@@ -44,6 +44,7 @@ from experiments.report.summary import SHARE_COLUMNS, summary_rows
 from experiments import records as schema
 from experiments.report.oracle import mean_prompt_tokens
 from experiments.report.other_arms import ArmBest, other_arm_specs, other_arms
+from experiments.report.overlap import overlap_section, question_groups, split_rows
 from experiments.report.pairwise import PairwiseRow, apply_pairwise, pairwise_rows, waiting
 from experiments.report.verdict import VerdictRow, budget_pairs, oracle_rows, overall_row, verdicts
 from experiments.report.whatif import WhatIfRow, what_if
@@ -498,6 +499,8 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     whatif_section(doc, wrows, pricing, settings)
     images += plots_section(doc, runs, vrows, diag, out)
     diagnostics_section(doc, diag, settings)
+    splits = split_rows(runs)
+    overlap_section(doc, splits, question_groups(runs))
     reproducibility_section(doc, runs, out, dupes)
 
     files = {"report.md": out / "report.md", "report.html": out / "report.html", "summary.csv": out / "summary.csv",
@@ -510,6 +513,9 @@ def build_report(paths: list[str], out_dir: Path | None = None,
                                       for v, p in zip(vrows, plans)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in wrows])
     _write_csv(files["agreement.csv"], [a.as_csv() for a in diag.agreements])
+    if splits:
+        files["overlap.csv"] = out / "overlap.csv"
+        _write_csv(files["overlap.csv"], [r.as_csv() for r in splits])
     files.update({p.name: p for p in images})
     return files
 
