@@ -18,6 +18,12 @@ as a verbatim quote) and `task`. So
 
 runs the same questions through the files, the way a team's own folder runs. The files are the same
 bytes on every run (PDF and Word creation dates are fixed, Word's zip entries carry a fixed time).
+`--no-headings` (`write_samples(..., headings=False)`) leaves each title off the text (it stays in the file
+name and the PDF and Word metadata): a heading moves every token window of the chunker, so BM25 recall@n
+through the files differs from the benchmark's own on about a quarter of LooGLE's questions; without it
+md, html and docx give every question the same figures (perf/corpus_parity.py). A PDF comes closest once
+its reader rejoins the lines it wrapped (`eval.documents.reflow`); a word split over two pages or lines
+may still move a chunk boundary by a token.
 
 After writing, every file is read back through `eval.documents` and the questions through
 `benchmark=corpus`, and it prints how many documents came back unchanged up to whitespace (a PDF wraps
@@ -53,7 +59,7 @@ TYPES = ("md", "html", "pdf", "docx", "txt")
 DOCS_DIR = "docs"
 QUESTIONS_FILE = "questions.jsonl"
 FIXED_DATE = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)  # creation date of every PDF and Word file
-FPDF_HINT = "pip install fpdf2 (in the [dev] extra: make install)"
+FPDF_HINT = "pip install fpdf2 (in the [docs] extra: make install)"
 _ZIP_TIME = (2025, 1, 1, 0, 0, 0)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # no place in XML or a PDF text run
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -75,6 +81,7 @@ class WrittenCorpus:
     questions: list[dict]
     left_out: Counter = field(default_factory=Counter)  # reason -> samples (or evidence pieces)
     retyped: list[str] = field(default_factory=list)  # documents not written as PDF: the font lacks characters
+    headings: bool = True  # each document's title on its first line (False: only in metadata and the file name)
 
     @property
     def docs_dir(self) -> Path:
@@ -86,24 +93,26 @@ class WrittenCorpus:
 
 
 # ---------------------------------------------------------------- one writer per file type
-def _write_txt(path: Path, title: str, text: str, font: Path | None) -> str:
+def _write_txt(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
     path.write_text(text, encoding="utf-8")
     return text
 
 
-def _write_md(path: Path, title: str, text: str, font: Path | None) -> str:
-    content = f"# {title}\n\n{text}\n"
+def _write_md(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
+    content = f"# {title}\n\n{text}\n" if heading else f"{text}\n"
     path.write_text(content, encoding="utf-8")
     return content
 
 
-def _write_html(path: Path, title: str, text: str, font: Path | None) -> str:
-    """Paragraphs (split at blank lines) as `<p>`, their inner line breaks as `<br>`, everything escaped."""
+def _write_html(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
+    """Paragraphs (split at blank lines) as `<p>`, their inner line breaks as `<br>`, everything escaped. Without
+    a heading there is no `<title>` either: a reader takes its text as the document's first line."""
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     body = "\n".join("<p>" + "<br>".join(html.escape(line) for line in p.split("\n")) + "</p>" for p in paragraphs)
-    path.write_text(f'<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n<title>{html.escape(title)}</title>\n'
+    head = f"<title>{html.escape(title)}</title>\n" if heading else ""
+    path.write_text(f'<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n{head}'
                     f"</head>\n<body>\n{body}\n</body>\n</html>\n", encoding="utf-8")
-    return f"{title}\n\n" + "\n\n".join(paragraphs)
+    return (f"{title}\n\n" if heading else "") + "\n\n".join(paragraphs)
 
 
 def default_pdf_font() -> Path:
@@ -128,12 +137,14 @@ def _glyphs(font: Path) -> frozenset[int]:
     return frozenset(TTFont(str(font), lazy=True).getBestCmap())
 
 
-def _write_pdf(path: Path, title: str, text: str, font: Path | None) -> str:
-    """Left-aligned lines (justified ones come back with doubled spaces) in a font that has every glyph."""
+def _write_pdf(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
+    """Left-aligned lines (justified ones come back with doubled spaces) in a font that has every glyph; the title
+    is in the PDF's metadata, and on the page only with `heading`."""
     fpdf = require("fpdf", "eval.write_corpus (PDF files)", FPDF_HINT)
     font = font or default_pdf_font()
     text = re.sub(r"[^\S\n]", " ", text)  # tabs and other spaces: the font may lack their glyphs
-    missing = sorted({ch for ch in title + text if not ch.isspace() and ord(ch) not in _glyphs(font)})
+    visible = title + text if heading else text
+    missing = sorted({ch for ch in visible if not ch.isspace() and ord(ch) not in _glyphs(font)})
     if missing:
         shown = "".join(missing[:10]) + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else "")
         raise MissingGlyphs(f"{path.name}: the PDF font {font.name} has no glyph for {len(missing)} character(s) of "
@@ -144,28 +155,31 @@ def _write_pdf(path: Path, title: str, text: str, font: Path | None) -> str:
     pdf.set_title(title)
     pdf.add_font("body", fname=str(font))
     pdf.add_page()
-    pdf.set_font("body", size=14)
-    pdf.multi_cell(0, 8, title, align="L", new_x="LMARGIN", new_y="NEXT")
-    pdf.ln(4)
+    if heading:
+        pdf.set_font("body", size=14)
+        pdf.multi_cell(0, 8, title, align="L", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
     pdf.set_font("body", size=11)
     pdf.multi_cell(0, 6, text, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.output(str(path))
-    return f"{title}\n\n{text}"
+    return f"{title}\n\n{text}" if heading else text
 
 
-def _write_docx(path: Path, title: str, text: str, font: Path | None) -> str:
-    """A heading, then one paragraph per line (blank lines as empty paragraphs, so they come back)."""
+def _write_docx(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
+    """A heading (with `heading`; the title is in the core properties either way), then one paragraph per line
+    (blank lines as empty paragraphs, so they come back)."""
     docx = require("docx", "eval.write_corpus (Word files)", "make install (or: pip install 'rag-or-longctx[docs]')")
     document = docx.Document()
     props = document.core_properties
     props.title, props.author, props.created, props.modified = title, "rag-or-longctx", FIXED_DATE, FIXED_DATE
-    document.add_heading(title, level=1)
+    if heading:
+        document.add_heading(title, level=1)
     for line in text.split("\n"):
         document.add_paragraph(line)
     buffer = io.BytesIO()
     document.save(buffer)
     path.write_bytes(_fixed_zip_times(buffer.getvalue()))
-    return f"{title}\n{text}"
+    return f"{title}\n{text}" if heading else text
 
 
 def _fixed_zip_times(data: bytes) -> bytes:
@@ -178,7 +192,7 @@ def _fixed_zip_times(data: bytes) -> bytes:
     return out.getvalue()
 
 
-WRITERS: dict[str, Callable[[Path, str, str, Path | None], str]] = {
+WRITERS: dict[str, Callable[[Path, str, str, Path | None, bool], str]] = {
     "txt": _write_txt, "md": _write_md, "html": _write_html, "pdf": _write_pdf, "docx": _write_docx,
 }
 
@@ -212,13 +226,15 @@ def _slug(name: str) -> str:
 
 
 def write_samples(samples: Sequence[Sample], out: str | Path, types: Sequence[str] = TYPES,
-                  pdf_font: Path | None = None, overwrite: bool = False) -> WrittenCorpus:
-    """Write the samples' distinct documents under `out/docs/` (types in rotation) and `out/questions.jsonl`."""
+                  pdf_font: Path | None = None, overwrite: bool = False, headings: bool = True) -> WrittenCorpus:
+    """Write the samples' distinct documents under `out/docs/` (types in rotation) and `out/questions.jsonl`.
+    `headings=False` leaves each title off the text (the file name and PDF/Word metadata keep it), so a reader
+    gets back the sample's own text: the same chunks, hence the same retrieval, as the benchmark's loader."""
     unknown = [t for t in types if t not in WRITERS]
     if unknown or not types:
         raise ValueError(f"--types {','.join(types)}: unknown {unknown}; allowed: {','.join(TYPES)}")
     out = Path(out)
-    corpus = WrittenCorpus(out, [], [])
+    corpus = WrittenCorpus(out, [], [], headings=headings)
     _prepare(corpus, overwrite)
     names: dict[str, str] = {}  # hash of a document's text -> its file
     width = len(str(len(samples) * max(1, max((len(s.documents) for s in samples), default=1))))
@@ -250,13 +266,13 @@ def _write_document(corpus: WrittenCorpus, title: str, text: str, types: Sequenc
     kind = types[at % len(types)]
     name = f"{at + 1:0{width}d}-{_slug(title)}"
     try:
-        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font)
+        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font, corpus.headings)
     except MissingGlyphs as err:
         others = [t for t in types if t != "pdf"]
         if not others:
             raise
         kind = others[at % len(others)]
-        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font)
+        expected = WRITERS[kind](corpus.docs_dir / f"{name}.{kind}", title, text, pdf_font, corpus.headings)
         corpus.retyped.append(f"{name}.{kind} (no glyph for {err.shown!r})")
     corpus.documents.append(WrittenDocument(f"{name}.{kind}", kind, title, expected))
     return f"{name}.{kind}"
@@ -365,11 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="the first N samples")
     ap.add_argument("--pdf-font", type=Path, default=None, help="a .ttf for PDFs (default: matplotlib's DejaVu Sans)")
     ap.add_argument("--overwrite", action="store_true", help="replace an existing OUT/docs folder")
+    ap.add_argument("--no-headings", action="store_true",
+                    help="leave titles off the text (only in file names and PDF/Word metadata): md, html and docx "
+                         "then read back as the benchmark's own text, so retrieval gives the same chunks and recall")
     args = ap.parse_intermixed_args(argv)
     types = [t.strip().lower().lstrip(".") for t in args.types.split(",") if t.strip()]
     try:
         samples = load_samples(args.benchmark, args.options, args.limit)
-        corpus = write_samples(samples, args.out, types, args.pdf_font, args.overwrite)
+        corpus = write_samples(samples, args.out, types, args.pdf_font, args.overwrite, not args.no_headings)
         check = read_back(corpus)
     except (ValueError, FileNotFoundError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)

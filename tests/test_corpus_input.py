@@ -335,3 +335,11 @@ def test_a_quote_found_nowhere_is_counted_and_named(two_docs, tmp_path, caplog):
     assert len(sample.evidence) == 1 and got.notes["evidence quotes not aligned"] == 1
     assert any("1 evidence quote(s) did not align" in r.getMessage() and "en: 'the moon is made of cheese'"
                in r.getMessage() for r in caplog.records)
+
+
+def test_a_pdf_page_is_reflowed_wrapped_lines_joined_paragraphs_kept():
+    from eval.documents import reflow
+
+    assert reflow("  The bridge was\nfinished in 1892.  \n \nIt carries\r\nforty cars.\n") == \
+        "The bridge was finished in 1892.\n\nIt carries forty cars."
+    assert reflow("\n\n") == ""
