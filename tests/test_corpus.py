@@ -206,3 +206,33 @@ def test_a_retrieval_run_on_the_corpus_records_evidence_recall(folder, tmp_path)
     assert all(r["status"] == "retrieved" for r in records.values())
     assert records["launch"]["evidence_recall"]["1"] == 1.0  # one short document: the chunk with the code
     assert (tmp_path / "cache" / "parsed_documents.sqlite").is_file()
+
+
+def test_the_review_csv_approve_column_keeps_or_leaves_out_each_question(folder, loaded):
+    path = folder.parent / f"{folder.name}-reviewed.csv"
+    rows = ["id,approve,question,answers,documents,evidence"]
+    for q, verdict in zip(QUESTIONS[:3], ("yes", "no", "")):
+        rows.append(",".join('"' + str(v).replace('"', '""') + '"' for v in
+                             (q["id"], verdict, q["question"], json.dumps(q["answers"]), json.dumps(q["documents"]),
+                              json.dumps(q["evidence"]))))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    got = load_benchmark({"name": "corpus", "path": str(folder), "questions": str(path), "skip_bad": True})
+    assert [s.id for s in got.samples] == [QUESTIONS[0]["id"], QUESTIONS[2]["id"]]
+    assert got.skipped.get("questions not approved in review") == 1
+    from eval.benchmarks._files import DataError, Row
+    from eval.benchmarks.corpus import approved
+
+    assert approved(Row({"approve": "Y"}, "r.csv", 3)) and not approved(Row({"approve": " No "}, "r.csv", 3))
+    assert approved(Row({}, "q.jsonl", 1)) and not approved(Row({"approve": False}, "q.jsonl", 1))
+    with pytest.raises(DataError, match=r"r\.csv:4: field 'approve': 'maybe' is neither yes"):
+        approved(Row({"approve": "maybe"}, "r.csv", 4))
+
+
+def test_a_question_with_evidence_carries_its_lexical_overlap(loaded):
+    from eval.lexical_overlap import lexical_overlap
+
+    by = {s.id: s for s in loaded.samples}
+    launch = by["launch"]
+    quote = launch.context[launch.evidence[0].start:launch.evidence[0].end]
+    assert launch.metadata["lexical_overlap"] == lexical_overlap(launch.question, [quote], "en")
+    assert 0.0 < launch.metadata["lexical_overlap"] <= 1.0

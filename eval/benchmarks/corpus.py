@@ -66,6 +66,7 @@ from eval.benchmarks.common import approx_tokens, consecutive_groups, length_lev
 from eval.document_cache import ParsedDocumentCache
 from eval.documents import BadFile, ParsedDocument, Unparsable, decoded, read_folder
 from eval.sample import Document, PromptTemplate, Sample, Span
+from eval.lexical_overlap import lexical_overlap
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +217,23 @@ def _text_list(row: Row, name: str) -> list[str]:
 def _is_beir_query(row: Row) -> bool:
     """A BEIR `queries.jsonl` row: `_id` and `text`, no `question`."""
     return "question" not in row.data and "_id" in row.data and "text" in row.data
+
+
+APPROVE_YES = frozenset({"", "y", "yes", "true", "1", "ok", "x"})
+APPROVE_NO = frozenset({"n", "no", "false", "0", "reject", "drop"})
+
+
+def approved(row: Row) -> bool:
+    """A row's `approve` column (the review CSV eval.generate_questions writes): empty or yes keeps the question,
+    no leaves it out (counted); any other value is an error naming file, line and field."""
+    value = row.data.get("approve")
+    if value is None or isinstance(value, bool):
+        return value is not False
+    text = str(value).strip().lower()
+    if text in APPROVE_YES or text in APPROVE_NO:
+        return text in APPROVE_YES
+    raise row.error(f"{value!r} is neither yes ({', '.join(sorted(APPROVE_YES - {''}))}, or empty) nor no "
+                    f"({', '.join(sorted(APPROVE_NO))})", "approve")
 
 
 def question_of(row: Row) -> Question:
@@ -455,16 +473,25 @@ class CorpusBenchmark(Benchmark):
         (BEIR queries of another split) are left out, counted and named."""
         seen: set[str] = set()
         unjudged: list[str] = []
+        rejected: list[str] = []
         for row in question_rows(qpath):
             q = None
             with record_guard():  # a bad row raises, or is skipped and counted (skip_bad)
                 q = self._checked(row, seen, docs, qrels, config)
+                if not approved(row):
+                    rejected.append(q.id)
+                    q = None
             if q is None:
                 continue
             if qrels is not None and not (q.documents or q.answers or q.evidence):
                 unjudged.append(q.id)
                 continue
             yield q
+        if rejected:
+            log.warning("%s: left out %d question(s) a reviewer did not approve (approve column): %s%s", qpath,
+                        len(rejected), ", ".join(rejected[:5]), f" (+{len(rejected) - 5} more)" if len(rejected) > 5
+                        else "")
+            result.skip("questions not approved in review", len(rejected))
         if qrels is not None:
             qrels.check_queries(seen)
             if unjudged:
@@ -512,13 +539,15 @@ class CorpusBenchmark(Benchmark):
             group = next((s.doc_id for s in evidence if s.doc_id), None) or f"question:{q.id}"
         tokens = approx_tokens(context)
         language = language_of(q.question)
+        overlap = lexical_overlap(q.question, quotes, language) if quotes else None
         return Sample(
             id=q.id, benchmark=self.name, task=q.task, language=language,
             length_level=length_level(tokens, config.level_edges), context=context, question=q.question,
             answers=q.answers, template=self._template(language, config), metric=metric_for(q.answers, quotes),
             evidence=evidence, documents=documents, group=group,
             metadata={"documents": list(ids) if mode == "documents" else q.documents, "context_mode": mode,
-                      "approx_tokens": tokens, "evidence_pages": pages, "source": f"{q.row.source}:{q.row.line}"},
+                      "approx_tokens": tokens, "evidence_pages": pages, "source": f"{q.row.source}:{q.row.line}",
+                      "lexical_overlap": overlap},
             reference_extra={"question": q.question, "evidence": quotes},
         ), dropped
 
