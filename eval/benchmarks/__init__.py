@@ -113,6 +113,8 @@ def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
 
         get_metric(cfg["metric"])  # unknown names fail here, naming the known ones
         for s in result.samples:
-            if s.answers:  # a question without reference answers keeps its judge (benchmark=corpus)
+            # a question without reference answers keeps its judge, one the document cannot answer its
+            # `refusal` (benchmark=corpus)
+            if s.answers and s.metric != "refusal":
                 s.metric = cfg["metric"]
     return result

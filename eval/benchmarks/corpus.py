@@ -28,7 +28,10 @@ and that name none themselves are left out, counted and named in a warning (BEIR
 holds every split's queries, a qrels file one split's); a qrels line naming a query or document that
 was not loaded is an error naming file and line (`skip_bad: true`: skipped and counted).
 
-Scoring: a question with `answers` is scored by `contains_all` (or `benchmark.metric`); one without
+Scoring: a question labelled `task: unanswerable` (the document names what it asks about but does not
+state the answer; eval.generate_questions writes such questions) is scored by `refusal`: 1 when the answer
+declines, 0 for a made-up answer. Else a question with `answers` is scored by `contains_all` (or
+`benchmark.metric`); one without
 answers but with aligned evidence quotes by `evidence_judge` (a judge grades the answer against the
 quotes); one with neither by `pairwise_judge` (long context's answer against RAG's). Every sample
 carries `reference_extra = {"question", "evidence": the source text of each aligned quote}`.
@@ -405,8 +408,14 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float) -
                     len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
 
 
-def metric_for(answers: list[str], evidence_texts: list[str]) -> str:
-    """`contains_all` with reference answers; else `evidence_judge` with aligned evidence; else `pairwise_judge`."""
+UNANSWERABLE_TASK = "unanswerable"  # eval.generate_questions' label of questions the document cannot answer
+
+
+def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:
+    """`refusal` for a question labelled `task: unanswerable`; else `contains_all` with reference answers; else
+    `evidence_judge` with aligned evidence; else `pairwise_judge`."""
+    if task == UNANSWERABLE_TASK:
+        return "refusal"
     return "contains_all" if answers else ("evidence_judge" if evidence_texts else "pairwise_judge")
 
 
@@ -543,7 +552,7 @@ class CorpusBenchmark(Benchmark):
         return Sample(
             id=q.id, benchmark=self.name, task=q.task, language=language,
             length_level=length_level(tokens, config.level_edges), context=context, question=q.question,
-            answers=q.answers, template=self._template(language, config), metric=metric_for(q.answers, quotes),
+            answers=q.answers, template=self._template(language, config), metric=metric_for(q.answers, quotes, q.task),
             evidence=evidence, documents=documents, group=group,
             metadata={"documents": list(ids) if mode == "documents" else q.documents, "context_mode": mode,
                       "approx_tokens": tokens, "evidence_pages": pages, "source": f"{q.row.source}:{q.row.line}",

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping
 
 from eval.metrics import MetricValues, NoJudgment, register
 from eval.metrics.judge import Judge, _judged, parse_true_false
+from eval.metrics.refusal import is_refusal
 from eval.metrics.text import f1, tokens_en
 from eval.sample import Reference
 
@@ -107,43 +108,6 @@ def lara_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | 
     reply = judge.ask(judge_messages(ref.task, str(extra.get("question", "")), answer, prediction))
     verdict = parse_lara_verdict(reply.text, str(extra.get("variant", "official")))
     return _judged(None if verdict is None else 100.0 * verdict, reply)
-
-
-# ---------------------------------------------------------------------------------------------
-# Judge-free fallback: does the prediction say the document does not hold the answer?
-
-_SOURCE = (r"(?:text|document|book|novel|story|passage|excerpt|paper|article|statement|report|filing|context|"
-           r"chunk|material|content|source|information|narrative|data)s?")
-_REPORT = (r"(?:mention|provide|discuss|specify|address|propose|explore|compare|describe|suggest|examine|detail|"
-           r"outline|delve|cover|disclose|present|include|list|state|say|contain|indicate|give|reveal|report|offer|"
-           r"explain|identify|name|reference|cite|talk|touch|elaborate|note|show|clarify|record|feature|analy[sz]e)")
-_REPORTED = (r"(?:mentioned|provided|discussed|specified|stated|given|described|detailed|disclosed|addressed|"
-             r"included|found|available|covered|reported|listed|indicated|revealed|explained|identified|named|"
-             r"known|clear|presented|documented|recorded|outlined|explored|referenced|noted|shown)")
-_REFUSAL = re.compile("|".join([
-    # "The text does not mention ...", "Paper 2 doesn't discuss ...", "the chunks do not provide ..."
-    rf"\b{_SOURCE}\b[^.;!?\n]{{0,80}}?\b(?:does|do|did|is|are|was|were|has|have|can|could)\s*(?:not|n[o']t)\b"
-    rf"(?:\s+\w+){{0,3}}?\s+{_REPORT}",
-    # "... is not mentioned", "not explicitly stated", "was never specified"
-    rf"\b(?:not|never)\s+(?:\w+\s+){{0,2}}?{_REPORTED}\b",
-    # "There is no information", "no specific details", "provides no mention"
-    r"\bno\s+(?:\w+\s+){0,2}?(?:information|mention|details?|data|indication|evidence|reference|record|"
-    r"description|specifics|discussion)\b",
-    # "There is no backstory provided"
-    r"\bthere(?:\s+(?:is|are|was|were)|'s)\s+no\s+(?:\w+\s+){0,3}?(?:provided|mentioned|given|specified|stated|"
-    r"described|detailed|disclosed|available)\b",
-    # "cannot be determined", "unable to find", "it is impossible to say"
-    r"\b(?:cannot|can't|can not|could not|couldn't|unable to|impossible to|not possible to)\s+(?:\w+\s+){0,3}?"
-    r"(?:determine|determined|answer|answered|find|found|locate|located|identify|identified|tell|say|confirm|"
-    r"confirmed|infer|inferred|know|known|ascertain|ascertained)\b",
-    r"\b(?:i|we)\s+(?:do not|don't|did not|didn't)\s+(?:know|have)\b",
-    r"\b(?:not enough|insufficient|no sufficient)\s+(?:\w+\s+)?(?:information|details|data|context|evidence)\b",
-]), re.IGNORECASE)
-
-
-def is_refusal(prediction: str | None) -> bool:
-    """The prediction says the document (text, paper, statement, chunks ...) does not hold the answer."""
-    return bool(prediction) and _REFUSAL.search(prediction) is not None
 
 
 @register("lara_auto")
