@@ -266,15 +266,24 @@ class OpenAIHandler(BaseHTTPRequestHandler):
             app.leave()
             app.log_request(entry)
 
-    def _generation_request(self, entry: dict[str, Any]) -> None:
-        """Read, check and answer one generation request; `entry` (the request log's line) gets its model,
-        stream flag, prompt size and status."""
+    def _logged_body(self, entry: dict[str, Any]) -> dict[str, Any] | None:
+        """The request's JSON body, its model and stream flag noted in `entry`; None once a bad body was
+        answered with its error."""
         try:
             body = self._read_body()
         except RequestError as err:
             entry["status"] = err.status
-            return self._send_error(err.status, err.message, err.kind)
+            self._send_error(err.status, err.message, err.kind)
+            return None
         entry.update(model=body.get("model"), stream=bool(body.get("stream")))
+        return body
+
+    def _generation_request(self, entry: dict[str, Any]) -> None:
+        """Read, check and answer one generation request; `entry` (the request log's line) gets its model,
+        stream flag, prompt size and status."""
+        body = self._logged_body(entry)
+        if body is None:
+            return None
         try:
             prompt, limit = self._parse_generation(body, entry)
         except RequestError as err:

@@ -10,21 +10,10 @@ import pytest
 
 from eval.benchmarks import load_benchmark
 from eval.documents import read_folder
+from tests.pdf_files import write_pdf
 
 WARRANTY = "The warranty lasts 24 months from the date of delivery."
 LAUNCH = "The launch code for the spring release is ALPHA-7."
-
-
-def _pdf(path, pages):
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for text in pages:
-        pdf.add_page()
-        if text:
-            pdf.multi_cell(0, 6, text)
-    pdf.output(str(path))
 
 
 def _docx(path):
@@ -48,7 +37,7 @@ def folder(tmp_path_factory):
     (root / "page.html").write_text("<html><head><title>FAQ</title><script>var x = 'hidden';</script></head>"
                                     "<body><h1>FAQ</h1><p>Returns are accepted within 30 days.</p></body></html>",
                                     encoding="utf-8")
-    _pdf(root / "report.pdf", ["Annual report. Revenue grew in every region.", WARRANTY + " Service is free.", ""])
+    write_pdf(root / "report.pdf", ["Annual report. Revenue grew in every region.", WARRANTY + " Service is free.", ""])
     _docx(root / "memo.docx")
     (root / "sub").mkdir()
     (root / "sub" / "corpus.jsonl").write_text(

@@ -16,23 +16,10 @@ from eval.benchmarks import load_benchmark
 from eval.document_cache import FILE_NAME, ParsedDocumentCache
 from eval.documents import decode_bytes, read_folder
 from eval.storage import entry_checksum
+from tests.pdf_files import write_pdf
 
 WARRANTY = "The warranty lasts 24 months from the date of delivery."
 LAUNCH = "The launch code for the spring release is ALPHA-7."
-
-
-def _pdf(path, pages, **encryption):
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for text in pages:
-        pdf.add_page()
-        if text:
-            pdf.multi_cell(0, 6, text)
-    if encryption:
-        pdf.set_encryption(**encryption)
-    pdf.output(str(path))
 
 
 def _docx(path, text):
@@ -50,7 +37,7 @@ def _folder(root):
     (root / "b.md").write_bytes("# Billing\nInvoices are sent on the first Monday.".encode("utf-16"))
     (root / "c.html").write_text("<html><title>FAQ</title><body><p>Returns within 30 days.</p></body></html>",
                                  encoding="utf-8")
-    _pdf(root / "d.pdf", ["Annual report.", WARRANTY, ""])
+    write_pdf(root / "d.pdf", ["Annual report.", WARRANTY, ""])
     _docx(root / "e.docx", "Support hours are nine to five.")
     (root / "f.pdf").write_bytes(b"%PDF-1.4 broken")
     return root
@@ -257,9 +244,9 @@ def test_an_empty_folder_and_one_with_no_supported_file_are_errors(tmp_path):
 def test_corrupt_and_encrypted_pdfs_are_named_and_counted(tmp_path, caplog):
     root = tmp_path / "docs"
     root.mkdir()
-    _pdf(root / "ok.pdf", [WARRANTY])
-    _pdf(root / "owner-only.pdf", [LAUNCH], owner_password="owner")  # opens without a password: read
-    _pdf(root / "locked.pdf", [LAUNCH], owner_password="owner", user_password="secret")
+    write_pdf(root / "ok.pdf", [WARRANTY])
+    write_pdf(root / "owner-only.pdf", [LAUNCH], owner_password="owner")  # opens without a password: read
+    write_pdf(root / "locked.pdf", [LAUNCH], owner_password="owner", user_password="secret")
     whole = (root / "ok.pdf").read_bytes()
     (root / "truncated.pdf").write_bytes(whole[: len(whole) // 2])
     questions = _write(tmp_path / "q.jsonl", [{"question": "Warranty?", "answers": ["24 months"],

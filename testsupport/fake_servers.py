@@ -293,12 +293,9 @@ class FakeHandler(OpenAIHandler):
             return self._send_error(400, str(err))
         kind, seconds = fault if fault else (None, None)
         entry["fault"] = kind
-        try:
-            body = self._read_body()
-        except RequestError as err:
-            entry["status"] = err.status
-            return self._send_error(err.status, err.message, err.kind)
-        entry.update(model=body.get("model"), stream=bool(body.get("stream")))
+        body = self._logged_body(entry)
+        if body is None:
+            return None
         if kind is not None and self._fail_before_answering(kind, bool(body.get("stream")), entry):
             return
         if kind in ("hang", "slow"):
