@@ -118,3 +118,12 @@ def test_stop_strings_are_checked_and_skip_the_leading_whitespace():
     assert _stop_strings(". ") == (". ",) and _stop_strings(None) == ()
     with pytest.raises(ValueError, match="generator.stop must be a list of non-empty strings"):
         _stop_strings(["\n", ""])
+
+
+def test_the_demo_ends_answers_at_the_first_sentence_with_room_to_get_there():
+    from tests.conftest import compose
+
+    for point in ("lc", "rag_bm25_c128_k1"):
+        cfg = compose(["experiment=demo", f"demo_point={point}"])
+        assert list(cfg.generator.stop) == ["\n", ". "] and cfg.benchmark.max_new_tokens == 48
+        assert cfg.generator.model == "bundled:smollm2"
