@@ -62,7 +62,8 @@ class Generation:
     decode of the batch that answered them. Without reuse those stay None and a user waits `latency_s`.
 
     `finish_reason` is how the answer ended, where the backend says: "stop" (end of sequence or a
-    stop string), "length" (the token limit), or another reason a server gave ("content_filter", ...);
+    stop string), "length" (the token limit), "repetition" (the transformers backend with `stop_loops` ended an
+    answer that repeated itself), or another reason a server gave ("content_filter", ...);
     None when the backend does not report it.
     """
 

@@ -52,9 +52,10 @@ class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
                  trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8,
-                 stop: list[str] | None = None):
+                 stop: list[str] | None = None, stop_loops: bool = False):
         self.spec = model
         self.stop = _stop_strings(stop)
+        self.stop_loops = bool(stop_loops)  # end an answer that repeats itself (finish_reason "repetition")
         self.path, self.gguf_file = resolve_model(model)
         self.model_id = model
         self.dtype, self.device, self.temperature = dtype, device, temperature
@@ -126,6 +127,8 @@ class TransformersGenerator(Generator):
         params = {"temperature": self.temperature, "dtype": self.dtype}
         if self.stop:  # only when set, so answers cached before stop strings existed keep their keys
             params["stop"] = list(self.stop)
+        if self.stop_loops:
+            params["stop_loops"] = True
         return params
 
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
@@ -159,7 +162,7 @@ class TransformersGenerator(Generator):
                     else {"do_sample": True, "temperature": self.temperature})
         if repetition_penalty is not None:
             sampling["repetition_penalty"] = float(repetition_penalty)
-        if self.stop:  # generate ends a sequence once its new text holds a stop string
+        if self.stop or self.stop_loops:  # generate ends a sequence at a stop string or a loop
             sampling["stopping_criteria"] = _stop_criteria(self._hits_stop, int(ids.shape[1]))
         with torch.inference_mode():
             return self.model.generate(
@@ -178,10 +181,15 @@ class TransformersGenerator(Generator):
             return text[:cut].strip(), "stop"
         if tokens and tokens[-1] in self._stop_ids():
             return text.strip(), "stop"
+        if self.stop_loops and _looping(tokens):
+            return text.strip(), "repetition"
         return text.strip(), "length" if len(tokens) >= limit else "stop"
 
     def _hits_stop(self, tokens: list[int]) -> bool:
-        """Whether an unfinished answer's text holds a stop string (the batched decoders end the row there)."""
+        """Whether an unfinished answer's text holds a stop string, or (`stop_loops`) the answer has begun to
+        repeat itself: decoding ends there (the batched decoders end the row)."""
+        if self.stop_loops and _looping(tokens):
+            return True
         return bool(self.stop) and _first_stop(self._hf_tok.decode(tokens, skip_special_tokens=True),
                                                self.stop) is not None
 
@@ -412,6 +420,24 @@ def _first_stop(text: str, stop: tuple[str, ...]) -> int | None:
     start = len(text) - len(text.lstrip())
     found = [i for i in (text.find(s, start) for s in stop) if i >= 0]
     return min(found) if found else None
+
+
+LOOP_SPAN = 12  # tokens a repeated block must cover (at least 3 copies) before an answer counts as looping
+LOOP_UNIT = 16  # the longest repeated block looked for, in tokens
+
+
+def _looping(tokens: list[int]) -> bool:
+    """The answer ends in one block of tokens repeated back to back, at least 3 times and over at least
+    `LOOP_SPAN` tokens ("is the mayor of X is the mayor of X ...", "klaklakla..."): greedy decoding of a small
+    model that falls into such a loop never leaves it, so the rest of its token limit buys nothing."""
+    for unit in range(1, LOOP_UNIT + 1):
+        copies = max(3, -(-LOOP_SPAN // unit))
+        if len(tokens) < unit * copies:
+            break
+        block = tokens[-unit:]
+        if all(tokens[-unit * (k + 1): len(tokens) - unit * k] == block for k in range(1, copies)):
+            return True
+    return False
 
 
 def _stop_criteria(hits_stop, n_prompt: int):

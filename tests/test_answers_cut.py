@@ -4,6 +4,7 @@ keep it, metrics.json counts the cut ones, and the report names the configs whos
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -126,4 +127,27 @@ def test_the_demo_ends_answers_at_the_first_sentence_with_room_to_get_there():
     for point in ("lc", "rag_bm25_c128_k1"):
         cfg = compose(["experiment=demo", f"demo_point={point}"])
         assert list(cfg.generator.stop) == ["\n", ". "] and cfg.benchmark.max_new_tokens == 48
+        assert cfg.generator.stop_loops is True
         assert cfg.generator.model == "bundled:smollm2"
+
+
+def test_stop_loops_ends_an_answer_that_repeats_itself(generator):
+    """generator.stop_loops (generator=smollm2_brief): greedy decoding that falls into a loop never leaves it, so
+    the answer ends there with finish_reason "repetition" instead of running to the token limit as a cut answer."""
+    primed = "The mayor of Kaldoalt is the mayor of Kaldoalt is the mayor of Kaldoalt is the mayor of"
+    plain = generator.complete(primed, max_new_tokens=40)
+    looped = copy.copy(generator)
+    looped.stop_loops = True
+    ended = looped.complete(primed, max_new_tokens=40)
+    assert (plain.finish_reason, plain.completion_tokens) == ("length", 40)
+    assert ended.finish_reason == "repetition" and ended.completion_tokens < 30
+    assert plain.text.startswith(ended.text)
+
+
+def test_a_loop_is_a_block_repeated_three_times_over_twelve_tokens():
+    from llm.transformers_backend import _looping
+
+    assert _looping([5] * 12) and not _looping([5] * 11)  # one token: 12 copies
+    assert _looping([9, 1, 2, 3, 4] * 3) and not _looping([1, 2, 3, 4, 5] * 2)  # five tokens: 3 copies (15)
+    assert not _looping(list(range(40))) and not _looping([])
+    assert _looping(list(range(7)) + [8, 9, 10, 11] * 3)  # only the end counts
