@@ -172,3 +172,17 @@ def test_plan_check_script_prints_json_figures():
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     assert figures["A_rag_better_8"]["planned_documents"] > 10 and figures["A_rag_better_8"]["sweeps"] == 3
     assert figures["C_observed_difference"]["planned_median"] is not None and figures["seconds"] > 0
+
+
+def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_path, capsys):
+    # 6 documents, 4 RAG configs, RAG truly far better: the variance alone would say "6 documents suffice", but
+    # choosing among the configs needs MIN_GROUPS documents in each half, so the plan asks for 2 x MIN_GROUPS
+    from experiments.report.crossfit import MIN_GROUPS
+
+    known_truth_sweep(tmp_path / "sweep", 0.4, n_rag_configs=4, n_docs=6, questions_per_doc=5, seed=5)
+    assert plan_main([str(tmp_path / "sweep")]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[0])
+    assert row["decision"] == "inconclusive" and row["selection_floor"] == 2 * MIN_GROUPS
+    assert row["documents_needed"] == 2 * MIN_GROUPS and row["more_documents"] == 2 * MIN_GROUPS - 6
+    assert f"needs {MIN_GROUPS} documents in each half of the selection split" in row["sentence"]
+    assert row["column"] == f"~{2 * MIN_GROUPS} docs (+{2 * MIN_GROUPS - 6})"

@@ -53,6 +53,8 @@ import numpy as np
 
 from eval.metrics.confidence import few_groups_factor
 
+MIN_GROUPS = 4  # documents each half of the selection split needs; fewer: no honest split
+
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
 
 

@@ -56,6 +56,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from eval.metrics.confidence import t_quantile
+from experiments.report.crossfit import MIN_GROUPS
 from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
 from experiments.report.settings import ReportSettings
 
@@ -211,7 +212,8 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
         "diff": _r(row.diff), "ci": [_r(row.ci[0]), _r(row.ci[1])] if row.ci else None,
         "n_documents": None, "interval_documents": row.n_groups or None, "questions_per_document": None,
         "icc": None, "design_effect": None, "between_document_sd": None, "se": None, "mdd": None, "power": power,
-        "planned_difference": None, "documents_needed": None, "more_documents": None, "target": None,
+        "planned_difference": None, "documents_needed": None, "selection_floor": None, "more_documents": None,
+        "target": None,
         "column": "-", "sentence": "", "detail": "",
     }
     pair = _pair(row)
@@ -232,13 +234,17 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     best = targets(planned, settings.tolerance, rag_is_cheaper(row))[0]
     needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
     needed = None if needed_interval is None else math.ceil(needed_interval * sweep_per_interval)
+    # choosing among several configs per arm is honest only with MIN_GROUPS documents in each half
+    floor = 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2
+    if needed is not None:
+        needed = max(needed, floor)
     if decision == NO_DECISION:  # floor or ceiling: more documents would not help
         needed, best = None, Target(NO_DECISION, 0.0, 0.0, "")
     out.update({
         "n_documents": cv.n_documents, "questions_per_document": _r(cv.questions_per_document),
         "icc": _r(cv.icc, 3), "design_effect": _r(cv.design_effect), "between_document_sd": _r(cv.between_sd),
         "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power)),
-        "planned_difference": _r(planned), "documents_needed": needed,
+        "planned_difference": _r(planned), "documents_needed": needed, "selection_floor": floor,
         "more_documents": None if needed is None else max(0, needed - cv.n_documents),
         "target": {"decision": best.decision, "boundary": best.boundary, "margin": _r(best.margin),
                    "words": best.words} if best.margin > 0 else None,
@@ -285,6 +291,9 @@ def plan_sentence(plan: dict[str, Any], decision: str, power: float, assumed: bo
                 f"with {pct} power if the difference {really} {diff:+.1f} points ({goal}).")
     if needed >= MAX_DOCUMENTS:
         more_words = f"{more} more, or more still: the bound of this planner"
+    elif plan.get("selection_floor") == needed and more > 0:
+        more_words = (f"{more} more: choosing among several configs needs {needed // 2} documents in each half of "
+                      "the selection split")
     elif more == 0:
         more_words = "no more than this sweep has: its interval came out wider by chance"
     else:

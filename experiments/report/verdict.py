@@ -40,7 +40,7 @@ import numpy as np
 
 from eval.metrics.confidence import paired_bootstrap, paired_resamples
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.crossfit import Candidates, crossfit
+from experiments.report.crossfit import MIN_GROUPS, Candidates, crossfit
 from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
 from experiments.report.family import control_family
 from experiments.report.oracle import OracleResult, oracle_router
@@ -50,7 +50,6 @@ from experiments.report.runs import Run, levels_of
 
 ALL = "all"
 SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
-MIN_GROUPS = 4  # documents each half of the selection split needs; fewer: no honest split
 
 
 @dataclass
