@@ -77,7 +77,9 @@ def forest_plot(rows: list[ForestRow], tolerance: float, path: Path) -> Path | N
         else:
             ax.scatter([r.diff], [y], marker=style["marker"], s=80, facecolors="white", edgecolors=style["color"],
                        linewidths=1.5, zorder=3)
-            ax.annotate(r.note or "no interval", (r.diff, y), textcoords="offset points", xytext=(8, -3), fontsize=8)
+            right_half = r.diff > (lo + hi) / 2  # write the note towards the middle, clear of the legend
+            ax.annotate(r.note or "no interval", (r.diff, y), textcoords="offset points",
+                        xytext=(-8 if right_half else 8, -3), ha="right" if right_half else "left", fontsize=8)
     ax.set_yticks(range(len(drawn)), [r.label for r in reversed(drawn)])
     ax.set_ylim(-0.7, len(drawn) - 0.3)
     ax.set_xlim(lo, hi)
