@@ -55,9 +55,10 @@ def test_the_record_carries_the_sample_overlap_and_the_contract_knows_the_key():
 
     sample = Sample(id="q1", benchmark="corpus", task="locate", language="en", length_level="all", context="x",
                     question="Who?", answers=["A"], template=PromptTemplate("{context}{question}"),
-                    metric="contains_all", metadata={"lexical_overlap": 0.25})
+                    metric="contains_all", metadata={"lexical_overlap": 0.25, "evidence_pages": ["a.pdf p2"]})
     base = schema.base_record(sample, "rag", "abc")
     assert base["lexical_overlap"] == pytest.approx(0.25) and "lexical_overlap" in schema.RECORD_KEYS
+    assert base["evidence_pages"] == ["a.pdf p2"] and "evidence_pages" in schema.RECORD_KEYS
     sample.metadata.pop("lexical_overlap")
     assert "lexical_overlap" not in schema.base_record(sample, "rag", "abc")
 

@@ -119,10 +119,11 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
             assert 0.0 <= r["score"] <= 1.0 and r["prompt_tokens"] > 50 and r["latency_s"] > 0
         key = "evidence_recall" if r["arm"] == "rag" else "evidence_retained"
         assert r[key] is not None
-    # what the report reads must be written by the runner (selfroute's route, skip/fail reasons and the
-    # pairwise path's `scoring` aside: tests/test_reference_free.py runs that one)
+    # what the report reads must be written by the runner (selfroute's route, skip/fail reasons, the pairwise
+    # path's `scoring` aside: tests/test_reference_free.py runs that one; and benchmark=corpus's
+    # `evidence_pages` and `lexical_overlap`: tests/test_overlap_report.py checks base_record writes them)
     written = set().union(*(set(r) for r in records))
-    missing = set(report_read_keys()) - written - {"route", "reason", "scoring"}
+    missing = set(report_read_keys()) - written - {"route", "reason", "scoring", "evidence_pages", "lexical_overlap"}
     assert not missing, f"the report reads keys the runner never wrote: {sorted(missing)}"
 
     files = build_report([str(sweep)], tmp_path / "out")
