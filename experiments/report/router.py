@@ -1,0 +1,223 @@
+"""A learned router as a third answer: per question, send it to RAG or to long context, from features
+known before the answer (experiments.report.router_features), measured against the better single arm
+and against the oracle (issue 26).
+
+The model. A ridge regression (L2-regularised least squares, numpy only, closed form) of the paired
+difference d = s_rag - s_lc on the standardised features, rather than a logistic regression of "RAG
+beats long context" with the ties left out. Why:
+- the routing rule needs the expected gain in score units, to weigh it against the cost difference
+  (route to RAG when gain + cost_weight x (cost_lc - cost_rag) > 0); least squares estimates exactly
+  the conditional mean E[d | x], while a logistic model gives P(RAG wins | not a tie) and would need a
+  second model for the size of a win and the chance of a tie before it could be priced;
+- ties carry information: where both arms answer right (or both wrong) there is nothing to gain, and
+  a model trained without those questions overstates the gain wherever they are common;
+- it takes continuous scores (F1, judge scores in 0..1) as they are, without a threshold;
+- it has a closed form: no iterations, no convergence to check, the same answer on every machine.
+Its boundary is linear in the features, like a logistic model's. Each feature is standardised with
+the training half's mean and standard deviation (a feature constant on the training half gets sd 1
+and, penalised, a weight near 0); the intercept (the training mean of d) is not penalised; `ridge` is
+the penalty on the sum of squared standardised weights, in units of squared score differences per
+question (1.0: mild at a hundred questions per half).
+
+Cross-fitting by document. The documents are split in two halves by the verdict's seeded hash of
+their names (`experiments.report.verdict.split_documents`, as experiments/report/crossfit.py does);
+the model fitted on half A routes half B's questions and the one fitted on B routes A's, so no
+question is routed by a model that saw its document. The best single arm is cross-fitted the same
+way (per half, the arm with the higher training utility mean d + cost_weight x mean cost difference
+on the other half), so the router and the arm it is measured against had the same information.
+
+The interval. Δ = router - best arm (points), pooled over both halves' questions. The halves are not
+independent: the spurious link between features and outcomes that half A's model learned is applied
+to B, and B's to A, so when both halves share one by chance Δ is high on both. An interval that holds
+the routes fixed (the paired cluster bootstrap of eval.metrics.confidence on the per-question Δ) misses
+that: in 60 sweeps where the features say nothing it was about 20% too narrow and excluded 0 in 15%.
+So the documents are resampled within each half (each half keeps its size), both halves' models and
+arms are refitted on every resample, and, as experiments/report/crossfit.py does for chosen configs
+("recentred"), the estimate gets each resample's error of its own routes: their Δ on the resampled
+documents minus their Δ on the observed ones. (Taking the refitted resamples' Δ as it is counts the
+differences between the observed routes, themselves noise, as variation: about 30% too wide.) The
+spread is widened like a t interval for few documents (eval.metrics.confidence.few_groups_factor) and
+clipped to the largest per-question difference. perf/router_simulation.py measures how often it
+excludes 0 when the features say nothing, and how often it finds a router that is truly better.
+
+The coefficients reported are those of one fit on all questions (what would be deployed), in
+standardised units: the change in predicted gain (RAG - long context, points) per standard deviation
+of the feature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from eval.metrics.confidence import few_groups_factor
+from experiments.report.crossfit import MIN_GROUPS
+from experiments.report.router_features import RouterFeatures
+
+RAG, LONGCTX = "rag", "longctx"
+
+
+@dataclass
+class RidgeModel:
+    """d ≈ intercept + weights · (x - mean) / sd."""
+    names: list[str]
+    mean: np.ndarray
+    sd: np.ndarray
+    weights: np.ndarray
+    intercept: float
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        if not self.names:
+            return np.full(len(X), self.intercept)
+        return self.intercept + ((X - self.mean) / self.sd) @ self.weights
+
+
+def fit_ridge(X: np.ndarray, d: np.ndarray, names: list[str], ridge: float = 1.0,
+              weights: np.ndarray | None = None) -> RidgeModel:
+    """Ridge regression of `d` on the standardised columns of `X` (intercept not penalised); `weights`:
+    how often each question counts (a bootstrap's document draws), 1 when None."""
+    d = np.asarray(d, dtype=float)
+    X = np.asarray(X, dtype=float).reshape(len(d), len(names))
+    w = np.ones(len(d)) if weights is None else np.asarray(weights, dtype=float)
+    total = float(w.sum())
+    if total <= 0:
+        return RidgeModel(list(names), np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names)), 0.0)
+    intercept = float(w @ d / total)
+    mean = w @ X / total
+    sd = np.sqrt(w @ (X - mean) ** 2 / total)
+    sd = np.where(sd > 0, sd, 1.0)
+    Z = (X - mean) / sd
+    k = len(names)
+    Zw = Z * w[:, None]
+    coef = np.linalg.solve(Zw.T @ Z + ridge * np.eye(k), Zw.T @ (d - intercept)) if k else np.zeros(0)
+    return RidgeModel(list(names), mean, sd, coef, intercept)
+
+
+@dataclass
+class RouterResult:
+    """The cross-fitted router against the best single arm and the oracle (means in points, 0..100)."""
+    routes: dict[str, str]  # sample id -> "rag" | "longctx"
+    half_of: dict[str, str]  # sample id -> "A" | "B": its document's half (routed by the other half's model)
+    trained_on: dict[str, list[str]]  # half -> the documents of the model that routed that half's questions
+    best_arm: dict[str, str]  # half -> the single arm chosen on the other half, that half's baseline
+    router_mean: float
+    best_arm_mean: float
+    oracle_mean: float
+    diff: float  # router - best arm (points)
+    ci: tuple[float, float]  # 95% cluster bootstrap interval of diff, over documents
+    p_value: float
+    gap_closed: float | None  # (router - best) / (oracle - best); None when the oracle gains nothing
+    share_rag: float  # share of questions routed to RAG
+    coefficients: dict[str, float]  # feature -> standardised weight (points of gain per sd), fit on all
+    intercept: float  # mean gain RAG - long context (points) of the fit on all questions
+    used: list[str]
+    dropped: dict[str, str]
+    n: int
+    n_groups: int
+    cost_weight: float = 0.0
+    cost_unit: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        gap = "n/a (the oracle gains nothing)" if self.gap_closed is None else f"{100 * self.gap_closed:.0f}%"
+        weights = ", ".join(f"{k} {v:+.1f}" for k, v in self.coefficients.items()) or "none (intercept only)"
+        return (f"router {self.router_mean:.1f} vs best arm {self.best_arm_mean:.1f} (oracle {self.oracle_mean:.1f}): "
+                f"Δ {self.diff:+.1f} [{self.ci[0]:+.1f}, {self.ci[1]:+.1f}] over {self.n_groups} documents; "
+                f"oracle gap closed {gap}; {100 * self.share_rag:.0f}% routed to RAG; weights: {weights}")
+
+
+def _utility_offset(features: RouterFeatures, cost_weight: float) -> np.ndarray:
+    """cost_weight x (cost_lc - cost_rag) per question (0 without a cost weight)."""
+    if not cost_weight:
+        return np.zeros(features.n)
+    if features.cost_lc is None or features.cost_rag is None:
+        raise ValueError("cost_weight needs a cost (cost_usd or prompt_tokens) on every paired record")
+    return cost_weight * (features.cost_lc - features.cost_rag)
+
+
+def _crossfit_routes(features: RouterFeatures, d: np.ndarray, offset: np.ndarray, in_a: np.ndarray,
+                     weights: np.ndarray, ridge: float) -> tuple[np.ndarray, np.ndarray, tuple[bool, bool]]:
+    """(routed to RAG, best arm is RAG) per question, each half routed by the model and the arm fitted on
+    the other half (questions counted `weights` times); and the arm chosen for half A's and B's questions."""
+    routes_rag = np.zeros(features.n, dtype=bool)
+    arm_rag = np.zeros(features.n, dtype=bool)
+    chosen = []
+    for train, test in ((~in_a, in_a), (in_a, ~in_a)):
+        w = weights[train]
+        model = fit_ridge(features.X[train], d[train], features.used, ridge, w)
+        routes_rag[test] = model.predict(features.X[test]) + offset[test] > 0
+        chose_rag = bool(w.sum() > 0 and float(w @ (d[train] + offset[train])) > 0)
+        arm_rag[test] = chose_rag
+        chosen.append(chose_rag)
+    return routes_rag, arm_rag, (chosen[0], chosen[1])
+
+
+def _resampled_diffs(features: RouterFeatures, d: np.ndarray, offset: np.ndarray, in_a: np.ndarray,
+                     n_resamples: int, seed: int, ridge: float) -> np.ndarray:
+    """Δ router - best arm (0..1) over resamples of the documents within each half, both halves' models
+    and arms refitted on every resample."""
+    rng = np.random.default_rng(seed)
+    docs_a = sorted({g for g, a in zip(features.groups, in_a) if a})
+    docs_b = sorted({g for g, a in zip(features.groups, in_a) if not a})
+    index = {g: j for j, g in enumerate(docs_a + docs_b)}
+    column = np.array([index[g] for g in features.groups])
+    out = np.empty(n_resamples)
+    for r in range(n_resamples):
+        counts = np.concatenate([np.bincount(rng.integers(0, len(docs), len(docs)), minlength=len(docs))
+                                 for docs in (docs_a, docs_b)]).astype(float)
+        w = counts[column]
+        routes_rag, arm_rag, _ = _crossfit_routes(features, d, offset, in_a, w, ridge)
+        delta = np.where(routes_rag, features.s_rag, features.s_lc) - np.where(arm_rag, features.s_rag, features.s_lc)
+        # recentred: the refitted routes' error on the resampled documents (their resampled mean minus
+        # their mean on the observed documents), as experiments.report.crossfit does for chosen configs
+        out[r] = float(w @ delta / w.sum()) - float(delta.mean())
+    return out
+
+
+def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, ridge: float = 1.0,
+          n_resamples: int = 1000, confidence: float = 0.95) -> RouterResult | None:
+    """Cross-fit the router over the documents' two halves and measure it (None when a half has fewer
+    than MIN_GROUPS documents: no honest split). `cost_weight`: score (0..1) per unit of cost
+    (`features.cost_unit`) that one would trade; 0 routes on the score alone."""
+    from experiments.report.verdict import split_documents
+
+    half_a, half_b = split_documents(set(features.groups), seed)
+    if min(len(half_a), len(half_b)) < MIN_GROUPS:
+        return None
+    d = features.s_rag - features.s_lc
+    offset = _utility_offset(features, cost_weight)
+    in_a = np.array([g in half_a for g in features.groups])
+    routes_rag, arm_rag, chosen = _crossfit_routes(features, d, offset, in_a, np.ones(features.n), ridge)
+    router = np.where(routes_rag, features.s_rag, features.s_lc)
+    best = np.where(arm_rag, features.s_rag, features.s_lc)
+    oracle = np.maximum(features.s_rag, features.s_lc)
+    router_mean, best_mean, oracle_mean = (100 * float(x.mean()) for x in (router, best, oracle))
+    diff = router_mean - best_mean
+    n_groups = len(half_a) + len(half_b)
+    # the spread of the refitted resamples around the estimate, widened for few documents, clipped
+    raw = 100 * _resampled_diffs(features, d, offset, in_a, n_resamples, seed, ridge)
+    reach = 100 * float(np.max(np.abs(d))) if d.size else 0.0
+    wide = np.clip(diff + raw * few_groups_factor(n_groups, confidence), -reach, reach)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(wide, [alpha, 1 - alpha])
+    if diff == 0 and not wide.any():
+        p = 1.0
+    else:
+        other_side = np.mean(wide <= 0) if diff > 0 else np.mean(wide >= 0) if diff < 0 else 1.0
+        p = float(min(1.0, 2 * other_side))
+    gap = oracle_mean - best_mean
+    full = fit_ridge(features.X, d, features.used, ridge)
+    notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()]
+    return RouterResult(
+        routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag)},
+        half_of={i: "A" if a else "B" for i, a in zip(features.ids, in_a)},
+        trained_on={"A": sorted(half_b), "B": sorted(half_a)},
+        best_arm={"A": RAG if chosen[0] else LONGCTX, "B": RAG if chosen[1] else LONGCTX},
+        router_mean=router_mean, best_arm_mean=best_mean, oracle_mean=oracle_mean,
+        diff=diff, ci=(float(lo), float(hi)), p_value=p,
+        gap_closed=(router_mean - best_mean) / gap if gap > 1e-9 else None,
+        share_rag=float(routes_rag.mean()),
+        coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights)},
+        intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
+        n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes)

@@ -1,0 +1,58 @@
+"""Paired long-context and RAG records with a known truth about routing, for the router's tests and
+perf/router_simulation.py (numpy only; no run folders, no model).
+
+Each document has a length drawn log-uniformly between 1k and 64k tokens (long context keeps 16k and
+is truncated above), a difficulty shared by its questions (a normal shift on the logit scale, so
+questions of one document rise and fall together), and `per_doc` questions with their own question
+length and five retrieved chunks with scores. Scenarios:
+- "length": RAG answers right with probability 0.85 on documents under 8k tokens and 0.3 above;
+  long context the other way round. A router reading the document's length can nearly reach the
+  oracle; neither arm alone can.
+- "null": both arms answer right with probability 0.6 (+ `rag_shift` for RAG), whatever the
+  features: nothing to learn, a router should not beat the better arm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SCENARIOS = ("length", "null")
+WINDOW = 16_000
+SHORT = 8_000
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p / (1 - p)))
+
+
+def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0, retrieval: bool = True,
+                   doc_sd: float = 0.5, rag_shift: float = 0.0) -> tuple[list[dict], list[dict]]:
+    """(long-context records, RAG records) of `n_docs` x `per_doc` questions."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario {scenario!r}: one of {', '.join(SCENARIOS)}")
+    rng = np.random.default_rng(seed)
+    lc_out, rag_out = [], []
+    for doc in range(n_docs):
+        full = int(np.exp(rng.uniform(np.log(1_000), np.log(64_000))))
+        shift = rng.normal(0, doc_sd)
+        if scenario == "length":
+            p_rag, p_lc = (0.85, 0.3) if full < SHORT else (0.3, 0.85)
+        else:
+            p_rag, p_lc = 0.6 + rag_shift, 0.6
+        for q in range(per_doc):
+            sid, group = f"doc{doc:03d}-q{q}", f"doc{doc:03d}"
+            q_tokens = int(rng.integers(15, 80))
+            right_rag = rng.random() < 1 / (1 + np.exp(-(_logit(p_rag) + shift)))
+            right_lc = rng.random() < 1 / (1 + np.exp(-(_logit(p_lc) + shift)))
+            base = {"id": sid, "group": group, "status": "ok", "length_level": "sim", "task": "qa"}
+            kept = min(full, WINDOW)
+            lc_out.append({**base, "arm": "longctx", "score": float(right_lc), "context_tokens": kept,
+                           "context_tokens_full": full, "truncated": full > WINDOW,
+                           "prompt_tokens": kept + q_tokens + 40})
+            rag = {**base, "arm": "rag", "score": float(right_rag), "context_tokens": 1000,
+                   "prompt_tokens": 1000 + q_tokens + 40}
+            if retrieval:
+                scores = np.sort(rng.uniform(0.2, 0.9, size=5))[::-1]
+                rag["retrieved"] = [{"rank": r, "score": float(s), "chunk": r} for r, s in enumerate(scores)]
+            rag_out.append(rag)
+    return lc_out, rag_out
