@@ -1,0 +1,71 @@
+"""How often the cross-fitted router (experiments/report/router.py) is found better than the best single
+arm, on sweeps with a known truth (experiments/report/router_simulated.py).
+
+    python perf/router_simulation.py [--sweeps 40] [--docs 40] [--per-doc 5] [--resamples 1000]
+
+Scenarios: "length" (RAG right on short documents, long context on long ones: a router reading the
+document's length is truly better), "null" (errors unrelated to every feature: no router is better).
+Per scenario, the share of sweeps whose 95% interval of Δ router - best arm lies above +2 points (the
+tolerance) and above 0, the share covering 0, the mean Δ, the mean share of the oracle gap closed and
+the mean share routed to RAG. In "null" a share above +tolerance (or above 0) is a false claim and
+should stay at or under 10% (5% expected for above 0). The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import common
+
+from experiments.report.router import route
+from experiments.report.router_features import router_features
+from experiments.report.router_simulated import SCENARIOS, simulated_pair
+
+TOLERANCE = 2.0
+
+
+def run(scenario: str, sweeps: int, docs: int, per_doc: int, resamples: int) -> dict:
+    above_tol = above_0 = covers_0 = 0
+    diffs, gaps, rag = [], [], []
+    for s in range(sweeps):
+        lc, rg = simulated_pair(scenario, n_docs=docs, per_doc=per_doc, seed=1000 + s)
+        result = route(router_features(lc, rg), seed=s, n_resamples=resamples)
+        above_tol += result.ci[0] > TOLERANCE
+        above_0 += result.ci[0] > 0
+        covers_0 += result.ci[0] <= 0 <= result.ci[1]
+        diffs.append(result.diff)
+        rag.append(result.share_rag)
+        if result.gap_closed is not None:
+            gaps.append(result.gap_closed)
+    return {"sweeps": sweeps, "above_tolerance": above_tol / sweeps, "above_0": above_0 / sweeps,
+            "covers_0": covers_0 / sweeps, "mean_diff": float(np.mean(diffs)),
+            "mean_gap_closed": float(np.mean(gaps)) if gaps else None, "mean_share_rag": float(np.mean(rag))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sweeps", type=int, default=40)
+    ap.add_argument("--docs", type=int, default=40)
+    ap.add_argument("--per-doc", type=int, default=5)
+    ap.add_argument("--resamples", type=int, default=1000)
+    args = ap.parse_args()
+    start = time.perf_counter()
+    rows = {sc: run(sc, args.sweeps, args.docs, args.per_doc, args.resamples) for sc in SCENARIOS}
+    print(f"{args.sweeps} sweeps per scenario, {args.docs} documents x {args.per_doc} questions, "
+          f"tolerance {TOLERANCE} points")
+    print(f"{'scenario':<8} {'Δ > +tol':>9} {'Δ > 0':>7} {'covers 0':>9} {'mean Δ':>7} {'gap closed':>11} "
+          f"{'to RAG':>7}")
+    for sc, r in rows.items():
+        gap = "n/a" if r["mean_gap_closed"] is None else f"{100 * r['mean_gap_closed']:.0f}%"
+        print(f"{sc:<8} {100 * r['above_tolerance']:>8.0f}% {100 * r['above_0']:>6.0f}% {100 * r['covers_0']:>8.0f}% "
+              f"{r['mean_diff']:>+7.1f} {gap:>11} {100 * r['mean_share_rag']:>6.0f}%")
+    common.emit({"router_simulation": {**{sc: rows[sc] for sc in rows}, "docs": args.docs, "per_doc": args.per_doc,
+                                       "resamples": args.resamples, "tolerance": TOLERANCE,
+                                       "wall_s": round(time.perf_counter() - start, 1)}})
+
+
+if __name__ == "__main__":
+    main()
