@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.report.router import LONGCTX, RAG, fit_ridge, route
-from experiments.report.router_features import POST_RETRIEVAL, PRE_ROUTE, router_features
+from experiments.report.router import route
+from experiments.router_model import LONGCTX, RAG, fit_ridge
+from experiments.report.router_features import router_features
+from experiments.router_model import POST_RETRIEVAL, PRE_ROUTE
 from experiments.report.router_simulated import simulated_pair
 
 

@@ -54,45 +54,7 @@ import numpy as np
 from eval.metrics.confidence import few_groups_factor
 from experiments.report.crossfit import MIN_GROUPS
 from experiments.report.router_features import RouterFeatures
-
-RAG, LONGCTX = "rag", "longctx"
-
-
-@dataclass
-class RidgeModel:
-    """d ≈ intercept + weights · (x - mean) / sd."""
-    names: list[str]
-    mean: np.ndarray
-    sd: np.ndarray
-    weights: np.ndarray
-    intercept: float
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        if not self.names:
-            return np.full(len(X), self.intercept)
-        return self.intercept + ((X - self.mean) / self.sd) @ self.weights
-
-
-def fit_ridge(X: np.ndarray, d: np.ndarray, names: list[str], ridge: float = 1.0,
-              weights: np.ndarray | None = None) -> RidgeModel:
-    """Ridge regression of `d` on the standardised columns of `X` (intercept not penalised); `weights`:
-    how often each question counts (a bootstrap's document draws), 1 when None."""
-    d = np.asarray(d, dtype=float)
-    X = np.asarray(X, dtype=float).reshape(len(d), len(names))
-    w = np.ones(len(d)) if weights is None else np.asarray(weights, dtype=float)
-    total = float(w.sum())
-    if total <= 0:
-        return RidgeModel(list(names), np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names)), 0.0)
-    intercept = float(w @ d / total)
-    mean = w @ X / total
-    sd = np.sqrt(w @ (X - mean) ** 2 / total)
-    sd = np.where(sd > 0, sd, 1.0)
-    Z = (X - mean) / sd
-    k = len(names)
-    Zw = Z * w[:, None]
-    coef = np.linalg.solve(Zw.T @ Z + ridge * np.eye(k), Zw.T @ (d - intercept)) if k else np.zeros(0)
-    return RidgeModel(list(names), mean, sd, coef, intercept)
-
+from experiments.router_model import LONGCTX, RAG, fit_ridge
 
 @dataclass
 class RouterResult:

@@ -30,17 +30,13 @@ one, else `prompt_tokens` when they all have that (`cost_unit` says which), else
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from experiments.records import is_scored
-
-PRE_ROUTE = ("log_doc_tokens", "lc_truncated", "question_tokens")
-POST_RETRIEVAL = ("top1_score", "top_margin", "top_spread")
-FEATURES = PRE_ROUTE + POST_RETRIEVAL
+from experiments.router_model import FEATURES, POST_RETRIEVAL, feature_row, number
 
 
 @dataclass
@@ -51,6 +47,7 @@ class RouterFeatures:
     `cost_lc` / `cost_rag`: per-question cost in `cost_unit` ("usd" or "prompt_tokens"), None when
     neither is known for every pair; `groups`: each question's document (its record's `group`, else
     its own id)."""
+
     ids: list[str]
     groups: list[str]
     X: np.ndarray
@@ -73,82 +70,30 @@ def _by_id(records: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]]) -> 
     return {str(r["id"]): r for r in records}
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def _doc_tokens(lc: dict[str, Any]) -> float | None:
-    tokens = _number(lc.get("context_tokens_full"))
-    if tokens is None:
-        tokens = _number(lc.get("prompt_tokens"))
-    return math.log(tokens) if tokens is not None and tokens > 0 else None
-
-
-def _truncated(lc: dict[str, Any]) -> float | None:
-    value = lc.get("truncated")
-    return float(value) if isinstance(value, bool) else None
-
-
-def _question_tokens(rag: dict[str, Any]) -> float | None:
-    prompt, context = _number(rag.get("prompt_tokens")), _number(rag.get("context_tokens"))
-    return prompt - context if prompt is not None and context is not None else None
-
-
-def _retrieval_scores(rag: dict[str, Any]) -> list[float] | None:
-    """The retrieved chunks' scores, best rank first; None when any chunk lacks a score."""
-    chunks = rag.get("retrieved")
-    if not isinstance(chunks, list) or not chunks:
-        return None
-    scores = [(_number(c.get("rank")) if isinstance(c, dict) else None, _number(c.get("score"))
-               if isinstance(c, dict) else None) for c in chunks]
-    if any(s is None for _, s in scores):
-        return None
-    if all(r is not None for r, _ in scores):
-        return [s for _, s in sorted(scores, key=lambda rs: rs[0])]
-    return sorted((s for _, s in scores), reverse=True)
-
-
-def _post_retrieval(rag: dict[str, Any]) -> dict[str, float | None]:
-    scores = _retrieval_scores(rag)
-    if scores is None:
-        return dict.fromkeys(POST_RETRIEVAL)
-    return {"top1_score": scores[0], "top_margin": scores[0] - scores[1] if len(scores) > 1 else None,
-            "top_spread": float(np.std(scores))}
-
-
-def _costs(lc_recs: list[dict[str, Any]], rag_recs: list[dict[str, Any]]) -> tuple[np.ndarray | None,
-                                                                                    np.ndarray | None, str | None]:
+def _costs(
+    lc_recs: list[dict[str, Any]], rag_recs: list[dict[str, Any]]
+) -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
     for key, unit in (("cost_usd", "usd"), ("prompt_tokens", "prompt_tokens")):
-        lc = [_number(r.get(key)) for r in lc_recs]
-        rag = [_number(r.get(key)) for r in rag_recs]
+        lc = [number(r.get(key)) for r in lc_recs]
+        rag = [number(r.get(key)) for r in rag_recs]
         if lc and all(v is not None for v in lc + rag):
             return np.array(lc, dtype=float), np.array(rag, dtype=float), unit
     return None, None, None
 
 
-def router_features(longctx: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
-                    rag: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
-                    post_retrieval: bool = True) -> RouterFeatures:
+def router_features(
+    longctx: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
+    rag: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
+    post_retrieval: bool = True,
+) -> RouterFeatures:
     """The features of every question both runs scored (records by id, as `read_records` gives them,
     or a list). `post_retrieval=False` keeps only the pre-route features (a router that must decide
     before retrieving)."""
     lc_by, rag_by = _by_id(longctx), _by_id(rag)
     ids = sorted(i for i in set(lc_by) & set(rag_by) if is_scored(lc_by[i]) and is_scored(rag_by[i]))
     lc_recs, rag_recs = [lc_by[i] for i in ids], [rag_by[i] for i in ids]
-    columns: dict[str, list[float | None]] = {
-        "log_doc_tokens": [_doc_tokens(r) for r in lc_recs],
-        "lc_truncated": [_truncated(r) for r in lc_recs],
-        "question_tokens": [_question_tokens(r) for r in rag_recs],
-    }
-    post = [_post_retrieval(r) for r in rag_recs]
-    for name in POST_RETRIEVAL:
-        columns[name] = [p[name] for p in post]
+    rows = [feature_row(lc, rg) for lc, rg in zip(lc_recs, rag_recs)]
+    columns = {name: [row[name] for row in rows] for name in FEATURES}
     used: list[str] = []
     dropped: dict[str, str] = {}
     for name in FEATURES:
@@ -164,11 +109,20 @@ def router_features(longctx: Mapping[str, dict[str, Any]] | Iterable[dict[str, A
             dropped[name] = "the same on every question"
         else:
             used.append(name)
-    X = np.array([[columns[name][q] for name in used] for q in range(len(ids))], dtype=float).reshape(len(ids),
-                                                                                                     len(used))
+    X = np.array([[columns[name][q] for name in used] for q in range(len(ids))], dtype=float).reshape(
+        len(ids), len(used)
+    )
     groups = [str(r.get("group") or r["id"]) for r in lc_recs]
     cost_lc, cost_rag, unit = _costs(lc_recs, rag_recs)
-    return RouterFeatures(ids=ids, groups=groups, X=X, used=used, dropped=dropped,
-                          s_lc=np.array([float(r["score"]) for r in lc_recs]),
-                          s_rag=np.array([float(r["score"]) for r in rag_recs]),
-                          cost_lc=cost_lc, cost_rag=cost_rag, cost_unit=unit)
+    return RouterFeatures(
+        ids=ids,
+        groups=groups,
+        X=X,
+        used=used,
+        dropped=dropped,
+        s_lc=np.array([float(r["score"]) for r in lc_recs]),
+        s_rag=np.array([float(r["score"]) for r in rag_recs]),
+        cost_lc=cost_lc,
+        cost_rag=cost_rag,
+        cost_unit=unit,
+    )
