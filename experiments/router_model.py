@@ -3,9 +3,12 @@
 
 A question's features come from what its two paths put in front of the model, before either answers:
 - pre-route (from the document and the question): `log_doc_tokens` (ln of the document's tokens, the
-  long-context `context_tokens_full`, else its `prompt_tokens`), `lc_truncated` (1 when long context
+  long-context `context_tokens_full`, else its `prompt_tokens`, else for imported predictions without
+  token counts the tokens its `length_level` names), `lc_truncated` (1 when long context
   must cut the document), `question_tokens` (the RAG prompt's tokens less its retrieved context: the
   question and the template around it);
+  and `task=<type>` (1 when the question is of that type: the benchmark's task label, which a
+  deployment must know or classify before it routes);
 - post-retrieval (once RAG has retrieved, before it generates): `top1_score`, `top_margin` (top-1
   minus top-2 score), `top_spread` (standard deviation of the retrieved chunks' scores).
 `feature_row(longctx, rag)` reads them from two records, or from two prompts' metadata in the same
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -38,6 +42,7 @@ from eval.storage import atomic_write_text
 PRE_ROUTE = ("log_doc_tokens", "lc_truncated", "question_tokens")
 POST_RETRIEVAL = ("top1_score", "top_margin", "top_spread")
 FEATURES = PRE_ROUTE + POST_RETRIEVAL
+TASK_PREFIX = "task="  # pre-route indicators of the question's type, one per task: "task=comparison"
 COST_UNITS = ("usd", "prompt_tokens")
 FORMAT, VERSION = "rag-vs-lc-router", 1
 RAG, LONGCTX = "rag", "longctx"
@@ -55,10 +60,21 @@ def number(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
+def level_tokens(level: Any) -> float | None:
+    """The tokens a length level names ("16k" -> 16000, "1.5k" -> 1500, "2m" -> 2e6, "900" -> 900); None
+    for a level that is not a length ("short", "sim")."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([km]?)\s*", str(level or "").lower())
+    if not match:
+        return None
+    return float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[match.group(2)]
+
+
 def _doc_tokens(lc: Mapping[str, Any]) -> float | None:
     tokens = number(lc.get("context_tokens_full"))
     if tokens is None:
         tokens = number(lc.get("prompt_tokens"))
+    if tokens is None:  # imported predictions without token counts: the benchmark's length level
+        tokens = level_tokens(lc.get("length_level"))
     return math.log(tokens) if tokens is not None and tokens > 0 else None
 
 
@@ -87,11 +103,23 @@ def retrieval_scores(rag: Mapping[str, Any]) -> list[float] | None:
     return sorted(scores, reverse=True)
 
 
+def task_feature(task: Any) -> str:
+    """The indicator feature of a question type: 1 for questions of `task`, 0 for the others."""
+    return f"{TASK_PREFIX}{task}"
+
+
+def is_task_feature(name: str) -> bool:
+    return name.startswith(TASK_PREFIX) and len(name) > len(TASK_PREFIX)
+
+
 def feature_row(longctx: Mapping[str, Any], rag: Mapping[str, Any]) -> dict[str, float | None]:
     """Every feature of one question (None where its inputs are missing), from its long-context and RAG
-    records (or prompt metadata with `prompt_tokens` added)."""
+    records (or prompt metadata with `prompt_tokens` and the sample's `task` added). The question's type
+    (`task`, when either side names one) is one indicator `task=<type>` set to 1; the other types' are
+    0, which `Router.gain` assumes for any type the row does not name."""
     scores = retrieval_scores(rag)
-    return {
+    task = longctx.get("task") or rag.get("task")
+    return {**({task_feature(task): 1.0} if task else {}),
         "log_doc_tokens": _doc_tokens(longctx),
         "lc_truncated": _truncated(longctx),
         "question_tokens": _question_tokens(rag),
@@ -156,6 +184,7 @@ class Router:
 
     def gain(self, row: Mapping[str, float | None]) -> float:
         """Predicted score gain of RAG over long context (0..1) for one question's `feature_row`."""
+        row = {**{n: 0.0 for n in self.features if is_task_feature(n)}, **row}
         missing = [n for n in self.features if number(row.get(n)) is None]
         if missing:
             raise ValueError(f"router needs feature(s) {', '.join(missing)}, missing for this question "
@@ -204,8 +233,10 @@ def router_from_json(data: Any, where: str = "router") -> Router:
     if data.get("version") != VERSION:
         raise ValueError(f"{where}: 'version' {data.get('version')!r} is not supported (this code reads {VERSION})")
     names = data.get("features")
-    if not isinstance(names, list) or any(n not in FEATURES for n in names) or len(set(names)) != len(names):
-        raise ValueError(f"{where}: 'features' must list distinct names from {', '.join(FEATURES)}, got {names!r}")
+    if (not isinstance(names, list) or any(not isinstance(n, str) or (n not in FEATURES and not is_task_feature(n))
+                                           for n in names) or len(set(names)) != len(names)):
+        raise ValueError(f"{where}: 'features' must list distinct names from {', '.join(FEATURES)} or "
+                         f"{TASK_PREFIX}<type>, got {names!r}")
     n = len(names)
     mean, sd, weights = (_floats(data, k, n, where) for k in ("mean", "sd", "weights"))
     if (sd <= 0).any():

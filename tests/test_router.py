@@ -59,9 +59,9 @@ def test_missing_retrieval_scores_drop_the_post_retrieval_features_and_say_so():
     lc, rag = simulated_pair("length", n_docs=12, per_doc=3, seed=0, retrieval=False)
     features = router_features(lc, rag)
     assert features.used == list(PRE_ROUTE)
-    assert set(features.dropped) == set(POST_RETRIEVAL)
+    assert set(features.dropped) == {*POST_RETRIEVAL, "task=qa"}  # one question type: it cannot separate
     result = route(features, seed=0, n_resamples=50)
-    assert result.used == list(PRE_ROUTE) and set(result.dropped) == set(POST_RETRIEVAL)
+    assert result.used == list(PRE_ROUTE) and set(result.dropped) == {*POST_RETRIEVAL, "task=qa"}
     assert all(any(name in note for note in result.notes) for name in POST_RETRIEVAL)
 
     # one record without scores is enough to drop them for the whole set
@@ -110,3 +110,26 @@ def test_cost_weight_tilts_the_routes_towards_the_cheaper_arm():
 def test_too_few_documents_for_a_split_give_none():
     lc, rag = simulated_pair("length", n_docs=6, per_doc=3, seed=0)
     assert route(router_features(lc, rag), seed=0, n_resamples=20) is None
+
+
+def test_question_types_become_indicators_and_a_router_finds_a_type_effect():
+    """Known truth: RAG answers "lookup" questions right and long context "reasoning" ones, whatever the
+    length; the indicators task=lookup / task=reasoning carry it, and the router nearly reaches the oracle."""
+    lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=7)
+    for i, (a, b) in enumerate(zip(lc, rag)):
+        task = "lookup" if i % 2 else "reasoning"
+        a["task"] = b["task"] = task
+        a["score"], b["score"] = (0.0, 1.0) if task == "lookup" else (1.0, 0.0)
+    features = router_features(lc, rag)
+    assert {"task=lookup", "task=reasoning"} <= set(features.used)
+    result = route(features, n_resamples=200)
+    assert result.diff > 40 and result.ci[0] > 2 and result.gap_closed > 0.9
+    assert result.coefficients["task=lookup"] > 0 > result.coefficients["task=reasoning"]
+
+
+def test_document_length_falls_back_to_the_length_level_for_imported_predictions():
+    from experiments.router_model import feature_row, level_tokens
+
+    assert level_tokens("128k") == 128_000 and level_tokens("1.5k") == 1_500 and level_tokens("sim") is None
+    row = feature_row({"length_level": "32k"}, {})
+    assert abs(row["log_doc_tokens"] - np.log(32_000)) < 1e-9 and row["top1_score"] is None

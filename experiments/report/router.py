@@ -80,6 +80,8 @@ class RouterResult:
     cost_weight: float = 0.0
     cost_unit: str | None = None
     notes: list[str] = field(default_factory=list)
+    resampled: np.ndarray | None = None  # the interval's resampled Δ (points), for the family's route test
+    arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG
 
     def summary(self) -> str:
         gap = "n/a (the oracle gains nothing)" if self.gap_closed is None else f"{100 * self.gap_closed:.0f}%"
@@ -182,4 +184,5 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         share_rag=float(routes_rag.mean()),
         coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights)},
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
-        n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes)
+        n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
+        resampled=wide, arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})

@@ -4,18 +4,11 @@ run over the same samples (issue 26: route, don't only choose).
 The two runs' records are paired by sample id; a question counts when both records are scored
 (`experiments.records.is_scored`: answered, or skipped with score 0). Two kinds of features:
 
-pre-route (known before either arm runs, from the document and the question):
-- `log_doc_tokens`: ln of the document's tokens: the long-context record's `context_tokens_full`,
-  else its `prompt_tokens`;
-- `lc_truncated`: 1 when long context had to cut the document (`truncated`), else 0;
-- `question_tokens`: the RAG record's `prompt_tokens - context_tokens` (the question and the prompt
-  template around the retrieved chunks).
-
-post-retrieval (known once RAG has retrieved, before it generates; only when the RAG records carry
-`retrieved` with scores):
-- `top1_score`: the best chunk's retrieval score;
-- `top_margin`: top-1 minus top-2 score (a clear winner versus a close call; needs 2 chunks);
-- `top_spread`: the standard deviation of the retrieved chunks' scores.
+The features and how each is read are experiments.router_model's (`feature_row`), so the live
+`arm=router` computes them the same way: pre-route (document tokens, whether long context truncates,
+question tokens, one indicator per question type `task=<type>`) and post-retrieval (top retrieval
+score, top-1/top-2 margin, spread of the scores; only when the RAG records carry `retrieved` with
+scores).
 
 Fallback for missing values: a feature missing for any one question is dropped for the whole set
 (a model cannot route a question on a value it does not have, and imputing would let the missing
@@ -36,7 +29,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from experiments.records import is_scored
-from experiments.router_model import FEATURES, POST_RETRIEVAL, feature_row, number
+from experiments.router_model import POST_RETRIEVAL, PRE_ROUTE, feature_row, is_task_feature, number
 
 
 @dataclass
@@ -93,10 +86,12 @@ def router_features(
     ids = sorted(i for i in set(lc_by) & set(rag_by) if is_scored(lc_by[i]) and is_scored(rag_by[i]))
     lc_recs, rag_recs = [lc_by[i] for i in ids], [rag_by[i] for i in ids]
     rows = [feature_row(lc, rg) for lc, rg in zip(lc_recs, rag_recs)]
-    columns = {name: [row[name] for row in rows] for name in FEATURES}
+    tasks = sorted({k for row in rows for k in row if is_task_feature(k)})
+    names = [*PRE_ROUTE, *tasks, *POST_RETRIEVAL]
+    columns = {name: [row.get(name, 0.0 if name in tasks else None) for row in rows] for name in names}
     used: list[str] = []
     dropped: dict[str, str] = {}
-    for name in FEATURES:
+    for name in names:
         values = columns[name]
         if name in POST_RETRIEVAL and not post_retrieval:
             dropped[name] = "post-retrieval features not asked for"
