@@ -34,7 +34,7 @@ def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, s
         raise ValueError(f"no records.jsonl in any run directory under {', '.join(paths)}: nothing to plan from")
     runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
     _disambiguate(runs)
-    rows = verdicts(runs, Pricing(settings, runs), settings)
+    rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
     if not rows:
         raise ValueError("no verdict rows: the runs have no scored records")
     return plan_rows(rows, settings, power, difference)

@@ -13,7 +13,7 @@ from experiments.report.settings import load_settings
 from experiments.report.crossfit import BOOTSTRAPS, Candidates, crossfit
 from experiments.report.family import claim_p_values, holm
 from experiments.report.simulated_sweeps import decision_rates, family_error_rates, known_truth_sweep
-from experiments.report.verdict import split_documents
+from experiments.report.crossfit import split_documents
 
 SWEEPS = 30
 

@@ -43,6 +43,8 @@ from experiments.report.runs import Run, dedupe, find_runs
 from experiments.report.summary import SHARE_COLUMNS, summary_rows
 from experiments import records as schema
 from experiments.report.oracle import mean_prompt_tokens
+from experiments.report.router_section import router_section
+from experiments.report.routing import write_routers
 from experiments.report.other_arms import ArmBest, other_arm_specs, other_arms
 from experiments.report.overlap import overlap_section, question_groups, split_rows
 from experiments.report.pairwise import PairwiseRow, apply_pairwise, pairwise_rows, waiting
@@ -495,6 +497,8 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     images = add_answer(doc, vrows, plans, settings, out)  # the first screen: the answer, then the forest plot
     add_overview(doc, runs, missing, dupes, list(SECTIONS.values()))
     verdict_section(doc, vrows, runs, settings, summary, levels, ns, plans)
+    routers = write_routers([v.router for v in vrows if v.router is not None], out)
+    router_section(doc, vrows, settings.tolerance)
     pairwise_section(doc, pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs))
     whatif_section(doc, wrows, pricing, settings)
     images += plots_section(doc, runs, vrows, diag, out)
@@ -516,7 +520,7 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     if splits:
         files["overlap.csv"] = out / "overlap.csv"
         _write_csv(files["overlap.csv"], [r.as_csv() for r in splits])
-    files.update({p.name: p for p in images})
+    files.update({p.name: p for p in images + routers})
     return files
 
 

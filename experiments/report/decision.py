@@ -15,6 +15,10 @@ decision and when:
 - `inconclusive`: anything else: the interval allows both (more documents would settle it), or there
   is no interval
 
+- `route` (set by experiments.report.family, not by `decide`): a router learned over the two configs
+  beats the better single arm by more than the tolerance (its interval's lower end), and Holm keeps
+  that claim in the report's family
+
 Both arms are held to the same rule, so with a correct 95% interval a wrong `rag` (RAG truly
 worse by more than the tolerance) or a wrong `longctx` happens in at most about 2.5% of sweeps.
 """
@@ -28,7 +32,8 @@ from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 # decision kinds (values of verdict.csv's `decision`), named after the arm roles they recommend
 RAG, LONGCTX = ROLE_RAG, ROLE_LONGCTX
 INCONCLUSIVE, NO_DECISION = "inconclusive", "no_decision"
-DECISIONS = (RAG, LONGCTX, INCONCLUSIVE, NO_DECISION)
+ROUTE = "route"  # a learned router beats the better single arm by more than the tolerance (experiments.report.routing)
+DECISIONS = (RAG, LONGCTX, ROUTE, INCONCLUSIVE, NO_DECISION)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ honestly chosen configs (not `naive`) and not at the floor or ceiling (`no_decis
 the family's m p-values p(1) <= ... <= p(m) and keeps decision k while p(j) x (m - j + 1) < 0.05
 for every j <= k (the Holm-adjusted p-value, `p_holm`, is below 0.05). A row whose 95% interval
 decides but whose adjusted p-value does not is shown as inconclusive, saying why. With one row
-nothing changes. Holm rather than Bonferroni-widened simultaneous intervals: it makes the same
+nothing changes. A row with a learned router adds one more test to the family: "router minus the
+better single arm > tolerance" (experiments.report.routing); where Holm keeps it the row decides
+`route`. Holm rather than Bonferroni-widened simultaneous intervals: it makes the same
 guarantee and decides at least as often; the intervals shown stay the rows' own 95% intervals.
 """
 
@@ -25,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, RAG, Decision
+from experiments.report.decision import INCONCLUSIVE, LONGCTX, RAG, ROUTE, Decision
+from experiments.report.routing import route_p_value, route_why, routes_better
 from experiments.report.settings import ReportSettings
 
 ALPHA = 0.05  # family-wise error rate
@@ -56,17 +59,29 @@ def holm(p_values: list[float]) -> list[float]:
 
 def control_family(rows: list[Any], settings: ReportSettings) -> int:
     """Set each tested row's p_decision, p_holm and family_size and downgrade the decisions Holm does not
-    keep to inconclusive; returns the number of decisions in the family."""
+    keep to inconclusive; a row with a learned router (`row.router`, experiments.report.routing) adds the
+    test "router - best arm > tolerance" to the family, and where Holm keeps it the row's decision becomes
+    `route` (its single-arm decision kept as `arm_decision`). Returns the number of tests in the family."""
     family = [r for r in rows if r.tested]
     for row in family:
         p = claim_p_values(row.resampled, settings.tolerance, row.rag_cheaper)
         row.p_decision = p[row.decision.kind] if row.decision.kind in p else min(p.values())
-    for row, adjusted in zip(family, holm([r.p_decision for r in family])):
-        row.p_holm = adjusted
-        if len(family) > 1 and row.decision.kind in (RAG, LONGCTX) and adjusted >= ALPHA:
+    routed = [r for r in rows if getattr(r, "router", None) is not None]
+    for row in routed:
+        row.router.p_route = route_p_value(row.router.result, settings.tolerance)
+    adjusted = holm([r.p_decision for r in family] + [r.router.p_route for r in routed])
+    size = len(adjusted)
+    for row, p_holm in zip(family, adjusted):
+        row.p_holm = p_holm
+        if size > 1 and row.decision.kind in (RAG, LONGCTX) and p_holm >= ALPHA:
             row.decision = Decision(INCONCLUSIVE, f"the 95% interval alone says {row.decision.kind}, but this report "
-                                                  f"makes {len(family)} decisions and with Holm's correction its "
-                                                  f"p-value ({adjusted:.3f}) is not below {ALPHA:g}")
+                                                  f"makes {size} tests and with Holm's correction its "
+                                                  f"p-value ({p_holm:.3f}) is not below {ALPHA:g}")
+    for row, p_holm in zip(routed, adjusted[len(family):]):
+        row.router.p_route_holm = p_holm
+        if routes_better(row.router.result, settings.tolerance) and p_holm < ALPHA:
+            row.router.decided = True
+            row.arm_decision, row.decision = row.decision, Decision(ROUTE, route_why(row.router, settings.tolerance))
     for row in rows:
-        row.family_size = len(family)
-    return len(family)
+        row.family_size = size
+    return size

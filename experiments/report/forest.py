@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, specs
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
+from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE
 
 DPI = 120
 
@@ -44,6 +44,7 @@ def decision_styles() -> dict[str, dict[str, object]]:
     """Marker per decision: RAG's and long context's arm colours, triangles pointing to their side."""
     return {RAG: {"marker": ">", "color": _role_colour(ROLE_RAG), "label": "rag"},
             LONGCTX: {"marker": "<", "color": _role_colour(ROLE_LONGCTX), "label": "longctx"},
+            ROUTE: {"marker": "*", "color": "tab:purple", "label": "route (a router beats both)"},
             INCONCLUSIVE: {"marker": "D", "color": "dimgray", "label": "inconclusive"},
             NO_DECISION: {"marker": "X", "color": "black", "label": "no_decision"},
             "": {"marker": "o", "color": "black", "label": "no decision made"}}

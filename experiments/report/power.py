@@ -205,7 +205,8 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     `difference`: plan for this true difference (points) instead of the observed one."""
     if not 0 < power < 1:
         raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
-    decision = row.decision.kind if row.decision else INCONCLUSIVE
+    arm = getattr(row, "arm_decision", None) or row.decision  # a `route` row: plan its single-arm decision
+    decision = arm.kind if arm else INCONCLUSIVE
     out: dict[str, Any] = {
         "benchmark": row.benchmark, "level": row.level, "decision": decision,
         "longctx_config": row.lc.label if row.lc else None, "rag_config": row.rag.label if row.rag else None,
@@ -333,7 +334,7 @@ def simulated_rows(where: Path, truth: float, n_documents: int, settings: Report
 
     known_truth_sweep(where, truth, n_rag_configs=1, n_docs=n_documents, seed=seed, **sweep_kwargs)
     runs, _ = dedupe(find_runs([where], with_records=True))
-    return verdicts(runs, Pricing(settings, runs), settings)
+    return verdicts(runs, Pricing(settings, runs), settings, routers=False)
 
 
 def decided_share(root: Path, truth: float, n_documents: int, n_sweeps: int, settings: ReportSettings,

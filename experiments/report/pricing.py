@@ -166,3 +166,13 @@ def charged_seconds(rec: dict[str, Any]) -> float | None:
         return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
     lat = rec.get("latency_s")
     return None if lat is None else float(lat)
+
+
+def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:
+    """Cost per answer at the report's queries per document, for every arm alike: generation (long
+    context with a prefix cache: its document's prefill shared by that many questions) plus the
+    run's indexing cost per document spread over them."""
+    gen = pricing.mean_answer_cost_at(run, settings.queries_per_doc, True, level)
+    if gen is None:
+        return None
+    return gen + pricing.index_cost_per_doc(run) / settings.queries_per_doc

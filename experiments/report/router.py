@@ -20,7 +20,7 @@ the penalty on the sum of squared standardised weights, in units of squared scor
 question (1.0: mild at a hundred questions per half).
 
 Cross-fitting by document. The documents are split in two halves by the verdict's seeded hash of
-their names (`experiments.report.verdict.split_documents`, as experiments/report/crossfit.py does);
+their names (`experiments.report.crossfit.split_documents`, as the verdict does);
 the model fitted on half A routes half B's questions and the one fitted on B routes A's, so no
 question is routed by a model that saw its document. The best single arm is cross-fitted the same
 way (per half, the arm with the higher training utility mean d + cost_weight x mean cost difference
@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eval.metrics.confidence import few_groups_factor
-from experiments.report.crossfit import MIN_GROUPS
-from experiments.report.router_features import RouterFeatures
-from experiments.router_model import LONGCTX, RAG, fit_ridge
+from experiments.report.crossfit import MIN_GROUPS, split_documents
+from experiments.report.router_features import SAME_EVERYWHERE, RouterFeatures
+from experiments.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
 
 @dataclass
 class RouterResult:
@@ -82,6 +82,7 @@ class RouterResult:
     notes: list[str] = field(default_factory=list)
     resampled: np.ndarray | None = None  # the interval's resampled Δ (points), for the family's route test
     arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG
+    model: RidgeModel | None = None  # the fit on all questions: what a deployment runs
 
     def summary(self) -> str:
         gap = "n/a (the oracle gains nothing)" if self.gap_closed is None else f"{100 * self.gap_closed:.0f}%"
@@ -144,8 +145,6 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     """Cross-fit the router over the documents' two halves and measure it (None when a half has fewer
     than MIN_GROUPS documents: no honest split). `cost_weight`: score (0..1) per unit of cost
     (`features.cost_unit`) that one would trade; 0 routes on the score alone."""
-    from experiments.report.verdict import split_documents
-
     half_a, half_b = split_documents(set(features.groups), seed)
     if min(len(half_a), len(half_b)) < MIN_GROUPS:
         return None
@@ -172,7 +171,8 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         p = float(min(1.0, 2 * other_side))
     gap = oracle_mean - best_mean
     full = fit_ridge(features.X, d, features.used, ridge)
-    notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()]
+    notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
+             if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
     return RouterResult(
         routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag)},
         half_of={i: "A" if a else "B" for i, a in zip(features.ids, in_a)},
@@ -185,4 +185,4 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights)},
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
         n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
-        resampled=wide, arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})
+        resampled=wide, model=full, arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})

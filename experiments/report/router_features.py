@@ -31,6 +31,8 @@ import numpy as np
 from experiments.records import is_scored
 from experiments.router_model import POST_RETRIEVAL, PRE_ROUTE, feature_row, is_task_feature, number
 
+SAME_EVERYWHERE = "the same on every question"
+
 
 @dataclass
 class RouterFeatures:
@@ -101,7 +103,7 @@ def router_features(
             missing = sum(v is None for v in values)
             dropped[name] = f"missing on {missing} of {len(values)} questions"
         elif np.ptp(np.array(values, dtype=float)) == 0:
-            dropped[name] = "the same on every question"
+            dropped[name] = SAME_EVERYWHERE
         else:
             used.append(name)
     X = np.array([[columns[name][q] for name in used] for q in range(len(ids))], dtype=float).reshape(

@@ -56,3 +56,38 @@ def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int 
                 rag["retrieved"] = [{"rank": r, "score": float(s), "chunk": r} for r, s in enumerate(scores)]
             rag_out.append(rag)
     return lc_out, rag_out
+
+
+def _as_record(rec: dict, benchmark: str) -> dict:
+    right = rec["score"] > 0
+    return {**rec, "benchmark": benchmark, "language": "en", "answers": ["x"], "prediction": "x" if right else "y",
+            "scores": {"score": rec["score"]}, "completion_tokens": 8, "cached": False,
+            "latency_s": round(0.2 + rec["prompt_tokens"] / 4000, 4),
+            **({"retrieval_s": 0.01} if rec["arm"] == "rag" else {})}
+
+
+def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0,
+                       benchmark: str = "sim", selfroute: bool = False):
+    """`simulated_pair` written as two run directories (`root`/lc, `root`/rag) the report reads, and with
+    `selfroute` a third (`root`/selfroute) whose records take RAG's answer where RAG's top retrieval score
+    is above the median, else long context's, each with its `route`."""
+    from pathlib import Path
+
+    from experiments.report.simulated_sweeps import write_run
+
+    root = Path(root)
+    lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed)
+    lc, rag = [_as_record(r, benchmark) for r in lc], [_as_record(r, benchmark) for r in rag]
+    write_run(root / "lc", {"arm": "longctx", "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
+              lc)
+    write_run(root / "rag", {"arm": "rag", "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
+                             "chunk_size": 200, "chunk_overlap": 0, "top_k": 5, "order": "document"}, rag)
+    if selfroute:
+        top = [r["retrieved"][0]["score"] for r in rag]
+        cut = float(np.median(top))
+        routed = [{**(g if t > cut else c), "arm": "selfroute", "route": "rag" if t > cut else "longctx"}
+                  for g, c, t in zip(rag, lc, top)]
+        write_run(root / "selfroute", {"arm": "selfroute", "benchmark": benchmark, "generator": "sim",
+                                       "retriever": "bm25", "chunk_size": 200, "chunk_overlap": 0, "top_k": 5,
+                                       "order": "document", "truncation": "benchmark"}, routed)
+    return root

@@ -268,7 +268,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
                           **sweep_kwargs)
         runs, _ = dedupe(find_runs([where], with_records=True))
         for kept, out in ((runs, rule), ([r for r in runs if r.path.name in ("lc", FIRST_RAG)], single)):
-            row = verdicts(kept, Pricing(settings, kept), settings)[0]
+            row = verdicts(kept, Pricing(settings, kept), settings, routers=False)[0]
             out[0].append(row.decision.kind if row.decision else INCONCLUSIVE)
             out[1].append(row.ci)
         if on_sweep is not None:
@@ -301,7 +301,7 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
             known_truth_sweep(where / f"bench{b}", truth, seed=seed * 100_003 + i * 101 + b, benchmark=f"sim{b}",
                               **sweep_kwargs)
         runs, _ = dedupe(find_runs([where], with_records=True))
-        rows = verdicts(runs, Pricing(settings, runs), settings)
+        rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
         assert len(rows) == n_rows and all(r.rag_cheaper is False for r in rows), "each row's RAG must be dearer"
         wrong = [r.decision.kind == RAG for r in rows]
         counts["holm"] += any(wrong)

@@ -34,18 +34,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import hashlib
-
 import numpy as np
 
 from eval.metrics.confidence import paired_bootstrap, paired_resamples
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.crossfit import MIN_GROUPS, Candidates, crossfit
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, Decision, decide
+from experiments.report.crossfit import MIN_GROUPS, Candidates, crossfit, split_documents
+from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision, decide
 from experiments.report.family import control_family
 from experiments.report.oracle import OracleResult, oracle_router
-from experiments.report.pricing import Pricing
+from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.settings import ReportSettings
+from experiments.report.routing import router_row
 from experiments.report.runs import Run, levels_of
 
 ALL = "all"
@@ -87,6 +86,8 @@ class VerdictRow:
     p_decision: float | None = None  # p-value of the boundary test of the row's decision (experiments.report.family)
     p_holm: float | None = None  # the same, Holm-adjusted over the family
     family_size: int = 0  # decisions in the family
+    router: Any = None  # experiments.report.routing.RouterRow: the learned router over this row's configs
+    arm_decision: Decision | None = None  # a row decided `route`: the decision between the single arms
 
     @property
     def rag_cheaper(self) -> bool | None:
@@ -104,6 +105,21 @@ class VerdictRow:
         """The same-sample picks say something beside the verdict: both exist and more than two configs
         were compared (with one config per arm they are the verdict's own)."""
         return self.naive_lc is not None and self.naive_rag is not None and self.configs_compared > 2
+
+    def router_csv(self) -> dict[str, Any]:
+        """The learned router's columns of verdict.csv (empty without one)."""
+        rr = self.router
+        r = rr.result if rr is not None else None
+        return {"arm_decision": self.arm_decision.kind if self.arm_decision else "",
+                "router_features": rr.features_kind if rr else "", "router_score": _r(r.router_mean) if r else None,
+                "router_best_arm_score": _r(r.best_arm_mean) if r else None,
+                "router_oracle_score": _r(r.oracle_mean) if r else None,
+                "router_diff": _r(r.diff) if r else None, "router_ci95_low": _r(r.ci[0]) if r else None,
+                "router_ci95_high": _r(r.ci[1]) if r else None,
+                "router_gap_closed": _r(r.gap_closed, 4) if r and r.gap_closed is not None else None,
+                "router_share_rag": _r(r.share_rag, 4) if r else None,
+                "router_p_holm": _r(rr.p_route_holm, 4) if rr and rr.p_route_holm is not None else None,
+                "router_file": rr.file.name if rr and rr.file else ""}
 
     def as_csv(self) -> dict[str, Any]:
         return {
@@ -126,6 +142,7 @@ class VerdictRow:
             "rag_share_correct": _r(self.correct_shares[0], 4) if self.correct_shares else None,
             "longctx_share_correct": _r(self.correct_shares[1], 4) if self.correct_shares else None,
             "oracle_router_share_tie": _r(self.oracle.share_tie, 4) if self.oracle else None,
+            **self.router_csv(),
             "halves_agree": "" if self.halves_agree is None else self.halves_agree,
             "p_decision": _r(self.p_decision, 4), "p_holm": _r(self.p_holm, 4), "family_size": self.family_size,
             "recommendation": self.recommendation,
@@ -148,16 +165,6 @@ def rag_candidates(runs: list[Run]) -> list[Run]:
     return [r for r in runs if r.spec.role == ROLE_RAG and r.scores()]
 
 
-def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:
-    """Cost per answer at the report's queries per document, for every arm alike: generation (long
-    context with a prefix cache: its document's prefill shared by that many questions) plus the
-    run's indexing cost per document spread over them."""
-    gen = pricing.mean_answer_cost_at(run, settings.queries_per_doc, True, level)
-    if gen is None:
-        return None
-    return gen + pricing.index_cost_per_doc(run) / settings.queries_per_doc
-
-
 def _groups_of(runs: list[Run], level: str | None) -> dict[str, str]:
     """Sample id -> its document (`group`; the id itself when the record has none)."""
     out: dict[str, str] = {}
@@ -165,16 +172,6 @@ def _groups_of(runs: list[Run], level: str | None) -> dict[str, str]:
         for r in run.records_at(level):
             out.setdefault(str(r["id"]), str(r.get("group") or f"sample:{r['id']}"))
     return out
-
-
-def split_documents(groups: set[str], seed: int) -> tuple[set[str], set[str]]:
-    """(half A, half B) of the documents, by a seeded hash of each name: the same documents land in
-    the same half for every config, whatever their scores (the cross-fit chooses on each, scores on
-    the other)."""
-    key = lambda g: hashlib.sha256(f"{seed}:{g}".encode()).hexdigest()  # noqa: E731
-    ordered = sorted(groups, key=key)
-    half = len(ordered) // 2
-    return set(ordered[:half]), set(ordered[half:])
 
 
 def _mean_over(run: Run, level: str | None, ids: set[str] | None) -> float | None:
@@ -294,7 +291,10 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
                           _share_correct(row.lc, lvl, shared, settings.correct_threshold))
 
 
-def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
+def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings,
+                router: bool = True) -> VerdictRow:
+    """The row of one benchmark and level; `router`: also learn a router over its two configs
+    (experiments.report.routing), whose `route` test joins the family."""
     lvl = None if level == ALL else level
     row = VerdictRow(benchmark, level)
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)
@@ -336,6 +336,10 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
                                               "over one document cannot vary, so it says nothing about other "
                                               "documents; add documents")
     row.tested = not naive and not one_document and row.resampled is not None and row.decision.kind != NO_DECISION
+    if router:
+        row.router = router_row(benchmark, level, lvl, row.lc, row.rag, runs, settings,
+                                lambda r: deployment_cost(r, pricing, settings, lvl),
+                                lambda r: pricing.index_cost_per_doc(r) / settings.queries_per_doc)
     row.recommendation = recommend(row, settings)
     return row
 
@@ -364,6 +368,10 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
                 f"{diff} ({ci}).")
     elif decision.kind == NO_DECISION:
         text = f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} ({ci})."
+    elif decision.kind == ROUTE:
+        arm = row.arm_decision.kind if row.arm_decision else INCONCLUSIVE
+        text = (f"Route each question between RAG ({row.rag.label}) and long context ({row.lc.label}): {decision.why}. "
+                f"Between the single arms alone the decision is {arm}: RAG - long context = {diff} ({ci}).")
     else:
         text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
                 f"({ci}), {tokens}{cost}.")
@@ -387,14 +395,15 @@ def _lvl(row: VerdictRow) -> str | None:
     return None if row.level == ALL else row.level
 
 
-def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings) -> list[VerdictRow]:
-    """One row per benchmark and length level, then one per benchmark over all levels."""
+def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings, routers: bool = True) -> list[VerdictRow]:
+    """One row per benchmark and length level, then one per benchmark over all levels; `routers`: with a
+    learned router per row (False: the single-arm decision alone, as the simulations measure it)."""
     rows = []
     for bench in sorted({r.scope for r in runs}):
         mine = [r for r in runs if r.scope == bench]
         levels = levels_of(mine)
         for level in levels + ([ALL] if len(levels) > 1 else []):
-            rows.append(verdict_row(bench, level, mine, pricing, settings))
+            rows.append(verdict_row(bench, level, mine, pricing, settings, routers))
     control_family(rows, settings)
     for row in rows:
         row.recommendation = recommend(row, settings)

@@ -1,0 +1,106 @@
+"""The report's "Route instead of choosing?" subsection: per verdict row the learned router
+(experiments.report.routing) against the better single arm, the oracle and the routing arms that
+were run, what it costs, where its file is, and its weights in words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.report.document import Bullets, Document, Heading, Paragraph, Table
+from experiments.report.crossfit import MIN_GROUPS
+from experiments.report.routing import RouterRow, money
+from experiments.router_model import TASK_PREFIX
+
+# how each feature reads in a sentence: (what grows, unit of one standard deviation)
+FEATURE_WORDS = {
+    "log_doc_tokens": "a longer document",
+    "lc_truncated": "long context having to cut the document",
+    "question_tokens": "a longer question",
+    "top1_score": "a higher top retrieval score",
+    "top_margin": "a clearer top-1 retrieval winner (top-1 minus top-2 score)",
+    "top_spread": "more spread in the retrieval scores",
+}
+NEGLIGIBLE = 0.5  # points per standard deviation: a weight below this is not worth a sentence
+
+
+def feature_words(name: str) -> str:
+    if name.startswith(TASK_PREFIX):
+        return f"a question of type {name[len(TASK_PREFIX):]!r}"
+    return FEATURE_WORDS.get(name, name)
+
+
+def weights_sentence(row: RouterRow) -> str:
+    """The deployed fit's weights in plain words, largest first."""
+    r = row.result
+    lean = "RAG" if r.intercept > 0 else "long context"
+    head = (f"{row.benchmark} {row.level}: on average RAG gains {r.intercept:+.1f} points over long context "
+            f"(leaning to {lean});")
+    big = sorted(((w, n) for n, w in r.coefficients.items() if abs(w) >= NEGLIGIBLE), key=lambda wn: -abs(wn[0]))
+    if not big:
+        return head + " no feature moves that by half a point per standard deviation: the router follows the mean."
+    parts = [f"{feature_words(n)} favours {'RAG' if w > 0 else 'long context'} ({w:+.1f} per sd)" for w, n in big]
+    return head + " " + "; ".join(parts) + "."
+
+
+def _delta(diff: float, ci: tuple[float, float]) -> str:
+    return f"{diff:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+
+
+def _pair(values: tuple[float | None, float | None], fmt) -> str:
+    mine, best = values
+    return "-" if mine is None or best is None else f"{fmt(mine)} / {fmt(best)}"
+
+
+def _main_row(v: Any, rr: RouterRow) -> list[str]:
+    r = rr.result
+    gap = "-" if r.gap_closed is None else f"{100 * r.gap_closed:.0f}%"
+    decided = "**route**" if rr.decided else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})"
+    return [v.benchmark, v.level, rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
+            f"{r.oracle_mean:.1f}", _delta(r.diff, r.ci), gap, f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
+            _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
+            decided, f"`{rr.file.name}`" if rr.file else "-"]
+
+
+def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
+    rows = [(v, v.router) for v in vrows if getattr(v, "router", None) is not None]
+    skipped = [v for v in vrows if getattr(v, "router", None) is None and v.lc is not None and v.rag is not None]
+    if not rows and not skipped:
+        return
+    doc.add(Heading(3, "Route instead of choosing?"), Paragraph(
+        "A router sends each question to RAG or to long context from what is known before the answer: pre-route "
+        "features (the document's length in tokens, whether long context must cut it, the question's length, its "
+        "type) and, when the RAG records carry retrieval scores, post-retrieval ones (the top score, the top-1/top-2 "
+        "margin, their spread). It is a ridge regression of the per-question gain RAG − long context, learned over "
+        "the row's two configs and **cross-fitted by document**: the model learned on one half of the documents "
+        "routes the other half, so no question is routed by a model that saw its document. It is measured against "
+        "the better single arm chosen the same way, and against the oracle (the per-question better of the two: no "
+        "router can beat it). The interval resamples documents and refits everything in each resample. The oracle "
+        "gap closed is (router − best arm) / (oracle − best arm). Costs are per answer, router / best arm; a router "
+        "that reads retrieval scores retrieves for every question, so its latency and cost include RAG's retrieval "
+        "and index for the questions it sends to long context. The row decides **route** when the router's "
+        f"interval lies above +{tolerance:g} points and Holm keeps that test in the report's family. Each router is "
+        "written as a JSON file (no pickle) that `python -m experiments.run arm=router router.path=FILE` runs live; "
+        "the file is the fit on all the row's questions."))
+    if rows:
+        doc.add(Table(["benchmark", "level", "features", "router", "best arm", "oracle", "Δ router−best [95% CI]",
+                       "oracle gap closed", "to RAG", "documents", "n", "prompt tokens", "latency s", "cost/answer",
+                       "decision", "file"], [_main_row(v, rr) for v, rr in rows]))
+        others = [[v.benchmark, v.level, f"{o.title} ({o.label})", f"{o.score:.1f}", _delta(o.diff, o.ci), str(o.n),
+                   "-" if o.prompt_tokens is None else f"{o.prompt_tokens:,.0f}",
+                   "-" if o.latency_s is None else f"{o.latency_s:.2f}", money(o.cost),
+                   "-" if o.share_longctx is None else f"{100 * o.share_longctx:.0f}%"]
+                  for v, rr in rows for o in rr.others]
+        if others:
+            doc.add(Paragraph("Routing arms that were run, on the same questions, against the same best arm per "
+                              "question (paired cluster bootstrap over documents; their configs were not chosen on "
+                              "these questions):"),
+                    Table(["benchmark", "level", "arm", "score", "Δ arm−best [95% CI]", "n", "prompt tokens",
+                           "latency s", "cost/answer", "to long context"], others))
+        notes = [weights_sentence(rr) for _, rr in rows]
+        notes += [f"{v.benchmark} {v.level}: {note}" for v, rr in rows for note in rr.result.notes]
+        doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
+                          "over long context per standard deviation of the feature):"), Bullets(notes))
+    if skipped:
+        doc.add(Paragraph("No router for " + ", ".join(f"{v.benchmark} {v.level}" for v in skipped)
+                          + f": fewer than {2 * MIN_GROUPS} documents with questions both arms scored, too few to "
+                          "learn on one half and measure on the other."))

@@ -1,0 +1,220 @@
+"""The router beside each verdict row (issue 26): a learned router over the row's two configs,
+measured on documents it never saw, with what it costs, against the better single arm, the oracle
+and any routing arm that was run (Self-Route, a live `arm=router`); and the `route` decision.
+
+Per verdict row with both arms, the router (experiments.report.router: cross-fitted ridge on the
+features of experiments.report.router_features) is trained on the row's long-context and RAG configs
+(the configs the row shows). Its per-answer costs:
+- prompt tokens and latency: each question's own record of the arm it was routed to; a router that
+  reads retrieval scores retrieves for every question, so a question it sends to long context also
+  waits for RAG's `retrieval_s`;
+- cost per answer: each routed question at its arm's cost per answer (experiments.report.pricing.
+  deployment_cost: generation plus that arm's index cost spread over the report's queries per
+  document); a router that reads retrieval scores builds RAG's index for every document, so the
+  questions it sends to long context carry RAG's index share too.
+The best single arm is the cross-fitted one each question was measured against (chosen on the other
+half of the documents), priced the same way.
+
+The `route` decision: the router is better than the best single arm by more than the tolerance, read
+from its interval (lower end above +tolerance); the test joins the verdict's family of decisions
+(experiments.report.family, Holm), so asking it costs the other rows some power, as it should. A
+row decided `route` keeps the single-arm decision it would have had (`arm_decision`) for its sentence.
+
+Other routing arms (Self-Route, a live router run: any arm whose records carry `route`) are measured
+on the same questions against the same per-question best arm, with a paired cluster bootstrap over
+documents (their configs were not chosen on these questions, so no refitting is needed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from eval.metrics.confidence import paired_bootstrap
+from experiments.report.router import RouterResult, route
+from experiments.report.router_features import router_features
+from experiments.report.runs import Run
+from experiments.report.settings import ReportSettings
+from experiments.router_model import POST_RETRIEVAL, Router, save_router
+
+
+@dataclass
+class OtherRouter:
+    """A routing arm that was run (Self-Route, a live router), on the learned router's questions."""
+    label: str
+    title: str
+    score: float  # points, over the shared questions
+    diff: float  # its score - the best single arm's on the same questions
+    ci: tuple[float, float]
+    n: int
+    n_groups: int
+    prompt_tokens: float | None
+    latency_s: float | None
+    cost: float | None
+    share_longctx: float | None  # share of its answers that took the long-context route
+
+
+@dataclass
+class RouterRow:
+    """The learned router of one verdict row, its costs, and the routing arms run beside it."""
+    benchmark: str
+    level: str
+    lc_label: str
+    rag_label: str
+    result: RouterResult
+    post_retrieval: bool  # it reads retrieval scores (so it retrieves for every question)
+    tokens: tuple[float | None, float | None]  # (router, best arm) mean prompt tokens per answer
+    latency: tuple[float | None, float | None]  # (router, best arm) mean latency per answer, seconds
+    cost: tuple[float | None, float | None]  # (router, best arm) cost per answer, USD
+    others: list[OtherRouter] = field(default_factory=list)
+    decided: bool = False  # `route` kept after the family's correction
+    p_route: float | None = None  # p-value of "router - best arm > tolerance"
+    p_route_holm: float | None = None  # the same, Holm-adjusted over the report's family
+    file: Path | None = None  # the deployable router written by `write_routers`
+
+    @property
+    def features_kind(self) -> str:
+        return "pre-route + post-retrieval" if self.post_retrieval else "pre-route only"
+
+
+def route_p_value(result: RouterResult, tolerance: float) -> float:
+    """p-value of the claim router - best arm > tolerance: twice the share of the interval's resampled
+    Δ at or below it (below 0.05 exactly when the 95% interval's lower end clears the tolerance)."""
+    if result.resampled is None or not len(result.resampled):
+        return 1.0
+    return float(min(1.0, 2 * np.mean(np.asarray(result.resampled) <= tolerance)))
+
+
+def routes_better(result: RouterResult | None, tolerance: float) -> bool:
+    """The interval alone says `route`: its lower end is above +tolerance."""
+    return result is not None and result.ci[0] > tolerance
+
+
+def _by_id(run: Run, level: str | None) -> dict[str, dict[str, Any]]:
+    return {str(r["id"]): r for r in run.records_at(level)}
+
+
+def _mean(values: list[float | None]) -> float | None:
+    return float(np.mean(values)) if values and all(v is not None for v in values) else None
+
+
+def _per_answer(picks_rag: list[bool], lc: dict[str, dict], rag: dict[str, dict], ids: list[str], key: str,
+                retrieval_first: bool) -> float | None:
+    """Mean of `key` over the questions, each from the record of the arm it went to (plus RAG's retrieval
+    time for those sent to long context when `retrieval_first`)."""
+    out = []
+    for i, to_rag in zip(ids, picks_rag):
+        value = (rag if to_rag else lc)[i].get(key)
+        if value is not None and key == "latency_s" and retrieval_first and not to_rag:
+            value = value + (rag[i].get("retrieval_s") or 0.0)
+        out.append(value)
+    return _mean(out)
+
+
+def _cost(picks_rag: list[bool], cost_lc: float | None, cost_rag: float | None, index_share: float) -> float | None:
+    if cost_lc is None or cost_rag is None or not picks_rag:
+        return None
+    share = float(np.mean(picks_rag))
+    return share * cost_rag + (1 - share) * (cost_lc + index_share)
+
+
+def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, rag: dict, groups: dict[str, str],
+                  settings: ReportSettings, cost_of: Callable[[Run], float | None]) -> OtherRouter | None:
+    scores = run.scores(level)
+    ids = [i for i in result.routes if i in scores]
+    if not ids:
+        return None
+    best = [float((rag if result.arm_rag[i] else lc)[i]["score"]) for i in ids]
+    mine = [scores[i] for i in ids]
+    res = paired_bootstrap(mine, best, n_resamples=settings.resamples, seed=settings.seed,
+                           groups=[groups[i] for i in ids])
+    routes = [r.get("route") for r in run.answered(level) if r.get("route")]
+    return OtherRouter(run.label, run.spec.display(), 100 * float(np.mean(mine)), 100 * res.diff,
+                       (100 * res.ci95[0], 100 * res.ci95[1]), len(ids), res.n_groups,
+                       run.mean_of("prompt_tokens", level), run.mean_of("latency_s", level), cost_of(run),
+                       routes.count("longctx") / len(routes) if routes else None)
+
+
+def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run: Run, runs: list[Run],
+               settings: ReportSettings, cost_of: Callable[[Run], float | None],
+               index_share: Callable[[Run], float]) -> RouterRow | None:
+    """The learned router of a verdict row (None when the documents are too few to cross-fit it).
+    `cost_of(run)`: a run's cost per answer at this level; `index_share(run)`: its index cost per answer."""
+    lc, rag = _by_id(lc_run, lvl), _by_id(rag_run, lvl)
+    features = router_features(lc, rag)
+    if not features.n:
+        return None
+    result = route(features, seed=settings.seed, n_resamples=settings.resamples)
+    if result is None:
+        return None
+    ids = features.ids
+    post = any(name in POST_RETRIEVAL for name in result.used)
+    picks = [result.routes[i] == "rag" for i in ids]
+    best = [result.arm_rag[i] for i in ids]
+    tokens = (_per_answer(picks, lc, rag, ids, "prompt_tokens", post),
+              _per_answer(best, lc, rag, ids, "prompt_tokens", False))
+    latency = (_per_answer(picks, lc, rag, ids, "latency_s", post), _per_answer(best, lc, rag, ids, "latency_s", False))
+    c_lc, c_rag = cost_of(lc_run), cost_of(rag_run)
+    cost = (_cost(picks, c_lc, c_rag, index_share(rag_run) if post else 0.0), _cost(best, c_lc, c_rag, 0.0))
+    row = RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost)
+    groups = dict(zip(features.ids, features.groups))
+    for run in runs:
+        if run not in (lc_run, rag_run) and any(r.get("route") for r in run.answered(lvl)):
+            other = _other_router(run, lvl, result, lc, rag, groups, settings, cost_of)
+            if other is not None:
+                row.others.append(other)
+    return row
+
+
+def money(usd: float | None) -> str:
+    return "-" if usd is None else f"${usd:.6f}" if usd < 0.01 else f"${usd:.4f}"
+
+
+def cost_words(row: RouterRow) -> str:
+    """What the router costs per answer against the best single arm, in words."""
+    parts = []
+    for name, (mine, best), fmt in (("prompt tokens", row.tokens, "{:,.0f}"), ("latency", row.latency, "{:.2f} s"),
+                                    ("cost", row.cost, None)):
+        if mine is not None and best is not None:
+            show = money if fmt is None else fmt.format
+            parts.append(f"{name} {show(mine)} vs {show(best)}")
+    return "per answer, router vs best arm: " + ("; ".join(parts) if parts else "costs unknown")
+
+
+def route_why(row: RouterRow, tolerance: float) -> str:
+    r = row.result
+    return (f"a router learned over these two configs ({row.features_kind} features) beats the better single arm by "
+            f"{r.diff:+.1f} points [{r.ci[0]:+.1f}, {r.ci[1]:+.1f}], more than {tolerance:g}, on documents it was not "
+            f"trained on; it sends {100 * r.share_rag:.0f}% of questions to RAG; {cost_words(row)}")
+
+
+# ---------------------------------------------------------------- the deployable file
+def deployable(row: RouterRow) -> Router:
+    """The router a deployment runs: one fit on every question of the row (the cross-fitted figures are
+    its honest estimate and travel with it)."""
+    r = row.result
+    return Router(r.model, cost_weight=r.cost_weight, cost_unit=r.cost_unit if r.cost_weight else None,
+                  trained_on={"benchmark": row.benchmark, "level": row.level, "longctx": row.lc_label,
+                              "rag": row.rag_label, "questions": r.n, "documents": r.n_groups},
+                  estimate={"router": round(r.router_mean, 2), "best_arm": round(r.best_arm_mean, 2),
+                            "oracle": round(r.oracle_mean, 2), "diff": round(r.diff, 2),
+                            "ci95": [round(r.ci[0], 2), round(r.ci[1], 2)], "share_rag": round(r.share_rag, 4),
+                            "features": row.features_kind})
+
+
+def file_name(row: RouterRow) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{row.benchmark}_{row.level}").strip("_")
+    return f"router_{slug}.json"
+
+
+def write_routers(rows: list[RouterRow], out: Path) -> list[Path]:
+    """One router file per row, beside the report."""
+    paths = []
+    for row in rows:
+        row.file = save_router(deployable(row), out / file_name(row))
+        paths.append(row.file)
+    return paths
