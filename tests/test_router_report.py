@@ -1,0 +1,86 @@
+"""The learned router in the report (issue 26): its section, the `route` decision, the routing arms
+beside it, and the deployable file, on run directories with a known truth
+(experiments/report/router_simulated.py); numpy and the report's own reader, no model."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from experiments.report.build import build_report
+from experiments.report.router_simulated import write_router_sweep
+from experiments.report.settings import ReportSettings
+from experiments.router_model import feature_row, load_router
+
+
+@pytest.fixture(scope="module")
+def length_report(tmp_path_factory):
+    """RAG right on short documents, long context on long ones: a router reading the length wins."""
+    root = tmp_path_factory.mktemp("router_length")
+    write_router_sweep(root / "runs", "length", selfroute=True)
+    files = build_report([str(root / "runs")], root / "report", ReportSettings(resamples=400))
+    return root, files
+
+
+def _verdict(files) -> list[dict[str, str]]:
+    with open(files["verdict.csv"], encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_a_router_that_truly_wins_is_decided_route_with_its_costs_and_weights(length_report):
+    _, files = length_report
+    (row,) = _verdict(files)
+    assert row["decision"] == "route" and row["arm_decision"] in ("rag", "longctx", "inconclusive")
+    assert float(row["router_ci95_low"]) > 2.0 and float(row["router_p_holm"]) < 0.05
+    assert float(row["router_score"]) > float(row["router_best_arm_score"])
+    assert float(row["router_oracle_score"]) >= float(row["router_score"])
+    md = files["report.md"].read_text(encoding="utf-8")
+    section = md[md.index("Route instead of choosing?"):]
+    assert "**route**" in section and "oracle gap closed" in section
+    assert "a longer document favours long context" in section  # the known truth, in words
+    assert "Route each question" in md  # the recommendation follows the decision
+
+
+def test_self_route_is_measured_on_the_same_questions_against_the_same_best_arm(length_report):
+    _, files = length_report
+    md = files["report.md"].read_text(encoding="utf-8")
+    table = md[md.index("Routing arms that were run"):]
+    line = next(x for x in table.splitlines() if "Self-Route" in x)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[5] == "200" and cells[9] == "50%"  # every question; half sent to long context by construction
+
+
+def test_the_router_file_is_plain_json_and_routes_like_the_report_says(length_report):
+    root, files = length_report
+    path = files["router_sim_sim.json"]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == "rag-vs-lc-router" and "log_doc_tokens" in data["features"]
+    router = load_router(path)
+    assert router.estimate["diff"] > 2 and router.trained_on["documents"] == 40
+    lc = [json.loads(x) for x in (root / "runs" / "lc" / "records.jsonl").read_text().splitlines()]
+    rag = [json.loads(x) for x in (root / "runs" / "rag" / "records.jsonl").read_text().splitlines()]
+    short = [router.choose(feature_row(a, b))[0] for a, b in zip(lc, rag) if a["context_tokens_full"] < 4_000]
+    long = [router.choose(feature_row(a, b))[0] for a, b in zip(lc, rag) if a["context_tokens_full"] > 16_000]
+    assert np.mean([r == "rag" for r in short]) > 0.9 and np.mean([r == "longctx" for r in long]) > 0.9
+
+
+def test_features_that_say_nothing_decide_no_route_but_the_file_is_still_written(tmp_path):
+    write_router_sweep(tmp_path / "runs", "null", seed=3)
+    files = build_report([str(tmp_path / "runs")], tmp_path / "report", ReportSettings(resamples=400))
+    (row,) = _verdict(files)
+    assert row["decision"] != "route" and row["arm_decision"] == ""
+    assert float(row["router_ci95_low"]) <= 2.0
+    assert load_router(files["router_sim_sim.json"]).trained_on["questions"] == 200
+
+
+def test_too_few_documents_give_no_router_and_say_why(tmp_path):
+    write_router_sweep(tmp_path / "runs", "length", n_docs=6, seed=1)
+    files = build_report([str(tmp_path / "runs")], tmp_path / "report", ReportSettings(resamples=200))
+    (row,) = _verdict(files)
+    assert row["router_score"] == "" and row["decision"] != "route"
+    md = files["report.md"].read_text(encoding="utf-8")
+    assert "No router for sim sim: fewer than 8 documents" in md
+    assert not any(name.startswith("router_") for name in files)
