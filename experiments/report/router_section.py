@@ -9,7 +9,8 @@ from typing import Any
 from experiments.report.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.crossfit import MIN_GROUPS
 from experiments.report.routing import RouterRow, money
-from experiments.router_model import TASK_PREFIX
+from experiments.report.router_features import SAME_EVERYWHERE
+from experiments.router_model import POST_RETRIEVAL, TASK_PREFIX
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {
@@ -40,6 +41,21 @@ def weights_sentence(row: RouterRow) -> str:
         return head + " no feature moves that by half a point per standard deviation: the router follows the mean."
     parts = [f"{feature_words(n)} favours {'RAG' if w > 0 else 'long context'} ({w:+.1f} per sd)" for w, n in big]
     return head + " " + "; ".join(parts) + "."
+
+
+def dropped_sentence(row: RouterRow) -> str:
+    """The features a row's router could not use, grouped by why, in one sentence ("" when none)."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in row.result.dropped.items():
+        if not (name.startswith(TASK_PREFIX) and why == SAME_EVERYWHERE):  # one question type: nothing to say
+            by_reason.setdefault(why, []).append(name)
+    if not by_reason:
+        return ""
+    text = "; ".join(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+    post_missing = all(n in row.result.dropped and "missing" in row.result.dropped[n] for n in POST_RETRIEVAL)
+    tail = (" The RAG records carry no retrieval scores (imported predictions do not): a pre-route router only."
+            if post_missing else "")
+    return f"{row.benchmark} {row.level}: not used: {text}.{tail}"
 
 
 def _delta(diff: float, ci: tuple[float, float]) -> str:
@@ -97,7 +113,7 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
                     Table(["benchmark", "level", "arm", "score", "Δ arm−best [95% CI]", "n", "prompt tokens",
                            "latency s", "cost/answer", "to long context"], others))
         notes = [weights_sentence(rr) for _, rr in rows]
-        notes += [f"{v.benchmark} {v.level}: {note}" for v, rr in rows for note in rr.result.notes]
+        notes += [x for _, rr in rows if (x := dropped_sentence(rr))]
         doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
                           "over long context per standard deviation of the feature):"), Bullets(notes))
     if skipped:
