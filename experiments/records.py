@@ -111,6 +111,10 @@ class Record(TypedDict, total=False):
     route: str  # which arm answered: rag or longctx
     selfroute_declined: bool
     rag_context_tokens: int
+    # router (`route` and `rag_context_tokens` as above; `arm=router`, experiments/arms/router.py)
+    router_utility: float | None  # predicted gain of RAG over long context + cost term (> 0: RAG); None: forced
+    router_features: dict[str, float | None]  # the question's features (experiments.router_model.feature_row)
+    router_forced: str  # the route was not the router's choice: the other path cannot serve it, and why
 
 
 RECORD_KEYS = frozenset(Record.__annotations__)

@@ -5,34 +5,52 @@ arm, on sweeps with a known truth (experiments/report/router_simulated.py).
 
 Scenarios: "length" (RAG right on short documents, long context on long ones: a router reading the
 document's length is truly better), "null" (errors unrelated to every feature: no router is better).
-Per scenario, the share of sweeps whose 95% interval of Δ router - best arm lies above +2 points (the
-tolerance) and above 0, the share covering 0, the mean Δ, the mean share of the oracle gap closed and
-the mean share routed to RAG. In "null" a share above +tolerance (or above 0) is a false claim and
-should stay at or under 10% (5% expected for above 0). The last line is one JSON object.
+Each sweep is written as run directories and read by the report's own code (experiments.report.verdict:
+the router per row, the family's Holm correction, the decision). Per scenario: the share of sweeps
+decided `route` (the issue's acceptance: at least 80% in "length", at most 10% in "null"), the share whose
+95% interval of Δ router - best arm lies above +2 points (the tolerance) and above 0, the share covering
+0, the mean Δ, the mean share of the oracle gap closed and the mean share routed to RAG. The last line
+is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 import common
 
-from experiments.report.router import route
-from experiments.report.router_features import router_features
-from experiments.report.router_simulated import SCENARIOS, simulated_pair
+from experiments.report.decision import ROUTE
+from experiments.report.pricing import Pricing
+from experiments.report.router_simulated import SCENARIOS, write_router_sweep
+from experiments.report.runs import dedupe, find_runs
+from experiments.report.settings import ReportSettings
+from experiments.report.verdict import verdicts
 
 TOLERANCE = 2.0
 
 
+def one_sweep(where: Path, scenario: str, docs: int, per_doc: int, seed: int, resamples: int):
+    """The verdict row of one simulated sweep, router included, as the report computes it."""
+    write_router_sweep(where, scenario, n_docs=docs, per_doc=per_doc, seed=seed)
+    runs, _ = dedupe(find_runs([where], with_records=True))
+    settings = ReportSettings(resamples=resamples, seed=seed, tolerance=TOLERANCE)
+    (row,) = verdicts(runs, Pricing(settings, runs), settings)
+    return row
+
+
 def run(scenario: str, sweeps: int, docs: int, per_doc: int, resamples: int) -> dict:
-    above_tol = above_0 = covers_0 = 0
+    above_tol = above_0 = covers_0 = decided = 0
     diffs, gaps, rag = [], [], []
     for s in range(sweeps):
-        lc, rg = simulated_pair(scenario, n_docs=docs, per_doc=per_doc, seed=1000 + s)
-        result = route(router_features(lc, rg), seed=s, n_resamples=resamples)
+        with tempfile.TemporaryDirectory() as tmp:
+            row = one_sweep(Path(tmp), scenario, docs, per_doc, 1000 + s, resamples)
+        result = row.router.result
+        decided += row.decision.kind == ROUTE
         above_tol += result.ci[0] > TOLERANCE
         above_0 += result.ci[0] > 0
         covers_0 += result.ci[0] <= 0 <= result.ci[1]
@@ -40,8 +58,8 @@ def run(scenario: str, sweeps: int, docs: int, per_doc: int, resamples: int) -> 
         rag.append(result.share_rag)
         if result.gap_closed is not None:
             gaps.append(result.gap_closed)
-    return {"sweeps": sweeps, "above_tolerance": above_tol / sweeps, "above_0": above_0 / sweeps,
-            "covers_0": covers_0 / sweeps, "mean_diff": float(np.mean(diffs)),
+    return {"sweeps": sweeps, "route_decided": decided / sweeps, "above_tolerance": above_tol / sweeps,
+            "above_0": above_0 / sweeps, "covers_0": covers_0 / sweeps, "mean_diff": float(np.mean(diffs)),
             "mean_gap_closed": float(np.mean(gaps)) if gaps else None, "mean_share_rag": float(np.mean(rag))}
 
 
@@ -56,11 +74,12 @@ def main() -> None:
     rows = {sc: run(sc, args.sweeps, args.docs, args.per_doc, args.resamples) for sc in SCENARIOS}
     print(f"{args.sweeps} sweeps per scenario, {args.docs} documents x {args.per_doc} questions, "
           f"tolerance {TOLERANCE} points")
-    print(f"{'scenario':<8} {'Δ > +tol':>9} {'Δ > 0':>7} {'covers 0':>9} {'mean Δ':>7} {'gap closed':>11} "
+    print(f"{'scenario':<8} {'route':>6} {'Δ > +tol':>9} {'Δ > 0':>7} {'covers 0':>9} {'mean Δ':>7} {'gap closed':>11} "
           f"{'to RAG':>7}")
     for sc, r in rows.items():
         gap = "n/a" if r["mean_gap_closed"] is None else f"{100 * r['mean_gap_closed']:.0f}%"
-        print(f"{sc:<8} {100 * r['above_tolerance']:>8.0f}% {100 * r['above_0']:>6.0f}% {100 * r['covers_0']:>8.0f}% "
+        print(f"{sc:<8} {100 * r['route_decided']:>5.0f}% {100 * r['above_tolerance']:>8.0f}% "
+              f"{100 * r['above_0']:>6.0f}% {100 * r['covers_0']:>8.0f}% "
               f"{r['mean_diff']:>+7.1f} {gap:>11} {100 * r['mean_share_rag']:>6.0f}%")
     common.emit({"router_simulation": {**{sc: rows[sc] for sc in rows}, "docs": args.docs, "per_doc": args.per_doc,
                                        "resamples": args.resamples, "tolerance": TOLERANCE,

@@ -26,6 +26,7 @@ ARMS = Registry("arm.name", {
     "rag": "experiments.arms.rag:RagSpec",
     "closedbook": "experiments.arms.closedbook:ClosedBookSpec",
     "selfroute": "experiments.arms.selfroute:SelfRouteSpec",
+    "router": "experiments.arms.router:RouterSpec",
 })
 
 
