@@ -47,10 +47,13 @@ def test_a_router_that_truly_wins_is_decided_route_with_its_costs_and_weights(le
 def test_self_route_is_measured_on_the_same_questions_against_the_same_best_arm(length_report):
     _, files = length_report
     md = files["report.md"].read_text(encoding="utf-8")
-    table = md[md.index("Routing arms that were run"):]
+    table = md[md.index("| benchmark | level | router |"):]
+    head = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
     line = next(x for x in table.splitlines() if "Self-Route" in x)
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[5] == "200" and cells[9] == "50%"  # every question; half sent to long context by construction
+    cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|"))))
+    router = dict(zip(head, (c.strip() for c in table.splitlines()[2].strip("|").split("|"))))
+    assert router["router"] == "learned router" and cells["best arm"] == router["best arm"]
+    assert cells["n"] == "200" and cells["to RAG"] == "50%"  # every question; half sent to RAG by construction
 
 
 def test_the_router_file_is_plain_json_and_routes_like_the_report_says(length_report):

@@ -71,10 +71,22 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
     r = rr.result
     gap = "-" if r.gap_closed is None else f"{100 * r.gap_closed:.0f}%"
     decided = "**route**" if rr.decided else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})"
-    return [v.benchmark, v.level, rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
+    return [v.benchmark, v.level, "learned router", rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
             f"{r.oracle_mean:.1f}", _delta(r.diff, r.ci), gap, f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
             decided, f"`{rr.file.name}`" if rr.file else "-"]
+
+
+def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:
+    """A routing arm that was run, in the learned router's columns (its own costs, not against the best arm)."""
+    r = rr.result
+    gap = r.oracle_mean - r.best_arm_mean
+    closed = "-" if gap <= 1e-9 else f"{100 * o.diff / gap:.0f}%"
+    to_rag = "-" if o.share_longctx is None else f"{100 - 100 * o.share_longctx:.0f}%"
+    return [v.benchmark, v.level, f"{o.title} ({o.label})", "run", f"{o.score:.1f}", f"{o.score - o.diff:.1f}",
+            f"{r.oracle_mean:.1f}", _delta(o.diff, o.ci), closed, to_rag, str(o.n_groups), str(o.n),
+            "-" if o.prompt_tokens is None else f"{o.prompt_tokens:,.0f}",
+            "-" if o.latency_s is None else f"{o.latency_s:.2f}", money(o.cost), "", ""]
 
 
 def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
@@ -96,22 +108,17 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "and index for the questions it sends to long context. The row decides **route** when the router's "
         f"interval lies above +{tolerance:g} points and Holm keeps that test in the report's family. Each router is "
         "written as a JSON file (no pickle) that `python -m experiments.run arm=router router.path=FILE` runs live; "
-        "the file is the fit on all the row's questions."))
+        "the file is the fit on all the row's questions. Routing arms that were run (Self-Route, a live router) "
+        "follow their row, on the same questions against the same best arm per question (a paired cluster "
+        "bootstrap over documents; nothing was chosen on these questions), with their own costs per answer."))
     if rows:
-        doc.add(Table(["benchmark", "level", "features", "router", "best arm", "oracle", "Δ router−best [95% CI]",
-                       "oracle gap closed", "to RAG", "documents", "n", "prompt tokens", "latency s", "cost/answer",
-                       "decision", "file"], [_main_row(v, rr) for v, rr in rows]))
-        others = [[v.benchmark, v.level, f"{o.title} ({o.label})", f"{o.score:.1f}", _delta(o.diff, o.ci), str(o.n),
-                   "-" if o.prompt_tokens is None else f"{o.prompt_tokens:,.0f}",
-                   "-" if o.latency_s is None else f"{o.latency_s:.2f}", money(o.cost),
-                   "-" if o.share_longctx is None else f"{100 * o.share_longctx:.0f}%"]
-                  for v, rr in rows for o in rr.others]
-        if others:
-            doc.add(Paragraph("Routing arms that were run, on the same questions, against the same best arm per "
-                              "question (paired cluster bootstrap over documents; their configs were not chosen on "
-                              "these questions):"),
-                    Table(["benchmark", "level", "arm", "score", "Δ arm−best [95% CI]", "n", "prompt tokens",
-                           "latency s", "cost/answer", "to long context"], others))
+        table = []
+        for v, rr in rows:
+            table.append(_main_row(v, rr))
+            table += [_other_row(v, rr, o) for o in rr.others]
+        doc.add(Table(["benchmark", "level", "router", "features", "score", "best arm", "oracle",
+                       "Δ router−best [95% CI]", "oracle gap closed", "to RAG", "documents", "n", "prompt tokens",
+                       "latency s", "cost/answer", "decision", "file"], table))
         notes = [weights_sentence(rr) for _, rr in rows]
         notes += [x for _, rr in rows if (x := dropped_sentence(rr))]
         doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
