@@ -87,3 +87,17 @@ def test_too_few_documents_give_no_router_and_say_why(tmp_path):
     md = files["report.md"].read_text(encoding="utf-8")
     assert "No router for sim sim: fewer than 8 documents" in md
     assert not any(name.startswith("router_") for name in files)
+
+
+def test_a_price_on_tokens_moves_questions_to_the_cheaper_arm(tmp_path):
+    """RAG's prompts are about 1k tokens, long context's up to 16k: at 100 points per 1,000 tokens saved
+    every question is worth sending to RAG, and the file carries the trade for the live arm."""
+    write_router_sweep(tmp_path / "runs", "length", seed=2)
+    plain = build_report([str(tmp_path / "runs")], tmp_path / "plain", ReportSettings(resamples=200))
+    priced = build_report([str(tmp_path / "runs")], tmp_path / "priced",
+                          ReportSettings(resamples=200, router_points_per_1k_tokens=100.0))
+    share = lambda files: float(_verdict(files)[0]["router_share_rag"])  # noqa: E731
+    assert share(priced) > 0.95 > share(plain)
+    router = load_router(priced["router_sim_sim.json"])
+    assert router.cost_unit == "prompt_tokens" and router.cost_weight == pytest.approx(1e-3)
+    assert "100 points per 1,000 prompt tokens" in priced["report.md"].read_text(encoding="utf-8")

@@ -538,12 +538,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-target", type=float, help="mean latency target in seconds")
     ap.add_argument("--correct-threshold", type=float, help="score (0..1) from which a sample counts as correct")
     ap.add_argument("--evidence-threshold", type=float, help="share of gold evidence that counts as retrieved")
+    ap.add_argument("--router-points-per-1k-tokens", type=float,
+                    help="score points the learned router gives up to save 1,000 prompt tokens per answer (default 0)")
     args = ap.parse_args(argv)
     try:
         settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
                                  price_in=args.price_in, price_out=args.price_out, gpu_hour_price=args.gpu_hour_price,
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
-                                 evidence_threshold=args.evidence_threshold)
+                                 evidence_threshold=args.evidence_threshold,
+                                 router_points_per_1k_tokens=args.router_points_per_1k_tokens)
         files = build_report(args.dirs, args.out, settings)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

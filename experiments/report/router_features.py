@@ -18,7 +18,8 @@ kept and `RouterFeatures.dropped` says why each other one went. No feature left 
 then falls back to its intercept (the better arm on its training documents).
 
 Costs per question, for the router's cost weight: `cost_usd` when both records of every pair have
-one, else `prompt_tokens` when they all have that (`cost_unit` says which), else None.
+one, else `prompt_tokens` when they all have that (`cost_unit` says which; `router_features(...,
+cost_unit="prompt_tokens")` asks for one), else None.
 """
 
 from __future__ import annotations
@@ -65,10 +66,14 @@ def _by_id(records: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]]) -> 
     return {str(r["id"]): r for r in records}
 
 
+COST_KEYS = {"usd": "cost_usd", "prompt_tokens": "prompt_tokens"}  # cost unit -> the record key that holds it
+
+
 def _costs(
-    lc_recs: list[dict[str, Any]], rag_recs: list[dict[str, Any]]
+    lc_recs: list[dict[str, Any]], rag_recs: list[dict[str, Any]], unit: str | None = None
 ) -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
-    for key, unit in (("cost_usd", "usd"), ("prompt_tokens", "prompt_tokens")):
+    units = [unit] if unit else list(COST_KEYS)
+    for key, unit in ((COST_KEYS[u], u) for u in units):
         lc = [number(r.get(key)) for r in lc_recs]
         rag = [number(r.get(key)) for r in rag_recs]
         if lc and all(v is not None for v in lc + rag):
@@ -80,6 +85,7 @@ def router_features(
     longctx: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
     rag: Mapping[str, dict[str, Any]] | Iterable[dict[str, Any]],
     post_retrieval: bool = True,
+    cost_unit: str | None = None,
 ) -> RouterFeatures:
     """The features of every question both runs scored (records by id, as `read_records` gives them,
     or a list). `post_retrieval=False` keeps only the pre-route features (a router that must decide
@@ -110,7 +116,7 @@ def router_features(
         len(ids), len(used)
     )
     groups = [str(r.get("group") or r["id"]) for r in lc_recs]
-    cost_lc, cost_rag, unit = _costs(lc_recs, rag_recs)
+    cost_lc, cost_rag, unit = _costs(lc_recs, rag_recs, cost_unit)
     return RouterFeatures(
         ids=ids,
         groups=groups,

@@ -121,6 +121,7 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
                        "latency s", "cost/answer", "decision", "file"], table))
         notes = [weights_sentence(rr) for _, rr in rows]
         notes += [x for _, rr in rows if (x := dropped_sentence(rr))]
+        notes += [f"{v.benchmark} {v.level}: {rr.cost_note}" for v, rr in rows if rr.cost_note]
         doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
                           "over long context per standard deviation of the feature):"), Bullets(notes))
     if skipped:

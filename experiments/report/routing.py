@@ -75,6 +75,7 @@ class RouterRow:
     p_route: float | None = None  # p-value of "router - best arm > tolerance"
     p_route_holm: float | None = None  # the same, Holm-adjusted over the report's family
     file: Path | None = None  # the deployable router written by `write_routers`
+    cost_note: str = ""  # how the report's router_points_per_1k_tokens entered the routing ("" without)
 
     @property
     def features_kind(self) -> str:
@@ -139,16 +140,29 @@ def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, r
                        routes.count("longctx") / len(routes) if routes else None)
 
 
+def cost_weight(settings: ReportSettings, features) -> tuple[float, str]:
+    """The router's cost weight in score (0..1) per prompt token, from the report's points per 1,000
+    tokens; 0 with a note when the records lack prompt tokens."""
+    points = settings.router_points_per_1k_tokens
+    if not points:
+        return 0.0, ""
+    if features.cost_lc is None:
+        return 0.0, (f"router_points_per_1k_tokens={points:g} ignored: not every paired record has prompt_tokens; "
+                     "routed on score alone")
+    return points / 100 / 1000, f"routes on score minus {points:g} points per 1,000 prompt tokens"
+
+
 def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run: Run, runs: list[Run],
                settings: ReportSettings, cost_of: Callable[[Run], float | None],
                index_share: Callable[[Run], float]) -> RouterRow | None:
     """The learned router of a verdict row (None when the documents are too few to cross-fit it).
     `cost_of(run)`: a run's cost per answer at this level; `index_share(run)`: its index cost per answer."""
     lc, rag = _by_id(lc_run, lvl), _by_id(rag_run, lvl)
-    features = router_features(lc, rag)
+    features = router_features(lc, rag, cost_unit="prompt_tokens")
     if not features.n:
         return None
-    result = route(features, seed=settings.seed, n_resamples=settings.resamples)
+    weight, note = cost_weight(settings, features)
+    result = route(features, seed=settings.seed, n_resamples=settings.resamples, cost_weight=weight)
     if result is None:
         return None
     ids = features.ids
@@ -160,7 +174,8 @@ def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run
     latency = (_per_answer(picks, lc, rag, ids, "latency_s", post), _per_answer(best, lc, rag, ids, "latency_s", False))
     c_lc, c_rag = cost_of(lc_run), cost_of(rag_run)
     cost = (_cost(picks, c_lc, c_rag, index_share(rag_run) if post else 0.0), _cost(best, c_lc, c_rag, 0.0))
-    row = RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost)
+    row = RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost,
+                    cost_note=note)
     groups = dict(zip(features.ids, features.groups))
     for run in runs:
         if run not in (lc_run, rag_run) and any(r.get("route") for r in run.answered(lvl)):

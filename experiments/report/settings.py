@@ -52,6 +52,7 @@ class ReportSettings:
     resamples: int = 2000
     seed: int = 0
     floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
+    router_points_per_1k_tokens: float = 0.0  # score points the learned router gives up to save 1,000 prompt tokens
 
     def check(self) -> "ReportSettings":
         if self.tolerance < 0:
@@ -67,6 +68,8 @@ class ReportSettings:
         self.price.model()  # raises ValueError naming a bad price key
         if not 0 <= self.floor_share < 0.5:
             raise ValueError(f"floor_share={self.floor_share}: must be in [0, 0.5)")
+        if self.router_points_per_1k_tokens < 0:
+            raise ValueError(f"router_points_per_1k_tokens={self.router_points_per_1k_tokens}: must be >= 0")
         if self.resamples < 100:
             raise ValueError(f"bootstrap resamples={self.resamples}: use at least 100")
         return self
@@ -76,7 +79,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     """conf/report.yaml (or `path`), then any override that is not None.
 
     Overrides: tolerance, correct_threshold, evidence_threshold, queries_per_doc, latency_target_s,
-    price_in, price_out, gpu_hour_price.
+    price_in, price_out, gpu_hour_price, router_points_per_1k_tokens.
     """
     path = Path(path) if path else DEFAULTS_FILE
     if not path.exists():
@@ -85,7 +88,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of settings")
     known = {"tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s", "price",
-             "indexing", "bootstrap", "floor_share"}
+             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens"}
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -107,9 +110,10 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         price=price, indexing=Indexing(**ix),
         resamples=int(boot.get("resamples", 2000)), seed=int(boot.get("seed", 0)),
         floor_share=float(raw.get("floor_share", 0.05)),
+        router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
     )
     for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
-                "floor_share", "resamples", "seed"):
+                "floor_share", "resamples", "seed", "router_points_per_1k_tokens"):
         if overrides.get(key) is not None:
             setattr(s, key, int(overrides[key]) if key in ("resamples", "seed") else float(overrides[key]))
     if overrides.get("gpu_hour_price") is not None:
