@@ -84,7 +84,14 @@ def tokenizer_only():
 
 @pytest.mark.parametrize("name", ARMS.names())
 def test_every_registered_arm_builds_from_the_composed_config_and_answers(name, tokenizer_only, tmp_path):
-    cfg = OmegaConf.to_container(compose([f"arm={name}", "generator=none", f"run.cache_dir={tmp_path}"]), resolve=True)
+    extra = []
+    if name == "router":  # the learned router needs its file: one with only an intercept (every question to RAG)
+        from experiments.router_model import Router, RidgeModel, save_router
+
+        empty = RidgeModel(names=[], mean=[], sd=[], weights=[], intercept=0.1)
+        extra = [f"router.path={save_router(Router(empty), tmp_path / 'router.json')}"]
+    cfg = OmegaConf.to_container(compose([f"arm={name}", "generator=none", f"run.cache_dir={tmp_path}", *extra]),
+                                 resolve=True)
     spec = arm_spec(name)
     assert spec.name == name and spec.role in ("longctx", "rag", "other")
     assert set(spec.sections) <= set(cfg), f"{name} reads config sections the config does not have"
