@@ -140,6 +140,17 @@ def _resampled_diffs(features: RouterFeatures, d: np.ndarray, offset: np.ndarray
     return out
 
 
+def half_models(features: RouterFeatures, seed: int = 0, ridge: float = 1.0) -> dict[str, RidgeModel]:
+    """The two cross-fitted models `route` uses: {"A": the model that routes half A's questions (fitted on
+    half B's documents), "B": the other}; what perf/router_live_check.py deploys to reproduce `route`'s
+    routes with the live arm."""
+    half_a, _ = split_documents(set(features.groups), seed)
+    in_a = np.array([g in half_a for g in features.groups])
+    d = features.s_rag - features.s_lc
+    return {"A": fit_ridge(features.X[~in_a], d[~in_a], features.used, ridge),
+            "B": fit_ridge(features.X[in_a], d[in_a], features.used, ridge)}
+
+
 def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, ridge: float = 1.0,
           n_resamples: int = 1000, confidence: float = 0.95) -> RouterResult | None:
     """Cross-fit the router over the documents' two halves and measure it (None when a half has fewer
