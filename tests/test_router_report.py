@@ -101,3 +101,20 @@ def test_a_price_on_tokens_moves_questions_to_the_cheaper_arm(tmp_path):
     router = load_router(priced["router_sim_sim.json"])
     assert router.cost_unit == "prompt_tokens" and router.cost_weight == pytest.approx(1e-3)
     assert "100 points per 1,000 prompt tokens" in priced["report.md"].read_text(encoding="utf-8")
+
+
+def test_the_two_cross_fitted_models_deployed_as_routers_route_exactly_as_the_report_measured():
+    """What perf/router_live_check.py runs live: each half's model, saved and loaded as a router file and fed
+    `feature_row` of a question's records, routes that half's questions as the report's estimate did."""
+    from experiments.report.router import half_models, route
+    from experiments.report.router_features import router_features
+    from experiments.report.router_simulated import simulated_pair
+    from experiments.router_model import Router, router_from_json
+
+    lc, rag = simulated_pair("length", n_docs=20, per_doc=3, seed=11)
+    features = router_features(lc, rag)
+    result = route(features, n_resamples=100)
+    models = {h: router_from_json(Router(m).to_json()) for h, m in half_models(features).items()}
+    by_id = {r["id"]: r for r in rag}
+    live = {a["id"]: models[result.half_of[a["id"]]].choose(feature_row(a, by_id[a["id"]]))[0] for a in lc}
+    assert live == result.routes
