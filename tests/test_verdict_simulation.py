@@ -167,7 +167,8 @@ def test_report_states_selection_decision_and_naive_numbers(tmp_path, settings):
     assert row["selection"].startswith("cross-fitted by document (seed 0): 7 configs chosen on each half (20 + 20 "
                                        "documents) and scored on the other")
     assert row["configs_compared"] == "7" and row["n_groups"] == "40" and row["n_shared"] == "400"
-    assert row["halves_agree"] in ("True", "False") and row["family_size"] == "1" and float(row["p_decision"]) < 0.05
+    assert row["halves_agree"] in ("True", "False") and row["family_size"] == "2" and float(row["p_decision"]) < 0.05
+    # the family: this row's decision and its router's "route" test (experiments.report.family)
     assert row["naive_rag_config"] and row["naive_diff_rag_minus_longctx"]
     text = files["report.md"].read_text()
     assert "Configs are chosen without looking at the samples reported on" in text
@@ -210,12 +211,13 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
     with open(files["verdict.csv"], newline="", encoding="utf-8") as f:
         rows = {r["benchmark"]: r for r in csv.DictReader(f)}
     assert rows["clear"]["decision"] == "rag" and float(rows["clear"]["p_holm"]) < 0.05
-    assert rows["clear"]["to_decide"] == "decided" and rows["clear"]["family_size"] == "2"
+    # the family: two rows' decisions and their two routers' "route" tests
+    assert rows["clear"]["to_decide"] == "decided" and rows["clear"]["family_size"] == "4"
     open_row = rows["open"]
     assert open_row["decision"] == "inconclusive" and float(open_row["p_holm"]) >= float(open_row["p_decision"])
     assert open_row["to_decide"].startswith("~") and open_row["to_decide_sentence"].startswith("About ")
     md = files["report.md"].read_text()
-    assert "**2 decisions, one family**" in md and "Holm's step-down procedure" in md
+    assert "**4 tests, one family**" in md and "Holm's step-down procedure" in md
     assert "| to decide |" in md and f"- open 8k: {open_row['to_decide_sentence']}" in md
 
 
@@ -238,7 +240,7 @@ def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
     assert rows[0].decision.kind == "rag" and [r.decision.kind for r in rows[1:]] == ["inconclusive"] * 2
     assert control_family(rows, settings) == 3
     assert 0.0167 < rows[0].p_decision < 0.05 and rows[0].p_holm == pytest.approx(3 * rows[0].p_decision)
-    assert rows[0].decision.kind == "inconclusive" and "makes 3 decisions" in rows[0].decision.why
+    assert rows[0].decision.kind == "inconclusive" and "makes 3 tests" in rows[0].decision.why
     alone = [row("edge", 2.17 * 2.0, 2.0)]
     control_family(alone, settings)
     assert alone[0].decision == Decision("rag", alone[0].decision.why) and alone[0].family_size == 1

@@ -151,17 +151,21 @@ def _selection_cell(v: VerdictRow) -> str:
 
 
 def family_sentence(vrows: list[VerdictRow]) -> str:
-    """How many decisions the report makes and how their family-wise error is controlled."""
+    """How many tests the report makes and how their family-wise error is controlled."""
     m = max((v.family_size for v in vrows), default=0)
     if m <= 1:
         return ("This report makes at most one decision (one row with an interval from honestly chosen configs), so "
                 "no correction for multiple decisions is needed.")
     held = [v for v in vrows if v.tested and v.decision and v.decision.why.startswith("the 95% interval alone says")]
-    return (f"**{m} decisions, one family**: the rows with an interval from honestly chosen configs and not at the "
-            "floor or ceiling. Holm's step-down procedure on each row's test of its decision boundary keeps the "
-            "chance that any of them is wrong at 5% (p_decision and Holm-adjusted p_holm in verdict.csv); the "
-            "intervals shown are each row's own 95% interval, and the documents under \"to decide\" are planned "
-            "for a row on its own (with the correction a row may need somewhat more). "
+    routers = sum(v.router is not None for v in vrows)
+    members = ("the rows with an interval from honestly chosen configs and not at the floor or ceiling"
+               + (f", and {routers} learned router(s)' test of beating the better arm by more than the tolerance "
+                  "(`route`, below)" if routers else ""))
+    return (f"**{m} tests, one family**: {members}. Holm's step-down procedure on each test of its decision "
+            "boundary keeps the chance that any decision is wrong at 5% (p_decision and Holm-adjusted p_holm in "
+            "verdict.csv; router_p_holm for the routers); the intervals shown are each row's own 95% interval, and "
+            "the documents under \"to decide\" are planned for a row on its own (with the correction a row may need "
+            "somewhat more). "
             + (f"{len(held)} row(s) whose interval alone decides are shown inconclusive after the correction."
                if held else "No decision was withdrawn by the correction."))
 
