@@ -110,7 +110,9 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "written as a JSON file (no pickle) that `python -m experiments.run arm=router router.path=FILE` runs live; "
         "the file is the fit on all the row's questions. Routing arms that were run (Self-Route, a live router) "
         "follow their row, on the same questions against the same best arm per question (a paired cluster "
-        "bootstrap over documents; nothing was chosen on these questions), with their own costs per answer."))
+        "bootstrap over documents; nothing was chosen on these questions), with their own costs per answer. A live "
+        "router run on the documents its file was fitted on is an in-sample figure: the learned router's row is "
+        "the estimate for documents it has not seen (perf/router_live_check.py reproduces it with the live arm)."))
     if rows:
         table = []
         for v, rr in rows:
