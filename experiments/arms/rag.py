@@ -104,3 +104,40 @@ class RagSpec(ArmSpec):
     def embedder_truncation(cls, arm) -> dict[str, Any] | None:
         truncation = getattr(arm.retriever, "truncation", None)
         return truncation() if callable(truncation) else None
+
+
+class RetrievesFirstSpec(ArmSpec):
+    """An arm that holds a RAG arm as `arm.rag` and retrieves with it for every question before it
+    routes (Self-Route, the learned router): its index, caches, sweep position and index shape are
+    RAG's, and the built arm answers a group itself (`arm.answer`)."""
+
+    indexed = True
+
+    @classmethod
+    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
+        return RagSpec.index_shape(knobs)
+
+    @classmethod
+    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
+        return RagSpec.curve(knobs)
+
+    @classmethod
+    def answer(cls, arm, generator, samples):
+        return arm.answer(samples)
+
+    @classmethod
+    def index_builds(cls, arm) -> int | None:
+        return getattr(arm.rag, "index_builds", None)
+
+    @classmethod
+    def index_seconds(cls, arm) -> float | None:
+        secs = getattr(arm.rag, "index_seconds", None)
+        return None if secs is None else round(secs, 4)
+
+    @classmethod
+    def cache_stats(cls, arm) -> dict[str, Any] | None:
+        return RagSpec.cache_stats(arm.rag)
+
+    @classmethod
+    def embedder_truncation(cls, arm) -> dict[str, Any] | None:
+        return RagSpec.embedder_truncation(arm.rag)

@@ -37,10 +37,9 @@ from typing import Any, Callable, Mapping
 
 from eval.sample import Sample
 from experiments import router_model
-from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, Answer, ArmSpec, Curve, IndexShape,
-                                   answer_with_prompts)
+from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, Answer, answer_with_prompts)
 from experiments.arms.longctx import LongContextSpec
-from experiments.arms.rag import RagSpec
+from experiments.arms.rag import RagSpec, RetrievesFirstSpec
 from experiments.arms.selfroute import RAG_FIGURES
 from llm.prompt import Prompt, PromptTooLong
 
@@ -206,14 +205,13 @@ class RouterArm:
 
 
 # ---------------------------------------------------------------- the spec
-class RouterSpec(ArmSpec):
+class RouterSpec(RetrievesFirstSpec):
     name = "router"
     title = "Learned router"
     colour = "tab:green"
     pick = "best learned router"
     role = ROLE_OTHER
     sections = RagSpec.sections + LongContextSpec.sections + ("router",)
-    indexed = True
 
     @classmethod
     def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,14 +227,6 @@ class RouterSpec(ArmSpec):
         if knobs.get("router_sha256"):
             text += f" r{str(knobs['router_sha256'])[:8]}"
         return text + (" retrieval-only" if retrieval_only else "")
-
-    @classmethod
-    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
-        return RagSpec.index_shape(knobs)
-
-    @classmethod
-    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
-        return RagSpec.curve(knobs)
 
     @classmethod
     def hashed(cls, sections: dict[str, Any], multi_document: bool) -> dict[str, Any]:
@@ -256,24 +246,3 @@ class RouterSpec(ArmSpec):
         cost = path_cost(router, cfg.get("price"), where)
         return RouterArm(RagSpec.build(generator, cfg), LongContextSpec.build(generator, cfg), generator, router,
                          cost, where)
-
-    @classmethod
-    def answer(cls, arm: RouterArm, generator, samples: list[Sample]) -> list[Answer]:
-        return arm.answer(samples)
-
-    @classmethod
-    def index_builds(cls, arm: RouterArm) -> int | None:
-        return arm.index_builds
-
-    @classmethod
-    def index_seconds(cls, arm: RouterArm) -> float | None:
-        secs = getattr(arm.rag, "index_seconds", None)
-        return None if secs is None else round(secs, 4)
-
-    @classmethod
-    def cache_stats(cls, arm: RouterArm) -> dict[str, Any] | None:
-        return RagSpec.cache_stats(arm.rag)
-
-    @classmethod
-    def embedder_truncation(cls, arm: RouterArm) -> dict[str, Any] | None:
-        return RagSpec.embedder_truncation(arm.rag)

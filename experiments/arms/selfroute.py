@@ -14,10 +14,10 @@ import re
 from typing import Any, Mapping
 
 from eval.sample import Sample
-from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, ArmSpec, Curve, IndexShape, answer_with_prompts,
+from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, answer_with_prompts,
                                    usage_of)
 from experiments.arms.longctx import LongContextSpec
-from experiments.arms.rag import RagSpec
+from experiments.arms.rag import RagSpec, RetrievesFirstSpec
 from llm.prompt import Generation, PromptTooLong
 
 # the `route` a Self-Route record answered by: the role of that path (experiments.arms.base)
@@ -118,12 +118,11 @@ def _generation_of(ans: Answer) -> Generation:
                       prefix_group_size=u["prefix_group_size"], user_latency_s=u["latency_s"])
 
 
-class SelfRouteSpec(ArmSpec):
+class SelfRouteSpec(RetrievesFirstSpec):
     name = "selfroute"
     title = "Self-Route"
     colour = "tab:purple"
     sections = RagSpec.sections + LongContextSpec.sections
-    indexed = True
 
     @classmethod
     def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,38 +136,9 @@ class SelfRouteSpec(ArmSpec):
         return text + (" retrieval-only" if retrieval_only else "")
 
     @classmethod
-    def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
-        return RagSpec.index_shape(knobs)
-
-    @classmethod
-    def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
-        return RagSpec.curve(knobs)
-
-    @classmethod
     def hashed(cls, sections: dict[str, Any], multi_document: bool) -> dict[str, Any]:
         return RagSpec.hashed(sections, multi_document)
 
     @classmethod
     def build(cls, generator, cfg: dict[str, Any]) -> SelfRouteArm:
         return SelfRouteArm(RagSpec.build(generator, cfg), LongContextSpec.build(generator, cfg), generator)
-
-    @classmethod
-    def answer(cls, arm: SelfRouteArm, generator, samples: list[Sample]) -> list[Answer]:
-        return arm.answer(samples)
-
-    @classmethod
-    def index_builds(cls, arm: SelfRouteArm) -> int | None:
-        return arm.index_builds
-
-    @classmethod
-    def index_seconds(cls, arm: SelfRouteArm) -> float | None:
-        secs = getattr(arm.rag, "index_seconds", None)
-        return None if secs is None else round(secs, 4)
-
-    @classmethod
-    def cache_stats(cls, arm: SelfRouteArm) -> dict[str, Any] | None:
-        return RagSpec.cache_stats(arm.rag)
-
-    @classmethod
-    def embedder_truncation(cls, arm: SelfRouteArm) -> dict[str, Any] | None:
-        return RagSpec.embedder_truncation(arm.rag)
