@@ -9,9 +9,10 @@ Formats
 - `jsonl`: one prediction per line: `id`, `arm` (a registered arm: `rag`, `longctx`, ...), `config` (a
   label naming the setting), `prediction`; optional `model` (the generator; the report separates
   models), `answers`, `group` (the document: intervals resample documents), `task`, `level`,
-  `language`, `prompt_tokens`, `completion_tokens`, `latency_s`, `cost_usd`. With `--benchmark-path`
-  the benchmark's loader supplies answers, group, task, level and metric for every id (an id it does
-  not have is an error); without it each line carries `answers` and `--metric` names the metric.
+  `language`, `question` (its wording is a router's feature), `prompt_tokens`, `completion_tokens`,
+  `latency_s`, `cost_usd`. With `--benchmark-path` the benchmark's loader supplies answers, group, task,
+  level, question and metric for every id (an id it does not have is an error); without it each line
+  carries `answers` and `--metric` names the metric.
 - `lara`: LaRA's released predictions,
   `evaluation/prediction/<model>/{full,rag}_preds_<model>_<len>_<domain>_<type>.jsonl`
   (`question`, `prediction`, `ground_truth`, and the query's `file`): `full` is arm `longctx`, `rag`
@@ -77,6 +78,7 @@ class Prediction:
     metric: str | None = None
     usage: dict[str, float] = field(default_factory=dict)
     failed: str | None = None  # the harness recorded no answer: a failed record, not a zero
+    question: str | None = None  # the question's text, when known (a router reads its wording)
 
 
 class ImportError_(ValueError):
@@ -130,6 +132,7 @@ def read_jsonl(path: Path, benchmark: str, samples: dict[str, Any] | None, metri
                 raise ImportError_(f"{where}: id {pid!r} is not a sample of benchmark {benchmark} at the given path")
             p.task, p.level, p.language, p.group = sample.task, sample.length_level, sample.language, sample.group
             p.answers, p.reference, p.metric = list(sample.answers), sample.reference(), metric or sample.metric
+            p.question = sample.question
         else:
             answers = row.get("answers")
             if not (isinstance(answers, list) and answers and all(isinstance(a, str) for a in answers)):
@@ -139,6 +142,7 @@ def read_jsonl(path: Path, benchmark: str, samples: dict[str, Any] | None, metri
             p.level = str(row.get("level") or "all")
             p.language = _text(row, "language", where, required=False) or "en"
             p.group = _text(row, "group", where, required=False)
+            p.question = _text(row, "question", where, required=False)
             p.answers, p.metric = answers, metric
             p.reference = Reference(answers=answers, language=p.language, task=p.task)
         if p.metric is None:
@@ -191,7 +195,7 @@ def read_lara(clone: Path, model: str, metric: str, allow_mismatch: bool = False
             out.append(Prediction(where, pid, LARA_ARMS[kind], f"{model} {LARA_ARMS[kind]}",
                                   _text(row, "prediction", where), model=model, benchmark="lara", task=task,
                                   level=length, group=f"lara/{length}/{domain}/{doc}", answers=list(reference.answers),
-                                  reference=reference, metric=metric, failed=failed))
+                                  reference=reference, metric=metric, failed=failed, question=question))
     if unmatched:
         more = f" (+{len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
         what = (f"{len(unmatched)} LaRA predictions match no question of the clone's query files (same length, "
@@ -233,7 +237,8 @@ def check_ids(preds: list[Prediction], allow_mismatch: bool) -> tuple[list[Predi
 def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
     """The record of one prediction, through the schema's constructors as the runner's (reasons masked there)."""
     base = schema.base_fields(id=p.id, benchmark=p.benchmark, task=p.task, language=p.language,
-                              length_level=p.level, group=p.group, arm=p.arm, config_hash=chash, answers=p.answers)
+                              length_level=p.level, group=p.group, arm=p.arm, config_hash=chash, answers=p.answers,
+                              question=p.question)
     if p.failed:
         return schema.failed_record(base, p.failed)
     values = metrics.score(p.metric, p.prediction, p.reference, judge=judge)

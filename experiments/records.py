@@ -95,6 +95,7 @@ class Record(TypedDict, total=False):
     docs_in_prompt: float | None
     distractors_retrieved: float | None
     first_evidence_rank: int | None
+    retrieved_overlap: float  # share of the question's content words in the chunks in the prompt (0..1)
     # long context
     context_tokens_full: int
     truncated: bool
@@ -104,7 +105,7 @@ class Record(TypedDict, total=False):
     distractors_retained: float | None
     # a question without references (`scoring: pairwise`): ok, no score until experiments.pairwise judged it
     scoring: str
-    question: str
+    question: str  # the question as asked (every record whose sample has one; a router reads its wording)
     evidence_pages: list[str]  # benchmark=corpus: the PDF pages ("file.pdf p3") its evidence lies on
     lexical_overlap: float  # benchmark=corpus: share of the question's content words in its evidence (0..1)
     # selfroute
@@ -143,17 +144,22 @@ def status_of(rec: dict[str, Any]) -> str | None:
 
 # ---------------------------------------------------------------- constructors
 def base_fields(*, id: str, benchmark: str, task: str, language: str, length_level: str, group: str | None, arm: str,
-                config_hash: str, answers: list[str], depth: float | None = None) -> dict[str, Any]:
-    """What every record holds, from its parts (the importer, which has no eval.sample.Sample)."""
-    return {"id": id, "benchmark": benchmark, "task": task, "language": language, "length_level": length_level,
+                config_hash: str, answers: list[str], depth: float | None = None,
+                question: str | None = None) -> dict[str, Any]:
+    """What every record holds, from its parts (the importer, which has no eval.sample.Sample); the
+    question's text when it has one (a router reads its wording)."""
+    base = {"id": id, "benchmark": benchmark, "task": task, "language": language, "length_level": length_level,
             "group": group, "arm": arm, "config_hash": config_hash, "depth": depth, "answers": list(answers)}
+    if isinstance(question, str) and question.strip():
+        base["question"] = question
+    return base
 
 
 def base_record(sample, arm: str, config_hash: str) -> dict[str, Any]:
     """What every record of `sample` holds (an eval.sample.Sample)."""
     base = base_fields(id=sample.id, benchmark=sample.benchmark, task=sample.task, language=sample.language,
                        length_level=sample.length_level, group=sample.group, arm=arm, config_hash=config_hash,
-                       answers=sample.answers, depth=sample.metadata.get("depth"))
+                       answers=sample.answers, depth=sample.metadata.get("depth"), question=sample.question)
     if sample.metadata.get("evidence_pages"):
         base["evidence_pages"] = list(sample.metadata["evidence_pages"])
     if sample.metadata.get("lexical_overlap") is not None:

@@ -7,10 +7,15 @@ A question's features come from what its two paths put in front of the model, be
   token counts the tokens its `length_level` names), `lc_truncated` (1 when long context
   must cut the document), `question_tokens` (the RAG prompt's tokens less its retrieved context: the
   question and the template around it);
-  and `task=<type>` (1 when the question is of that type: the benchmark's task label, which a
-  deployment must know or classify before it routes);
+  `task=<type>` (1 when the question is of that type: the benchmark's task label, which a
+  deployment must know or classify before it routes); and the question's wording cues `cue=<name>`
+  (1 when the question's text matches the cue's English or Chinese pattern in `CUES`: `count` "how
+  many", `compare` "more than", `reason` "why", `entity` "who / when / which", `summary`
+  "summarise"), read from the record's `question`;
 - post-retrieval (once RAG has retrieved, before it generates): `top1_score`, `top_margin` (top-1
-  minus top-2 score), `top_spread` (standard deviation of the retrieved chunks' scores).
+  minus top-2 score), `top_spread` (standard deviation of the retrieved chunks' scores), and
+  `retrieved_overlap` (the share of the question's content words found in the chunks RAG put in its
+  prompt, `eval.lexical_overlap`; the RAG arm records it).
 `feature_row(longctx, rag)` reads them from two records, or from two prompts' metadata in the same
 keys (the live arm), so training and deployment compute them one way.
 
@@ -40,9 +45,22 @@ import numpy as np
 from eval.storage import atomic_write_text
 
 PRE_ROUTE = ("log_doc_tokens", "lc_truncated", "question_tokens")
-POST_RETRIEVAL = ("top1_score", "top_margin", "top_spread")
-FEATURES = PRE_ROUTE + POST_RETRIEVAL
+POST_RETRIEVAL = ("top1_score", "top_margin", "top_spread", "retrieved_overlap")
 TASK_PREFIX = "task="  # pre-route indicators of the question's type, one per task: "task=comparison"
+CUE_PREFIX = "cue="  # pre-route indicators of the question's wording, one per cue in CUES: "cue=count"
+# wording cues: (English pattern on the lower-cased question, Chinese pattern); a cue is 1 when either matches
+CUES: dict[str, tuple[str, str]] = {
+    "count": (r"\bhow (many|much)\b|\bnumber of\b|\bcount\b", r"多少|几个|几位|几次|几年|几种|数量"),
+    "compare": (r"\bcompar|\bdiffer|\b(more|less|fewer|greater|larger|smaller|higher|lower|better|worse) than\b"
+                r"|\bversus\b|\bvs\b", r"比较|相比|区别|不同|差异|更多|更少|更高|更低"),
+    "reason": (r"\bwhy\b|\bhow (did|does|do|is|was|were|can|could|would)\b|\bexplain|\breasons?\b",
+               r"为什么|为何|怎么|怎样|如何|原因"),
+    "entity": (r"\b(who|whom|whose|when|where|which)\b", r"谁|何时|什么时候|哪里|哪儿|哪一|哪个|哪年|哪位"),
+    "summary": (r"\bsummar|\boverall\b|\bmain (idea|point|theme|topic)s?\b|\bin general\b",
+                r"总结|概括|概述|主要内容|大意"),
+}
+CUE_FEATURES = tuple(f"{CUE_PREFIX}{name}" for name in CUES)
+FEATURES = PRE_ROUTE + CUE_FEATURES + POST_RETRIEVAL
 COST_UNITS = ("usd", "prompt_tokens")
 FORMAT, VERSION = "rag-vs-lc-router", 1
 RAG, LONGCTX = "rag", "longctx"
@@ -112,20 +130,36 @@ def is_task_feature(name: str) -> bool:
     return name.startswith(TASK_PREFIX) and len(name) > len(TASK_PREFIX)
 
 
+def is_cue_feature(name: str) -> bool:
+    return name in CUE_FEATURES
+
+
+def wording_cues(question: Any) -> dict[str, float | None]:
+    """Each `cue=<name>` of CUES: 1.0 when the question's text matches it, else 0.0; all None when there
+    is no question text (records written before records carried `question`, imports without it)."""
+    if not isinstance(question, str) or not question.strip():
+        return {name: None for name in CUE_FEATURES}
+    text = question.lower()
+    return {f"{CUE_PREFIX}{cue}": float(bool(re.search(en, text) or re.search(zh, text)))
+            for cue, (en, zh) in CUES.items()}
+
+
 def feature_row(longctx: Mapping[str, Any], rag: Mapping[str, Any]) -> dict[str, float | None]:
     """Every feature of one question (None where its inputs are missing), from its long-context and RAG
-    records (or prompt metadata with `prompt_tokens` and the sample's `task` added). The question's type
-    (`task`, when either side names one) is one indicator `task=<type>` set to 1; the other types' are
-    0, which `Router.gain` assumes for any type the row does not name."""
+    records (or prompt metadata with `prompt_tokens` and the sample's `task` and `question` added). The
+    question's type (`task`, when either side names one) is one indicator `task=<type>` set to 1; the
+    other types' are 0, which `Router.gain` assumes for any type the row does not name."""
     scores = retrieval_scores(rag)
     task = longctx.get("task") or rag.get("task")
     return {**({task_feature(task): 1.0} if task else {}),
         "log_doc_tokens": _doc_tokens(longctx),
         "lc_truncated": _truncated(longctx),
         "question_tokens": _question_tokens(rag),
+        **wording_cues(longctx.get("question") or rag.get("question")),
         "top1_score": scores[0] if scores else None,
         "top_margin": scores[0] - scores[1] if scores and len(scores) > 1 else None,
         "top_spread": float(np.std(scores)) if scores else None,
+        "retrieved_overlap": number(rag.get("retrieved_overlap")),
     }
 
 
@@ -236,7 +270,7 @@ def router_from_json(data: Any, where: str = "router") -> Router:
     if (not isinstance(names, list) or any(not isinstance(n, str) or (n not in FEATURES and not is_task_feature(n))
                                            for n in names) or len(set(names)) != len(names)):
         raise ValueError(f"{where}: 'features' must list distinct names from {', '.join(FEATURES)} or "
-                         f"{TASK_PREFIX}<type>, got {names!r}")
+                         f"{TASK_PREFIX}<type>, got {names!r} (a newer router file than this code?)")
     n = len(names)
     mean, sd, weights = (_floats(data, k, n, where) for k in ("mean", "sd", "weights"))
     if (sd <= 0).any():

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.evidence import Region, present_fraction, recall_at, split_kinds
+from eval.lexical_overlap import lexical_overlap
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
 from rag.assembly import ORDERS, TITLES, join_chunks, order_chunks, select_chunks, titles_on, with_titles
@@ -186,6 +187,8 @@ class RagArm:
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
             "first_evidence_rank": first_hit_rank(sample, regions, self.cfg.min_coverage),
             "retrieval_s": round(retrieval_s, 6),
+            # share of the query's content words in the chunks put in the prompt (a router's feature)
+            "retrieved_overlap": lexical_overlap(query, [c.text for c in selected], sample.language),
         }
         return order_chunks(selected, self.cfg.order), meta
 

@@ -102,6 +102,9 @@ def test_rag_run_records_retrieval_time_and_measured_index_time(tmp_path):
     records = [json.loads(x) for x in (tmp_path / "records.jsonl").read_text().splitlines()]
     assert len(records) == 4 and all(r["status"] == "retrieved" for r in records)
     assert all(r["retrieval_s"] > 0 for r in records)
+    # what a router reads: the question's text, and how much of it the chunks in the prompt hold
+    assert all(r["question"].endswith("?") and 0.0 <= r["retrieved_overlap"] <= 1.0 for r in records)
+    assert max(r["retrieved_overlap"] for r in records) > 0
     assert metrics["index_builds"] == 2 and metrics["n_documents"] == 2
     assert metrics["index_seconds"] > 0
     # a second run loads the cached index, and still reports what building it took

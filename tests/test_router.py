@@ -9,7 +9,7 @@ import pytest
 from experiments.report.router import route
 from experiments.router_model import LONGCTX, RAG, fit_ridge
 from experiments.report.router_features import router_features
-from experiments.router_model import POST_RETRIEVAL, PRE_ROUTE
+from experiments.router_model import CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE
 from experiments.report.router_simulated import simulated_pair
 
 
@@ -59,9 +59,11 @@ def test_missing_retrieval_scores_drop_the_post_retrieval_features_and_say_so():
     lc, rag = simulated_pair("length", n_docs=12, per_doc=3, seed=0, retrieval=False)
     features = router_features(lc, rag)
     assert features.used == list(PRE_ROUTE)
-    assert set(features.dropped) == {*POST_RETRIEVAL, "task=qa"}  # one question type: it cannot separate
+    # one question type cannot separate; records without question text have no wording cues
+    assert set(features.dropped) == {*POST_RETRIEVAL, *CUE_FEATURES, "task=qa"}
+    assert "records without `question`" in features.dropped["cue=count"]
     result = route(features, seed=0, n_resamples=50)
-    assert result.used == list(PRE_ROUTE) and set(result.dropped) == {*POST_RETRIEVAL, "task=qa"}
+    assert result.used == list(PRE_ROUTE) and set(result.dropped) == {*POST_RETRIEVAL, *CUE_FEATURES, "task=qa"}
     assert all(any(name in note for note in result.notes) for name in POST_RETRIEVAL)
 
     # one record without scores is enough to drop them for the whole set
@@ -133,3 +135,49 @@ def test_document_length_falls_back_to_the_length_level_for_imported_predictions
     assert level_tokens("128k") == 128_000 and level_tokens("1.5k") == 1_500 and level_tokens("sim") is None
     row = feature_row({"length_level": "32k"}, {})
     assert abs(row["log_doc_tokens"] - np.log(32_000)) < 1e-9 and row["top1_score"] is None
+
+
+def test_wording_cues_read_english_and_chinese_questions():
+    from experiments.router_model import wording_cues
+
+    on = lambda q: {k[len("cue="):] for k, v in wording_cues(q).items() if v == 1.0}  # noqa: E731
+    assert on("How many employees did the firm have in 2019?") == {"count"}
+    assert on("Why did the board compare the offers?") == {"reason", "compare"}
+    assert on("Who founded the company, and when?") == {"entity"}
+    assert on("Summarize the main findings of the report.") == {"summary"}
+    assert on("公司一共有多少名员工？") == {"count"}
+    assert on("为什么两家公司的利润有差异？") == {"reason", "compare"}
+    assert on("What is the capital of France?") == set()  # no cue: every indicator 0, none missing
+    assert set(wording_cues("What is it?").values()) == {0.0}
+    assert set(wording_cues(None).values()) == {None} and set(wording_cues("  ").values()) == {None}
+
+
+def test_a_router_finds_a_wording_effect_and_an_overlap_effect():
+    """Known truth 1: RAG answers "how many" questions right and long context "why" ones, whatever the
+    length or type: only the wording (the records' `question`) tells them apart. Known truth 2: RAG is
+    right exactly when its chunks hold most of the question's words (`retrieved_overlap`)."""
+    from experiments.router_model import feature_row
+
+    lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=11)
+    for i, (a, b) in enumerate(zip(lc, rag)):
+        count = i % 2 == 0
+        a["question"] = b["question"] = ("How many ships sailed in {}?" if count else "Why did {} sail?").format(i)
+        a["score"], b["score"] = (0.0, 1.0) if count else (1.0, 0.0)
+    features = router_features(lc, rag)
+    assert {"cue=count", "cue=reason"} <= set(features.used) and "cue=summary" in features.dropped
+    result = route(features, n_resamples=200)
+    assert result.diff > 40 and result.ci[0] > 2 and result.gap_closed > 0.9
+    assert result.coefficients["cue=count"] > 0 > result.coefficients["cue=reason"]
+
+    lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=12)
+    rng = np.random.default_rng(3)
+    for a, b in zip(lc, rag):
+        b["retrieved_overlap"] = float(rng.uniform(0, 1))
+        a["score"], b["score"] = (0.0, 1.0) if b["retrieved_overlap"] > 0.5 else (1.0, 0.0)
+    assert feature_row(lc[0], rag[0])["retrieved_overlap"] == rag[0]["retrieved_overlap"]
+    features = router_features(lc, rag)
+    assert "retrieved_overlap" in features.used
+    result = route(features, n_resamples=200)
+    weights = result.coefficients
+    assert max(weights, key=lambda k: abs(weights[k])) == "retrieved_overlap" and weights["retrieved_overlap"] > 0
+    assert result.diff > 20 and result.ci[0] > 2

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from eval.benchmarks.synthetic import make_haystack
 from experiments import records as schema
 from experiments.arms import answer_group, arm_spec, build_arm
-from experiments.router_model import Router, RidgeModel, load_router, save_router
+from experiments.router_model import FEATURES, Router, RidgeModel, load_router, save_router
 from tests.conftest import compose
 
 MAX_NEW_TOKENS = 6
@@ -159,8 +159,7 @@ def test_a_document_length_router_sends_short_documents_one_way_and_long_ones_th
         assert r["status"] == schema.OK and r["prediction"] is not None and set(r) <= schema.RECORD_KEYS
         x = r["router_features"]["log_doc_tokens"]
         assert r["router_utility"] == pytest.approx(-(x - MID_LOG_TOKENS))
-        assert set(r["router_features"]) == {"log_doc_tokens", "lc_truncated", "question_tokens", "top1_score",
-                                             "top_margin", "top_spread", f"task={r['task']}"}
+        assert set(r["router_features"]) == {*FEATURES, f"task={r['task']}"}
         assert r["router_features"]["top1_score"] == max(c["score"] for c in r["retrieved"])
     assert by_id[long_[0].id]["router_features"]["log_doc_tokens"] == pytest.approx(
         math.log(by_id[long_[0].id]["context_tokens_full"]))
@@ -193,6 +192,23 @@ def test_a_router_on_the_question_type_routes_each_type_its_own_way(tmp_path, to
         assert a.meta["router_features"][f"task={a.sample.task}"] == 1.0
         assert a.meta["router_utility"] == (-9.0 if a.sample.task == "two_hop" else 1.0)
 
+
+
+def test_a_router_on_wording_cues_and_retrieved_overlap_reads_the_question_and_the_chunks(tmp_path, tokenizer_only):
+    # the haystack's questions ("Who founded ...?", "What is ...?", "In which village ...?"), one reworded to "how many"
+    path = save_router(_router(-1.0, {"cue=count": 10.0, "retrieved_overlap": 0.0}), tmp_path / "router.json")
+    cfg = _cfg(path, "generator=none", "rag.top_k=2", "rag.chunk_size=64", f"run.cache_dir={tmp_path}")
+    samples = _samples(SHORT, "w", n=4)
+    samples[0] = replace(samples[0], question="How many people founded " + samples[0].question.split()[-1])
+    answers = answer_group(build_arm("router", tokenizer_only, cfg), tokenizer_only, samples)
+    for a in answers:
+        features = a.meta["router_features"]
+        counts = a.sample.question.startswith("How many")
+        assert features["cue=count"] == float(counts)
+        assert features["cue=entity"] == float(a.sample.question.startswith(("Who ", "In which ")))
+        assert a.meta["route"] == ("rag" if counts else "longctx")
+        # RAG retrieved for every question: the overlap of its chunks with the question is recorded either way
+        assert 0.0 < features["retrieved_overlap"] <= 1.0 and a.meta["retrieved_overlap"] == features["retrieved_overlap"]
 
 # ---------------------------------------------------------------- costs and a path that cannot serve
 # score per unit of cost: 0.001 per prompt token either way (gpt-4o-mini: $0.15 per million input tokens)

@@ -4,7 +4,7 @@ The report fits a ridge model of each question's score gain of RAG over long con
 known before either path answers, and writes it as `router_<benchmark>_<level>.json`
 (experiments/router_model.py). This arm deploys that file: per question it builds both prompts (the
 RAG prompt retrieves; long context cuts the document once for the whole group, as the plain arm
-does), reads the features from the two prompts' metadata and the question's type (`task`) with the
+does), reads the features from the two prompts' metadata, the question's type (`task`) and its text with the
 very function the report trained on (`feature_row`, which reads the same keys from the two records),
 lets the router choose, and generates only the chosen path, RAG-routed questions together and
 long-context-routed ones together (so the latter still share one prefix). A run whose RAG or long-
@@ -179,8 +179,10 @@ class RouterArm:
             except PromptTooLong as err:
                 errors[route] = str(err)
         tokens = {r: self.gen.prompt_tokens(p) for r, p in prompts.items()}
-        # what the report reads from the two records: each prompt's metadata, its tokens and the question's type
-        metas = {r: {**p.meta, "prompt_tokens": tokens[r], "task": sample.task} for r, p in prompts.items()}
+        # what the report reads from the two records: each prompt's metadata, its tokens, the question's type
+        # and its text
+        metas = {r: {**p.meta, "prompt_tokens": tokens[r], "task": sample.task, "question": sample.question}
+                 for r, p in prompts.items()}
         features = router_model.feature_row(metas.get(ROUTE_LONGCTX, {}), metas.get(ROUTE_RAG, {}))
         if len(prompts) < 2:  # one path cannot serve it: the other answers (or neither can)
             return Routed(sample, prompts, errors, features, next(iter(prompts), None))

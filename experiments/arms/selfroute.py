@@ -34,7 +34,7 @@ def declined(text: str) -> bool:
 
 # what the RAG step measured, kept on an answer that fell back to long context
 RAG_FIGURES = ("evidence_recall", "evidence_in_prompt", "doc_recall", "docs_in_prompt", "distractors_retrieved",
-               "retrieved", "n_chunks", "retrieval_s")
+               "retrieved", "n_chunks", "retrieval_s", "retrieved_overlap")
 
 
 class SelfRouteArm:

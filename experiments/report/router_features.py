@@ -6,9 +6,10 @@ The two runs' records are paired by sample id; a question counts when both recor
 
 The features and how each is read are experiments.router_model's (`feature_row`), so the live
 `arm=router` computes them the same way: pre-route (document tokens, whether long context truncates,
-question tokens, one indicator per question type `task=<type>`) and post-retrieval (top retrieval
-score, top-1/top-2 margin, spread of the scores; only when the RAG records carry `retrieved` with
-scores).
+question tokens, one indicator per question type `task=<type>`, one per wording cue `cue=<name>` when
+the records carry `question`) and post-retrieval (top retrieval score, top-1/top-2 margin, spread of
+the scores, only when the RAG records carry `retrieved` with scores; the question's overlap with the
+retrieved chunks, when they carry `retrieved_overlap`).
 
 Fallback for missing values: a feature missing for any one question is dropped for the whole set
 (a model cannot route a question on a value it does not have, and imputing would let the missing
@@ -30,7 +31,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from experiments.records import is_scored
-from experiments.router_model import POST_RETRIEVAL, PRE_ROUTE, feature_row, is_task_feature, number
+from experiments.router_model import (CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE, feature_row, is_cue_feature,
+                                     is_task_feature, number)
 
 SAME_EVERYWHERE = "the same on every question"
 
@@ -95,7 +97,7 @@ def router_features(
     lc_recs, rag_recs = [lc_by[i] for i in ids], [rag_by[i] for i in ids]
     rows = [feature_row(lc, rg) for lc, rg in zip(lc_recs, rag_recs)]
     tasks = sorted({k for row in rows for k in row if is_task_feature(k)})
-    names = [*PRE_ROUTE, *tasks, *POST_RETRIEVAL]
+    names = [*PRE_ROUTE, *tasks, *CUE_FEATURES, *POST_RETRIEVAL]
     columns = {name: [row.get(name, 0.0 if name in tasks else None) for row in rows] for name in names}
     used: list[str] = []
     dropped: dict[str, str] = {}
@@ -107,7 +109,8 @@ def router_features(
             dropped[name] = "no paired question"
         elif any(v is None for v in values):
             missing = sum(v is None for v in values)
-            dropped[name] = f"missing on {missing} of {len(values)} questions"
+            why = " (records without `question`)" if is_cue_feature(name) else ""
+            dropped[name] = f"missing on {missing} of {len(values)} questions{why}"
         elif np.ptp(np.array(values, dtype=float)) == 0:
             dropped[name] = SAME_EVERYWHERE
         else:

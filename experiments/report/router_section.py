@@ -10,7 +10,7 @@ from experiments.report.document import Bullets, Document, Heading, Paragraph, T
 from experiments.report.crossfit import MIN_GROUPS
 from experiments.report.routing import RouterRow, money
 from experiments.report.router_features import SAME_EVERYWHERE
-from experiments.router_model import POST_RETRIEVAL, TASK_PREFIX
+from experiments.router_model import CUE_PREFIX, CUES, POST_RETRIEVAL, TASK_PREFIX
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {
@@ -20,13 +20,18 @@ FEATURE_WORDS = {
     "top1_score": "a higher top retrieval score",
     "top_margin": "a clearer top-1 retrieval winner (top-1 minus top-2 score)",
     "top_spread": "more spread in the retrieval scores",
+    "retrieved_overlap": "more of the question's words in the retrieved chunks",
 }
+CUE_WORDS = {"count": '"how many"', "compare": "comparison", "reason": '"why / how"', "entity": '"who / when / which"',
+             "summary": "summary"}
 NEGLIGIBLE = 0.5  # points per standard deviation: a weight below this is not worth a sentence
 
 
 def feature_words(name: str) -> str:
     if name.startswith(TASK_PREFIX):
         return f"a question of type {name[len(TASK_PREFIX):]!r}"
+    if name.startswith(CUE_PREFIX) and name[len(CUE_PREFIX):] in CUES:
+        return f"a {CUE_WORDS.get(name[len(CUE_PREFIX):], name[len(CUE_PREFIX):])} question"
     return FEATURE_WORDS.get(name, name)
 
 
@@ -47,7 +52,8 @@ def dropped_sentence(row: RouterRow) -> str:
     """The features a row's router could not use, grouped by why, in one sentence ("" when none)."""
     by_reason: dict[str, list[str]] = {}
     for name, why in row.result.dropped.items():
-        if not (name.startswith(TASK_PREFIX) and why == SAME_EVERYWHERE):  # one question type: nothing to say
+        # one question type, or a cue no question has (or every one): nothing to say
+        if not (name.startswith((TASK_PREFIX, CUE_PREFIX)) and why == SAME_EVERYWHERE):
             by_reason.setdefault(why, []).append(name)
     if not by_reason:
         return ""
