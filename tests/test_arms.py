@@ -52,6 +52,23 @@ def test_selfroute_answers_every_sample_and_says_which_path(generator, tmp_path)
     assert SELF_ROUTE_INSTRUCTION not in rag_prompt.user
 
 
+def test_a_resumed_selfroute_group_keeps_the_whole_groups_long_context_cut(generator, tmp_path):
+    """The runner prepares a resumed group with all its questions (`arm.prepare`), then answers the rest;
+    the fallback's cut must stay the whole group's, not one sized on the questions left."""
+    from longctx.arm import LongContextArm, LongContextConfig
+
+    samples = make_haystack(seed=0, language="en", tokens=6000, n_questions=8)  # cut to fit SmolLM2's window
+    alone = {s.id: LongContextArm(generator, LongContextConfig()).build(s).meta["context_tokens"] for s in samples}
+    left = [s for s in samples if alone[s.id] > min(alone.values())]  # the question that sets the cut was answered
+    arm = build_arm("selfroute", generator, _plain_cfg(["arm=selfroute", "rag.top_k=2", f"run.cache_dir={tmp_path}"]))
+    arm.prepare(samples)  # what the runner does for a resumed group
+    arm.prepare(left)  # what answer() does with the questions left
+    assert {arm.longctx.build(s).meta["context_tokens"] for s in left} == {min(alone.values())}
+    fresh = LongContextArm(generator, LongContextConfig())
+    fresh.prepare(left)  # a cut sized on the rest alone would be longer
+    assert {fresh.build(s).meta["context_tokens"] for s in left} == {min(alone[s.id] for s in left)} != {
+        min(alone.values())}
+
 def test_unknown_arm_names_the_allowed_ones(generator):
     with pytest.raises(ValueError, match="closedbook, selfroute"):
         build_arm("oracle", generator, _plain_cfg([]))

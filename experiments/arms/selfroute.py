@@ -55,13 +55,18 @@ class SelfRouteArm:
         prompt.user = with_instruction(prompt.user, sample)
         return prompt
 
+    def prepare(self, samples: list[Sample]) -> None:
+        """The fallback's one long-context cut for the group (the runner calls it with a resumed group's
+        every question, so a resumed run cuts as an uninterrupted one)."""
+        prepare = getattr(self.longctx, "prepare", None)
+        if prepare is not None:
+            prepare(samples)
+
     def answer(self, samples: list[Sample]) -> list[Answer]:
         first: list[Answer] = []
         ready = []
         # the fallback's truncation is decided once for the whole group, not for the declined subset
-        prepare = getattr(self.longctx, "prepare", None)
-        if prepare is not None:
-            prepare(samples)
+        self.prepare(samples)
         for sample in samples:
             try:
                 prompt = self.rag_prompt(sample)
