@@ -208,7 +208,8 @@ def test_a_router_on_wording_cues_and_retrieved_overlap_reads_the_question_and_t
         assert features["cue=entity"] == float(a.sample.question.startswith(("Who ", "In which ")))
         assert a.meta["route"] == ("rag" if counts else "longctx")
         # RAG retrieved for every question: the overlap of its chunks with the question is recorded either way
-        assert 0.0 < features["retrieved_overlap"] <= 1.0 and a.meta["retrieved_overlap"] == features["retrieved_overlap"]
+        overlap = features["retrieved_overlap"]
+        assert 0.0 < overlap <= 1.0 and a.meta["retrieved_overlap"] == overlap
 
 # ---------------------------------------------------------------- costs and a path that cannot serve
 # score per unit of cost: 0.001 per prompt token either way (gpt-4o-mini: $0.15 per million input tokens)

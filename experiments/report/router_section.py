@@ -103,8 +103,10 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
     doc.add(Heading(3, "Route instead of choosing?"), Paragraph(
         "A router sends each question to RAG or to long context from what is known before the answer: pre-route "
         "features (the document's length in tokens, whether long context must cut it, the question's length, its "
-        "type) and, when the RAG records carry retrieval scores, post-retrieval ones (the top score, the top-1/top-2 "
-        "margin, their spread). It is a ridge regression of the per-question gain RAG − long context, learned over "
+        "type, and its wording: \"how many\", comparison, \"why / how\", \"who / when / which\", summary) and, when "
+        "the RAG records carry retrieval scores, post-retrieval ones (the top score, the top-1/top-2 margin, their "
+        "spread, and how much of the question the retrieved chunks hold). It is a ridge regression of the "
+        "per-question gain RAG − long context, learned over "
         "the row's two configs and **cross-fitted by document**: the model learned on one half of the documents "
         "routes the other half, so no question is routed by a model that saw its document. It is measured against "
         "the better single arm chosen the same way, and against the oracle (the per-question better of the two: no "
