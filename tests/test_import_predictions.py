@@ -133,7 +133,7 @@ def test_the_benchmark_supplies_answers_groups_and_metric(tmp_path):
     rag = read_records(next(Path(d) for d in summary["run_dirs"] if d.endswith("rag")) / "records.jsonl")
     first = rag[samples[0].id]
     assert (first["group"] == samples[0].group and first["task"] == "shortdep_qa"
-            and first["answers"] == samples[0].answers)
+            and first["answers"] == samples[0].answers and first["question"] == samples[0].question)
     assert first["score"] > 0.9 and "bleu1" in first["scores"]  # LooGLE's own metric family
     bad = _write(tmp_path / "bad.jsonl", [{**rows[0], "id": "loogle/nope"}])
     with pytest.raises(ValueError, match=r"bad.jsonl:1: id 'loogle/nope' is not a sample of benchmark loogle"):
@@ -175,6 +175,8 @@ def test_lara_released_predictions_import_and_agree(tmp_path):
     assert (full["lara/32k_book_comp/0"]["status"] == "failed"
             and "model call failed" in full["lara/32k_book_comp/0"]["reason"])
     assert full["lara/32k_book_location/1"]["group"] == f"lara/32k/book/{BOOK}"
+    # the question's text, from the release's files: a router reads its wording
+    assert all(r["question"].strip() for run in runs.values() for r in run.values())
     assert rag["lara/128k_paper_hallu/0"]["score"] == 1.0  # lara_auto credits the refusal
     assert (full["lara/128k_paper_location/0"]["score"] == 1.0
             and full["lara/128k_paper_location/0"]["length_level"] == "128k")

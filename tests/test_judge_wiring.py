@@ -174,7 +174,7 @@ def _runner_and_importer_records(judge, secrets=frozenset()):
     imported = predictions.Prediction(
         "preds.jsonl:1", sample.id, "longctx", "label", "forty-two", benchmark=sample.benchmark, task=sample.task,
         level=sample.length_level, language=sample.language, group=sample.group, answers=list(sample.answers),
-        reference=sample.reference(), metric=sample.metric, usage=dict(USAGE))
+        reference=sample.reference(), metric=sample.metric, usage=dict(USAGE), question=sample.question)
     return runner, predictions._record(imported, "h", judge)
 
 
