@@ -10,7 +10,7 @@ from experiments.report.document import Bullets, Document, Heading, Paragraph, T
 from experiments.report.crossfit import MIN_GROUPS
 from experiments.report.routing import RouterRow, money
 from experiments.report.router_features import SAME_EVERYWHERE
-from experiments.router_model import CUE_PREFIX, CUES, POST_RETRIEVAL, TASK_PREFIX
+from experiments.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {
@@ -30,8 +30,9 @@ NEGLIGIBLE = 0.5  # points per standard deviation: a weight below this is not wo
 def feature_words(name: str) -> str:
     if name.startswith(TASK_PREFIX):
         return f"a question of type {name[len(TASK_PREFIX):]!r}"
-    if name.startswith(CUE_PREFIX) and name[len(CUE_PREFIX):] in CUES:
-        return f"a {CUE_WORDS.get(name[len(CUE_PREFIX):], name[len(CUE_PREFIX):])} question"
+    if is_cue_feature(name):
+        cue = name[len(CUE_PREFIX):]
+        return f"a {CUE_WORDS.get(cue, cue)} question"
     return FEATURE_WORDS.get(name, name)
 
 
@@ -53,7 +54,7 @@ def dropped_sentence(row: RouterRow) -> str:
     by_reason: dict[str, list[str]] = {}
     for name, why in row.result.dropped.items():
         # one question type, or a cue no question has (or every one): nothing to say
-        if not (name.startswith((TASK_PREFIX, CUE_PREFIX)) and why == SAME_EVERYWHERE):
+        if not ((name.startswith(TASK_PREFIX) or is_cue_feature(name)) and why == SAME_EVERYWHERE):
             by_reason.setdefault(why, []).append(name)
     if not by_reason:
         return ""
