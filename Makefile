@@ -38,7 +38,7 @@ demo: install
 # The example corpus of examples/ (README: "Decide for your own documents"), written from the synthetic generator
 # so every answer and evidence quote is known; the same bytes on every run.
 examples: install
-	$(PY) -m eval.write_corpus --benchmark synthetic 'languages=[en]' 'levels=[1k,2k]' \
+	$(PY) -m eval.corpus.write --benchmark synthetic 'languages=[en]' 'levels=[1k,2k]' \
 	    'haystacks_per_level={1k:8,2k:2}' questions_per_haystack=2 two_hop_share=0.5 \
 	    --types txt,md,html,docx,pdf --out examples --overwrite
 

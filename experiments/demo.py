@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.report.build import build_report, print_locations
+from experiments.report.page.build import build_report, print_locations
 
 DEMO_DIR = Path("outputs/demo")
 

@@ -1,8 +1,9 @@
-"""`python -m experiments.import`: prediction files from elsewhere become run directories (experiments.predictions)."""
+"""`python -m experiments.import`: prediction files from elsewhere become run directories
+(experiments.importers.predictions)."""
 
 import sys
 
-from experiments.predictions import main
+from experiments.importers.predictions import main
 
 if __name__ == "__main__":
     sys.exit(main())

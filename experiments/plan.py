@@ -1,5 +1,5 @@
 """`python -m experiments.plan RUN_DIRS [--tolerance 2] [--power 0.8]`: how much data each verdict
-row needs to be decided (experiments.report.power), one JSON object per row on stdout.
+row needs to be decided (experiments.report.verdict.power), one JSON object per row on stdout.
 
 Reads the run directories as `python -m experiments.report` does (the same verdict rows, the same
 settings file and tolerance), then per row prints the minimum detectable difference at the current
@@ -14,12 +14,12 @@ import json
 import sys
 from pathlib import Path
 
-from experiments.report.build import _disambiguate
-from experiments.report.power import plan_rows
+from experiments.report.page.build import _disambiguate
+from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.runs import dedupe, find_runs
 from experiments.report.settings import load_settings
-from experiments.report.verdict import verdicts
+from experiments.report.verdict.rows import verdicts
 
 
 def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,

@@ -1,7 +1,7 @@
 """records.jsonl: the record schema, its one reader, its one writer, and the record constructors.
 
 One JSON line per sample, appended as each sample finishes. The runner (experiments/run.py), the
-importer (experiments/predictions.py), the report (experiments/report/) and the report's test data
+importer (experiments/importers/predictions.py), the report (experiments/report/) and the report's test data
 (simulated_sweeps.py) all go through here.
 
 Records are built only by the constructors below (`base_record` / `base_fields`, then
@@ -114,7 +114,7 @@ class Record(TypedDict, total=False):
     rag_context_tokens: int
     # router (`route` and `rag_context_tokens` as above; `arm=router`, experiments/arms/router.py)
     router_utility: float | None  # predicted gain of RAG over long context + cost term (> 0: RAG); None: forced
-    router_features: dict[str, float | None]  # the question's features (experiments.router_model.feature_row)
+    router_features: dict[str, float | None]  # the question's features (experiments.arms.router_model.feature_row)
     router_forced: str  # the route was not the router's choice: the other path cannot serve it, and why
 
 

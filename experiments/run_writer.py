@@ -1,6 +1,6 @@
 """A run directory as the runner lays it out: `records.jsonl`, `metrics.json` (knobs, config hash and the
 aggregates of `experiments.run_metrics`), `.hydra/config.yaml` and `.hydra/overrides.yaml`. Written here
-for runs that did not come from the runner: imported predictions (`experiments.predictions`) and the
+for runs that did not come from the runner: imported predictions (`experiments.importers.predictions`) and the
 report's simulated sweeps."""
 
 from __future__ import annotations

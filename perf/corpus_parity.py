@@ -3,7 +3,7 @@
     python perf/corpus_parity.py [--types md,html,pdf,docx] [--headings] [--chunk-size 128]
 
 The LooGLE sample in ../shared/data/loogle (short- and long-dependency QA: 9 documents, 123 questions)
-is loaded as the runner loads it, and written out with `eval.write_corpus` (titles left off the text
+is loaded as the runner loads it, and written out with `eval.corpus.write` (titles left off the text
 unless `--headings`) once per file type, every document as that type, and once as a round-robin mix of
 the types. Each folder runs through `benchmark=corpus`, and the original through `benchmark=loogle`,
 with the runner itself (`experiments.run.run`, retrieval only: `generator=none`, BM25 over fixed
@@ -23,7 +23,7 @@ from pathlib import Path
 import common
 
 from eval.sample import Sample
-from eval.write_corpus import WrittenCorpus, _glyphs, default_pdf_font, load_samples, read_back, write_samples
+from eval.corpus.write import WrittenCorpus, _glyphs, default_pdf_font, load_samples, read_back, write_samples
 
 LOOGLE = common.ROOT.parent / "shared" / "data" / "loogle"
 TASKS = "[shortdep_qa,longdep_qa]"

@@ -5,7 +5,7 @@ table (the answer) fits the window's width.
     python perf/first_screen.py RUN_DIRS --out DIR   # a report of your own runs
 
 Without RUN_DIRS it writes simulated run folders with every kind of row: a benchmark where RAG is
-clearly better and one where long context is (experiments.report.simulated_sweeps.known_truth_sweep,
+clearly better and one where long context is (experiments.simulate.sweeps.known_truth_sweep,
 40 documents x 10 questions), the report's usual synthetic sweep (3 length levels, inconclusive) and
 a benchmark of one document (its row shows "-" for the interval). Then it builds the report, takes a
 screenshot of the first screen with headless Chromium (`--screenshot`, `--window-size=1400,900`) and
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import common  # sets up the path
 
-from experiments.report.build import build_report
-from experiments.report.simulated_sweeps import known_truth_sweep, make_sweep, write_run
+from experiments.report.page.build import build_report
+from experiments.simulate.sweeps import known_truth_sweep, make_sweep, write_run
 
 WINDOW = (1400, 900)
 BROWSERS = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

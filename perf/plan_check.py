@@ -2,9 +2,9 @@
 
     python perf/plan_check.py [--sweeps 200] [--pilots 20] [--sweeps-per-pilot 20] [--power 0.8]
 
-Simulated sweeps (experiments.report.simulated_sweeps.known_truth_sweep: 1 long-context and 1 RAG
+Simulated sweeps (experiments.simulate.sweeps.known_truth_sweep: 1 long-context and 1 RAG
 config, so nothing is chosen; 10 correlated questions per document; RAG cheaper; tolerance 2
-points), each run through the report's reader, verdict and planner (experiments.report.power):
+points), each run through the report's reader, verdict and planner (experiments.report.verdict.power):
 
 A. the formula: a large pilot (`--big-pilot`, 400 documents) estimates the variance well; the planner sizes a
    sweep for the TRUE difference (`--difference`), and `--sweeps` sweeps of that size with fresh
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import common  # sets up the path; emit() prints the figures
 
-from experiments.report.power import decided_share, plan_rows, simulated_rows
+from experiments.report.verdict.power import decided_share, plan_rows, simulated_rows
 from experiments.report.settings import load_settings
 
 

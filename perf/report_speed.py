@@ -2,7 +2,7 @@
 
     python perf/report_speed.py
 
-Writes 100 synthetic run directories (experiments.report.simulated_sweeps: two benchmarks, each with long
+Writes 100 synthetic run directories (experiments.simulate.sweeps: two benchmarks, each with long
 context, a 2 retrievers x 4 chunk sizes x 6 top-k RAG grid, closed book, Self-Route, a
 budget-matched long context and a retrieval-only run, 106 in all, the first 100 kept; 3 length
 levels x 20 questions), then
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import common  # sets up the path
 
-from experiments.report.simulated_sweeps import make_sweep
-from experiments.report.build import build_report
+from experiments.simulate.sweeps import make_sweep
+from experiments.report.page.build import build_report
 
 
 def main() -> None:

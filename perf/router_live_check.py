@@ -26,13 +26,13 @@ from pathlib import Path
 import common
 
 from experiments.report.pricing import Pricing
-from experiments.report.router import half_models
-from experiments.report.router_features import router_features
-from experiments.report.routing import deployable
+from experiments.report.router.fit import half_models
+from experiments.report.router.features import router_features
+from experiments.report.router.evaluate import deployable
 from experiments.report.runs import dedupe, find_runs
 from experiments.report.settings import load_settings
-from experiments.report.verdict import verdicts
-from experiments.router_model import Router, save_router
+from experiments.report.verdict.rows import verdicts
+from experiments.arms.router_model import Router, save_router
 
 
 def live_records(overrides: list[str], router: Path, run_dir: Path) -> dict[str, dict]:

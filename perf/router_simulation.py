@@ -1,11 +1,11 @@
-"""How often the cross-fitted router (experiments/report/router.py) is found better than the best single
-arm, on sweeps with a known truth (experiments/report/router_simulated.py).
+"""How often the cross-fitted router (experiments/report/router/fit.py) is found better than the best single
+arm, on sweeps with a known truth (experiments/simulate/router.py).
 
     python perf/router_simulation.py [--sweeps 40] [--docs 40] [--per-doc 5] [--resamples 1000]
 
 Scenarios: "length" (RAG right on short documents, long context on long ones: a router reading the
 document's length is truly better), "null" (errors unrelated to every feature: no router is better).
-Each sweep is written as run directories and read by the report's own code (experiments.report.verdict:
+Each sweep is written as run directories and read by the report's own code (experiments.report.verdict.rows:
 the router per row, the family's Holm correction, the decision). Per scenario: the share of sweeps
 decided `route` (the issue's acceptance: at least 80% in "length", at most 10% in "null"), the share whose
 95% interval of Δ router - best arm lies above +2 points (the tolerance) and above 0, the share covering
@@ -24,12 +24,12 @@ import numpy as np
 
 import common
 
-from experiments.report.decision import ROUTE
+from experiments.report.verdict.decision import ROUTE
 from experiments.report.pricing import Pricing
-from experiments.report.router_simulated import SCENARIOS, write_router_sweep
+from experiments.simulate.router import SCENARIOS, write_router_sweep
 from experiments.report.runs import dedupe, find_runs
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict import verdicts
+from experiments.report.verdict.rows import verdicts
 
 TOLERANCE = 2.0
 

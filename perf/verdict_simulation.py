@@ -3,7 +3,7 @@ pre-registered config on the same samples; and the family-wise error across seve
 
     python perf/verdict_simulation.py [--sweeps 40] [--rag-configs 12] [--compare-bootstraps] [--family-rows 6]
 
-Per scenario (experiments.report.simulated_sweeps.SCENARIOS: RAG truly 5 points worse, all configs
+Per scenario (experiments.simulate.sweeps.SCENARIOS: RAG truly 5 points worse, all configs
 equal, RAG clearly better, long context clearly better, 40 documents x 10 correlated questions; and
 issue 25's sweeps of 40 documents x 5 questions, RAG 17 better and long context 21 better; see
 known_truth_sweep), writes simulated sweeps of one long-context and N RAG configs, runs each
@@ -14,7 +14,7 @@ config fixed in advance: nothing chosen), and the ratio of their shares of the r
 (`rag` where RAG is better or at most 2 points worse, `longctx` where it is worse by more).
 
 --compare-bootstraps also gives, on the same sweeps, how often the cross-fitted 95% interval
-covers the truth with each bootstrap of experiments.report.crossfit (recentred: the verdict's;
+covers the truth with each bootstrap of experiments.report.verdict.crossfit (recentred: the verdict's;
 fixed choices; whole resampled means). --family-rows R checks Holm's correction on
 --family-sweeps sweeps of R benchmarks with equal arms and RAG dearer, where any `rag` decision is
 wrong (simulated_sweeps.family_error_rates). The last line is one JSON object.
@@ -30,7 +30,7 @@ import time
 import common  # noqa: F401  (sets up the path)
 
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import SCENARIOS, decision_rates, family_error_rates
+from experiments.simulate.sweeps import SCENARIOS, decision_rates, family_error_rates
 
 TOLERANCE = 2.0
 
@@ -47,9 +47,9 @@ class BootstrapCoverage:
         self.settings, self.truth, self.covered, self.sweeps = settings, 0.0, {}, 0
 
     def __call__(self, runs) -> None:
-        from experiments.report.crossfit import BOOTSTRAPS, crossfit
+        from experiments.report.verdict.crossfit import BOOTSTRAPS, crossfit
         from experiments.report.pricing import Pricing
-        from experiments.report.verdict import _candidates, _groups_of, longctx_candidates, rag_candidates, \
+        from experiments.report.verdict.rows import _candidates, _groups_of, longctx_candidates, rag_candidates, \
             split_documents
 
         lcs, rags = longctx_candidates(runs), rag_candidates(runs)

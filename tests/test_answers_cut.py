@@ -12,9 +12,9 @@ import subprocess
 import sys
 
 from experiments.run_metrics import aggregate
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import write_run
+from experiments.simulate.sweeps import write_run
 from llm.prompt import Prompt
 from tests.conftest import ROOT
 

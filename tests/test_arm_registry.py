@@ -15,10 +15,10 @@ from omegaconf import OmegaConf
 from eval.benchmarks.synthetic import make_haystack
 from experiments.arms import (ARMS, ROLE_OTHER, ROLE_RAG, ArmSpec, Curve, IndexShape, arm_spec, build_arm, register,
                               spec_of_run)
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.runs import Run, find_runs
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import write_run
+from experiments.simulate.sweeps import write_run
 from experiments.run import arm_knobs, config_hash
 from tests.conftest import compose
 
@@ -86,7 +86,7 @@ def tokenizer_only():
 def test_every_registered_arm_builds_from_the_composed_config_and_answers(name, tokenizer_only, tmp_path):
     extra = []
     if name == "router":  # the learned router needs its file: one with only an intercept (every question to RAG)
-        from experiments.router_model import Router, RidgeModel, save_router
+        from experiments.arms.router_model import Router, RidgeModel, save_router
 
         empty = RidgeModel(names=[], mean=[], sd=[], weights=[], intercept=0.1)
         extra = [f"router.path={save_router(Router(empty), tmp_path / 'router.json')}"]
@@ -208,7 +208,7 @@ def test_the_report_labels_and_prices_a_new_arm_by_its_spec(tmp_path):
 
 
 def test_the_report_reads_arm_specs_without_importing_the_runners_heavy_packages():
-    code = ("import sys, experiments.report.build, experiments.arms as a\n"
+    code = ("import sys, experiments.report.page.build, experiments.arms as a\n"
             "[a.arm_spec(n) for n in a.ARMS.names()]\n"
             "heavy = sorted(m for m in ('torch', 'faiss', 'rag', 'longctx', 'sentence_transformers') "
             "if m in sys.modules)\n"
@@ -254,7 +254,7 @@ if ToyPassagesSpec.name not in ARMS:
 
 
 def test_a_new_indexed_arm_is_priced_plotted_and_budget_matched_through_its_spec_hooks(tmp_path):
-    from experiments.report import plots
+    from experiments.report.plots import figures as plots
 
     base = {"task": "t", "language": "en", "length_level": "1k", "status": "ok", "prompt_tokens": 100,
             "completion_tokens": 5, "latency_s": 1.0}

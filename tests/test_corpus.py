@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.documents import read_folder
+from eval.corpus.documents import read_folder
 from tests.pdf_files import write_pdf
 
 WARRANTY = "The warranty lasts 24 months from the date of delivery."
@@ -208,7 +208,7 @@ def test_the_review_csv_approve_column_keeps_or_leaves_out_each_question(folder,
     got = load_benchmark({"name": "corpus", "path": str(folder), "questions": str(path), "skip_bad": True})
     assert [s.id for s in got.samples] == [QUESTIONS[0]["id"], QUESTIONS[2]["id"]]
     assert got.skipped.get("questions not approved in review") == 1
-    from eval.benchmarks._files import DataError, Row
+    from eval.benchmarks.files import DataError, Row
     from eval.benchmarks.corpus import approved
 
     assert approved(Row({"approve": "Y"}, "r.csv", 3)) and not approved(Row({"approve": " No "}, "r.csv", 3))

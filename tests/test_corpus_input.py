@@ -11,10 +11,10 @@ import sqlite3
 
 import pytest
 
-from eval import documents
+from eval.corpus import documents
 from eval.benchmarks import load_benchmark
-from eval.document_cache import FILE_NAME, ParsedDocumentCache
-from eval.documents import decode_bytes, read_folder
+from eval.corpus.cache import FILE_NAME, ParsedDocumentCache
+from eval.corpus.documents import decode_bytes, read_folder
 from eval.storage import entry_checksum
 from tests.pdf_files import write_pdf
 
@@ -121,7 +121,7 @@ def test_when_the_pool_cannot_start_the_files_are_parsed_here_and_it_says_so(tmp
     from tests.conftest import ROOT
 
     root = _folder(tmp_path / "docs")
-    script = (f"import json, logging; logging.basicConfig(); from eval.documents import read_folder\n"
+    script = (f"import json, logging; logging.basicConfig(); from eval.corpus.documents import read_folder\n"
               f"docs, bad = read_folder({str(root)!r}, workers=2)\n"
               f"print(json.dumps([[d.doc_id, d.text] for d in docs] + [[b.path, b.reason] for b in bad]))\n")
     res = subprocess.run([sys.executable, "-"], input=script, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -325,7 +325,7 @@ def test_a_quote_found_nowhere_is_counted_and_named(two_docs, tmp_path, caplog):
 
 
 def test_a_pdf_page_is_reflowed_wrapped_lines_joined_paragraphs_kept():
-    from eval.documents import reflow
+    from eval.corpus.documents import reflow
 
     assert reflow("  The bridge was\nfinished in 1892.  \n \nIt carries\r\nforty cars.\n") == \
         "The bridge was finished in 1892.\n\nIt carries forty cars."

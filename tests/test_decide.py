@@ -92,7 +92,7 @@ def test_the_examples_load_with_every_quote_aligned_and_every_answer_in_its_evid
 
 
 def _examples_command() -> list[str]:
-    """The arguments of `python -m eval.write_corpus` in the Makefile's `examples` recipe."""
+    """The arguments of `python -m eval.corpus.write` in the Makefile's `examples` recipe."""
     lines, inside = [], False
     for line in (ROOT / "Makefile").read_text(encoding="utf-8").splitlines():
         if line.startswith("examples:"):
@@ -102,11 +102,11 @@ def _examples_command() -> list[str]:
         elif inside:
             break
     words = shlex.split(" ".join(lines))
-    return words[words.index("eval.write_corpus") + 1:]
+    return words[words.index("eval.corpus.write") + 1:]
 
 
 def test_the_committed_examples_are_what_make_examples_writes(tmp_path):
-    from eval.write_corpus import main
+    from eval.corpus.write import main
 
     args = _examples_command()
     assert args[args.index("--out") + 1] == "examples"

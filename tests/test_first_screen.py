@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from experiments.report.build import build_report
-from experiments.report.first_screen import ANSWER_HEAD, FOREST_FILE, MAX_LABEL, short_label
-from experiments.report.forest import ForestRow, forest_plot
+from experiments.report.page.build import build_report
+from experiments.report.page.first_screen import ANSWER_HEAD, FOREST_FILE, MAX_LABEL, short_label
+from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.report.runs import find_runs
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import known_truth_sweep, make_sweep, write_run
+from experiments.simulate.sweeps import known_truth_sweep, make_sweep, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"

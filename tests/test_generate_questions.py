@@ -1,4 +1,4 @@
-"""Question generation (eval/generate_questions.py): the keep / drop rules, each exercised with known replies
+"""Question generation (testset/generate.py): the keep / drop rules, each exercised with known replies
 through the project's OpenAI-compatible server (a scripted model behind it stands in for a paid remote one),
 resuming after a failure, clear errors, and one run of the real embedded SmolLM2 through its config."""
 
@@ -13,7 +13,7 @@ import pytest
 from eval.align import align
 from eval.benchmarks import load_benchmark
 from eval.benchmarks.corpus import language_of
-from eval.generate_questions import (
+from testset.generate import (
     DEPTHS,
     EXAMPLES,
     REASONS,
@@ -24,7 +24,7 @@ from eval.generate_questions import (
     prompt_hash,
     task_prompt,
 )
-from eval.documents import ParsedDocument
+from eval.corpus.documents import ParsedDocument
 from eval.metrics.text import normalize_en, tokens
 from llm.prompt import Generation
 from llm.server import OpenAICompatServer

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.predictions import build_parser, run_import
+from experiments.importers.predictions import build_parser, run_import
 from experiments.records import read_records
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
 from tests.conftest import ROOT, SHARED_DATA
 from tests.test_lara import BOOK, make_clone

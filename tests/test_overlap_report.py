@@ -66,9 +66,9 @@ def test_the_record_carries_the_sample_overlap_and_the_contract_knows_the_key():
 def test_the_report_shows_the_split_writes_overlap_csv_and_notes_question_groups(tmp_path):
     import csv
 
-    from experiments.report.build import build_report
+    from experiments.report.page.build import build_report
     from experiments.report.settings import load_settings
-    from experiments.report.simulated_sweeps import write_run
+    from experiments.simulate.sweeps import write_run
 
     def recs(arm: str, right_high: bool) -> list[dict]:
         out = []

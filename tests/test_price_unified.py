@@ -10,9 +10,9 @@ from statistics import mean
 
 import pytest
 
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import write_run
+from experiments.simulate.sweeps import write_run
 from llm.cost import build_cost_model
 from llm.cost import load_price
 from tests.test_report import _csv

@@ -20,9 +20,9 @@ import pytest
 
 from eval.sample import Document, PromptTemplate, Sample, Span
 from experiments.run_metrics import aggregate
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import write_run
+from experiments.simulate.sweeps import write_run
 from rag.arm import RagArm, RagConfig
 from rag.retrievers import BM25Retriever
 from tests.conftest import ROOT, SHARED_DATA, compose

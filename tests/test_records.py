@@ -50,7 +50,7 @@ def test_aggregate_counts_and_levels():
 def test_one_reader_for_runner_and_report(tmp_path):
     from experiments.records import read_records
     from experiments.report.runs import find_runs
-    from experiments.report.simulated_sweeps import write_run
+    from experiments.simulate.sweeps import write_run
 
     run_dir = write_run(tmp_path / "run", {"arm": "longctx", "benchmark": "b", "generator": "g"},
                         [{**rec(1), "task": "t"}, {**rec(2), "task": "t"}])

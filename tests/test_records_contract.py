@@ -102,7 +102,7 @@ def test_schema_sets_mean_what_they_say():
 
 @pytest.mark.slow
 def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_path):
-    from experiments.report.build import build_report
+    from experiments.report.page.build import build_report
 
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
     assert len(runs) == 4

@@ -204,7 +204,7 @@ def test_the_report_reads_pairwise_judgments_into_the_verdict(bare_sweep, serve,
     import csv
 
     from experiments import pairwise
-    from experiments.report.build import build_report
+    from experiments.report.page.build import build_report
     from experiments.report.settings import load_settings
 
     judge, server = serve(longer_judge)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from eval.metrics.confidence import paired_bootstrap
-from experiments.report.simulated_sweeps import make_sweep, write_run
-from experiments.report.build import build_report, main
+from experiments.simulate.sweeps import make_sweep, write_run
+from experiments.report.page.build import build_report, main
 from experiments.report.settings import load_settings
 from experiments.report.whatif import break_even
 

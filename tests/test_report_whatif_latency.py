@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.report.build import build_report
+from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
-from experiments.report.simulated_sweeps import write_run
+from experiments.simulate.sweeps import write_run
 
 PRICE = {"name": "cpu-2vcpu", "kind": "hourly", "usd_per_hour": 0.36, "devices": 2, "basis": "latency"}
 RATE = 0.72 / 3600  # USD per second

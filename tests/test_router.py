@@ -1,16 +1,16 @@
-"""The learned router (experiments/report/router.py) and its features, on simulated records with a known
-truth (experiments/report/router_simulated.py): numpy only, no run folders, no model."""
+"""The learned router (experiments/report/router/fit.py) and its features, on simulated records with a known
+truth (experiments/simulate/router.py): numpy only, no run folders, no model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from experiments.report.router import route
-from experiments.router_model import LONGCTX, RAG, fit_ridge
-from experiments.report.router_features import router_features
-from experiments.router_model import CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE
-from experiments.report.router_simulated import simulated_pair
+from experiments.report.router.fit import route
+from experiments.arms.router_model import LONGCTX, RAG, fit_ridge
+from experiments.report.router.features import router_features
+from experiments.arms.router_model import CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE
+from experiments.simulate.router import simulated_pair
 
 
 def test_router_beats_the_best_arm_when_the_arms_differ_by_document_length():
@@ -130,7 +130,7 @@ def test_question_types_become_indicators_and_a_router_finds_a_type_effect():
 
 
 def test_document_length_falls_back_to_the_length_level_for_imported_predictions():
-    from experiments.router_model import feature_row, level_tokens
+    from experiments.arms.router_model import feature_row, level_tokens
 
     assert level_tokens("128k") == 128_000 and level_tokens("1.5k") == 1_500 and level_tokens("sim") is None
     row = feature_row({"length_level": "32k"}, {})
@@ -138,7 +138,7 @@ def test_document_length_falls_back_to_the_length_level_for_imported_predictions
 
 
 def test_wording_cues_read_english_and_chinese_questions():
-    from experiments.router_model import wording_cues
+    from experiments.arms.router_model import wording_cues
 
     on = lambda q: {k[len("cue="):] for k, v in wording_cues(q).items() if v == 1.0}  # noqa: E731
     assert on("How many employees did the firm have in 2019?") == {"count"}
@@ -156,7 +156,7 @@ def test_a_router_finds_a_wording_effect_and_an_overlap_effect():
     """Known truth 1: RAG answers "how many" questions right and long context "why" ones, whatever the
     length or type: only the wording (the records' `question`) tells them apart. Known truth 2: RAG is
     right exactly when its chunks hold most of the question's words (`retrieved_overlap`)."""
-    from experiments.router_model import feature_row
+    from experiments.arms.router_model import feature_row
 
     lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=11)
     for i, (a, b) in enumerate(zip(lc, rag)):

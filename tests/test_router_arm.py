@@ -1,4 +1,4 @@
-"""`arm=router`: the report's router file (experiments/router_model.py) run live by
+"""`arm=router`: the report's router file (experiments/arms/router_model.py) run live by
 experiments/arms/router.py, on the real SmolLM2 and BM25 over synthetic haystacks.
 
 A router whose answer is known in advance (an intercept only, or one feature whose sign decides)
@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from eval.benchmarks.synthetic import make_haystack
 from experiments import records as schema
 from experiments.arms import answer_group, arm_spec, build_arm
-from experiments.router_model import FEATURES, Router, RidgeModel, load_router, save_router
+from experiments.arms.router_model import FEATURES, Router, RidgeModel, load_router, save_router
 from tests.conftest import compose
 
 MAX_NEW_TOKENS = 6

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from eval.metrics.confidence import paired_bootstrap
-from experiments.report.build import build_report
-from experiments.report.decision import decide
+from experiments.report.page.build import build_report
+from experiments.report.verdict.decision import decide
 from experiments.report.settings import load_settings
-from experiments.report.crossfit import BOOTSTRAPS, Candidates, crossfit
-from experiments.report.family import claim_p_values, holm
-from experiments.report.simulated_sweeps import decision_rates, family_error_rates, known_truth_sweep
-from experiments.report.crossfit import split_documents
+from experiments.report.verdict.crossfit import BOOTSTRAPS, Candidates, crossfit
+from experiments.report.verdict.family import claim_p_values, holm
+from experiments.simulate.sweeps import decision_rates, family_error_rates, known_truth_sweep
+from experiments.report.verdict.crossfit import split_documents
 
 SWEEPS = 30
 
@@ -168,7 +168,7 @@ def test_report_states_selection_decision_and_naive_numbers(tmp_path, settings):
                                        "documents) and scored on the other")
     assert row["configs_compared"] == "7" and row["n_groups"] == "40" and row["n_shared"] == "400"
     assert row["halves_agree"] in ("True", "False") and row["family_size"] == "2" and float(row["p_decision"]) < 0.05
-    # the family: this row's decision and its router's "route" test (experiments.report.family)
+    # the family: this row's decision and its router's "route" test (experiments.report.verdict.family)
     assert row["naive_rag_config"] and row["naive_diff_rag_minus_longctx"]
     text = files["report.md"].read_text()
     assert "Configs are chosen without looking at the samples reported on" in text
@@ -222,9 +222,9 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
 
 
 def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
-    from experiments.report.decision import Decision
-    from experiments.report.family import control_family
-    from experiments.report.verdict import VerdictRow
+    from experiments.report.verdict.decision import Decision
+    from experiments.report.verdict.family import control_family
+    from experiments.report.verdict.rows import VerdictRow
 
     draws = np.random.default_rng(0).normal(0, 1, 4000)
 

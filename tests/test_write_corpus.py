@@ -1,4 +1,4 @@
-"""eval.write_corpus: samples written out as files of every type come back through eval.documents and
+"""eval.corpus.write: samples written out as files of every type come back through eval.corpus.documents and
 benchmark=corpus with the same questions, answers and evidence; the bytes are the same on every write."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from eval.benchmarks import load_benchmark
 from eval.sample import Document, PromptTemplate, Sample, Span
-from eval.write_corpus import TYPES, load_samples, main, read_back, write_samples
+from eval.corpus.write import TYPES, load_samples, main, read_back, write_samples
 
 # Five English haystacks of ~1k approximate tokens, two questions each (one two-hop): one document per type.
 OPTIONS = ["languages=[en]", "levels=[1k]", "haystacks_per_level=5", "questions_per_haystack=2", "two_hop_share=0.5"]

@@ -4,8 +4,8 @@
         arm=longctx,rag
 
 `path`: a folder of `.txt`, `.md`, `.html`/`.htm`, `.pdf`, `.docx` files and BEIR `corpus.jsonl` files,
-read recursively (`eval.documents`); a document is named by its path relative to the folder. Parses
-are cached by file content in `<cache_dir>/parsed_documents.sqlite` (`eval.document_cache`; `cache_dir:
+read recursively (`eval.corpus.documents`); a document is named by its path relative to the folder. Parses
+are cached by file content in `<cache_dir>/parsed_documents.sqlite` (`eval.corpus.cache`; `cache_dir:
 null` caches nothing), so a rerun reads the same text, with the same char offsets, without parsing.
 `questions`: a `.jsonl` (or `.json` array) or `.csv` file, one question per row, in UTF-8 (with or
 without a byte order mark), UTF-16 or GB18030; a file mixing encodings is refused, naming the line:
@@ -29,7 +29,7 @@ holds every split's queries, a qrels file one split's); a qrels line naming a qu
 was not loaded is an error naming file and line (`skip_bad: true`: skipped and counted).
 
 Scoring: a question labelled `task: unanswerable` (the document names what it asks about but does not
-state the answer; eval.generate_questions writes such questions) is scored by `refusal`: 1 when the answer
+state the answer; testset.generate writes such questions) is scored by `refusal`: 1 when the answer
 declines, 0 for a made-up answer. Else a question with `answers` is scored by `contains_all` (or
 `benchmark.metric`); one without
 answers but with aligned evidence quotes by `evidence_judge` (a judge grades the answer against the
@@ -63,11 +63,11 @@ from pathlib import Path
 from typing import Iterator
 
 from eval.align import TokenIndex, align_all
-from eval.benchmarks._files import DataError, Row, check_keys, parse_jsonl, record_guard
+from eval.benchmarks.files import DataError, Row, check_keys, parse_jsonl, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
-from eval.document_cache import ParsedDocumentCache
-from eval.documents import BadFile, ParsedDocument, Unparsable, decoded, read_folder
+from eval.corpus.cache import ParsedDocumentCache
+from eval.corpus.documents import BadFile, ParsedDocument, Unparsable, decoded, read_folder
 from eval.sample import Document, PromptTemplate, Sample, Span
 from eval.lexical_overlap import lexical_overlap
 
@@ -227,7 +227,7 @@ APPROVE_NO = frozenset({"n", "no", "false", "0", "reject", "drop"})
 
 
 def approved(row: Row) -> bool:
-    """A row's `approve` column (the review CSV eval.generate_questions writes): empty or yes keeps the question,
+    """A row's `approve` column (the review CSV testset.generate writes): empty or yes keeps the question,
     no leaves it out (counted); any other value is an error naming file, line and field."""
     value = row.data.get("approve")
     if value is None or isinstance(value, bool):
@@ -408,7 +408,7 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float) -
                     len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
 
 
-UNANSWERABLE_TASK = "unanswerable"  # eval.generate_questions' label of questions the document cannot answer
+UNANSWERABLE_TASK = "unanswerable"  # testset.generate' label of questions the document cannot answer
 
 
 def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:

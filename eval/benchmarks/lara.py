@@ -75,7 +75,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator
 
-from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, inside, read_records,
+from eval.benchmarks.files import (DataError, Row, as_list, check_keys, decode_text, inside, read_records,
                                     record_guard, selection)
 from eval.benchmarks.common import consecutive_groups
 from eval.metrics.lara import lara_reference

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
-from eval.benchmarks._files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
+from eval.benchmarks.files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
                                     parse_jsonl, read_records, record_guard)
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.metrics.loogle import loogle_metric, loogle_reference

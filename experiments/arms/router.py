@@ -2,7 +2,7 @@
 
 The report fits a ridge model of each question's score gain of RAG over long context on features
 known before either path answers, and writes it as `router_<benchmark>_<level>.json`
-(experiments/router_model.py). This arm deploys that file: per question it builds both prompts (the
+(experiments/arms/router_model.py). This arm deploys that file: per question it builds both prompts (the
 RAG prompt retrieves; long context cuts the document once for the whole group, as the plain arm
 does), reads the features from the two prompts' metadata, the question's type (`task`) and its text with the
 very function the report trained on (`feature_row`, which reads the same keys from the two records),
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from eval.sample import Sample
-from experiments import router_model
+from experiments.arms import router_model
 from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, Answer, answer_with_prompts)
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec, RetrievesFirstSpec

@@ -1,5 +1,5 @@
 import sys
 
-from experiments.report.build import main
+from experiments.report.page.build import main
 
 sys.exit(main())

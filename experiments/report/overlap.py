@@ -20,7 +20,7 @@ from typing import Any
 
 from eval.lexical_overlap import BUCKET_EDGES, BUCKETS, overlap_bucket
 from experiments import records as schema
-from experiments.report.document import Document, Heading, Paragraph, Table
+from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.runs import Run
 
 RECALL_AT = 5  # the recall@n shown: n = 5 where the run measured it, else its largest n

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from statistics import mean
 
 from experiments.run_metrics import quantile
-from experiments.report.oracle import oracle_router
+from experiments.report.verdict.oracle import oracle_router
 from experiments.arms import ROLE_OTHER, specs
 from experiments.report.pricing import Pricing, charged_seconds
 from experiments.report.settings import ReportSettings
 from experiments.report.runs import Run
 from experiments import records as schema
-from experiments.report.verdict import VerdictRow, longctx_candidates, rag_candidates
+from experiments.report.verdict.rows import VerdictRow, longctx_candidates, rag_candidates
 
 
 @dataclass

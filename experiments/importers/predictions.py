@@ -286,7 +286,7 @@ def _judge(args: argparse.Namespace):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.import", description=__doc__.split("\n\n")[0],
-                                epilog="Formats and checks: see experiments/predictions.py.")
+                                epilog="Formats and checks: see experiments/importers/predictions.py.")
     p.add_argument("--format", choices=FORMATS, required=True)
     p.add_argument("--path", type=Path, required=True, help="jsonl: the predictions file; lara: the LaRA clone")
     p.add_argument("--out", type=Path, required=True, help="folder for the run directories")

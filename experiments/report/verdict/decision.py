@@ -15,7 +15,7 @@ decision and when:
 - `inconclusive`: anything else: the interval allows both (more documents would settle it), or there
   is no interval
 
-- `route` (set by experiments.report.family, not by `decide`): a router learned over the two configs
+- `route` (set by experiments.report.verdict.family, not by `decide`): a router learned over the two configs
   beats the better single arm by more than the tolerance (its interval's lower end), and Holm keeps
   that claim in the report's family
 
@@ -32,7 +32,8 @@ from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 # decision kinds (values of verdict.csv's `decision`), named after the arm roles they recommend
 RAG, LONGCTX = ROLE_RAG, ROLE_LONGCTX
 INCONCLUSIVE, NO_DECISION = "inconclusive", "no_decision"
-ROUTE = "route"  # a learned router beats the better single arm by more than the tolerance (experiments.report.routing)
+# a learned router beats the better single arm by more than the tolerance (experiments.report.router.evaluate)
+ROUTE = "route"
 DECISIONS = (RAG, LONGCTX, ROUTE, INCONCLUSIVE, NO_DECISION)
 
 

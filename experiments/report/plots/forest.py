@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, specs
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE
 
 DPI = 120
 
@@ -32,7 +32,7 @@ class ForestRow:
     label: str  # "benchmark · level"
     diff: float | None  # RAG - long context, points
     ci: tuple[float, float] | None  # None: no interval (e.g. one document)
-    decision: str  # a decision kind (experiments.report.decision), "" when none
+    decision: str  # a decision kind (experiments.report.verdict.decision), "" when none
     note: str = ""  # shown beside a point without an interval
 
 

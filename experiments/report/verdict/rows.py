@@ -4,7 +4,7 @@ RAG config that holds up, with a decision read from a document-level interval.
 Selection is honest: no sample is scored by a choice made on it, and every document counts.
 - When each arm has one candidate config there is nothing to choose: all samples are reported on
   (`selection` = "single config per arm").
-- Otherwise the choice is cross-fitted (experiments.report.crossfit, whose docstring says why): the
+- Otherwise the choice is cross-fitted (experiments.report.verdict.crossfit, whose docstring says why): the
   documents (`group` of each record; a sample without one is its own) are split in two halves by a
   seeded hash of their names (`split_documents`, the same halves for every config, whatever their
   scores); on each half the best long context (highest score; ties: fewer prompt tokens) and the
@@ -22,8 +22,8 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
 
 The difference is RAG minus long context in points (x100); with one config per arm its interval is
 eval.metrics.confidence.paired_bootstrap with groups. The decision follows
-`experiments.report.decision.decide`, and with several rows Holm's procedure keeps the chance of any
-wrong decision at 5% (experiments.report.family). The same-sample ("naive") best configs of all
+`experiments.report.verdict.decision.decide`, and with several rows Holm's procedure keeps the chance of any
+wrong decision at 5% (experiments.report.verdict.family). The same-sample ("naive") best configs of all
 samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
 Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer. The oracle
 router is the per-sample better of the best long-context and the best RAG config.
@@ -38,13 +38,13 @@ import numpy as np
 
 from eval.metrics.confidence import paired_bootstrap, paired_resamples
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.crossfit import MIN_GROUPS, Candidates, crossfit, split_documents
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision, decide
-from experiments.report.family import control_family
-from experiments.report.oracle import OracleResult, oracle_router
+from experiments.report.verdict.crossfit import MIN_GROUPS, Candidates, crossfit, split_documents
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision, decide
+from experiments.report.verdict.family import control_family
+from experiments.report.verdict.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.settings import ReportSettings
-from experiments.report.routing import router_row
+from experiments.report.router.evaluate import router_row
 from experiments.report.runs import Run, levels_of
 
 ALL = "all"
@@ -83,10 +83,10 @@ class VerdictRow:
     resampled: Any = None  # the interval's resampled differences (points, numpy array)
     pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
     tested: bool = False  # the row's decision is one of the report's family of tests
-    p_decision: float | None = None  # p-value of the boundary test of the row's decision (experiments.report.family)
+    p_decision: float | None = None  # p-value of the boundary test of the row's decision (report.verdict.family)
     p_holm: float | None = None  # the same, Holm-adjusted over the family
     family_size: int = 0  # decisions in the family
-    router: Any = None  # experiments.report.routing.RouterRow: the learned router over this row's configs
+    router: Any = None  # experiments.report.router.evaluate.RouterRow: the learned router over this row's configs
     arm_decision: Decision | None = None  # a row decided `route`: the decision between the single arms
 
     @property
@@ -240,7 +240,7 @@ def _candidates(lcs: list[Run], rags: list[Run], level: str | None, groups: dict
 
 def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None, groups: dict[str, str],
                   pricing: Pricing, settings: ReportSettings) -> bool:
-    """Choose on each half of the documents and score on the other (experiments.report.crossfit); the
+    """Choose on each half of the documents and score on the other (experiments.report.verdict.crossfit); the
     configs shown are the choice on all documents. False when the documents are too few to split."""
     half_a, half_b = split_documents(set(groups.values()), settings.seed)
     table = _candidates(lcs, rags, lvl, groups, pricing, settings)
@@ -294,7 +294,7 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
 def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings,
                 router: bool = True) -> VerdictRow:
     """The row of one benchmark and level; `router`: also learn a router over its two configs
-    (experiments.report.routing), whose `route` test joins the family."""
+    (experiments.report.router.evaluate), whose `route` test joins the family."""
     lvl = None if level == ALL else level
     row = VerdictRow(benchmark, level)
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)

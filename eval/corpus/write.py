@@ -1,6 +1,6 @@
 """Write a benchmark's samples out as a team's folder of files and a questions file (`benchmark=corpus`'s input).
 
-    python -m eval.write_corpus --benchmark synthetic languages=[en] levels=[1k] --out corpus/ \
+    python -m eval.corpus.write --benchmark synthetic languages=[en] levels=[1k] --out corpus/ \
         --types md,html,pdf,docx,txt [--limit N]
 
 Samples of any registered benchmark (options as `KEY=VALUE`, Hydra's syntax, on top of
@@ -22,10 +22,10 @@ bytes on every run (PDF and Word creation dates are fixed, Word's zip entries ca
 name and the PDF and Word metadata): a heading moves every token window of the chunker, so BM25 recall@n
 through the files differs from the benchmark's own on about a quarter of LooGLE's questions; without it
 md, html and docx give every question the same figures (perf/corpus_parity.py). A PDF comes closest once
-its reader rejoins the lines it wrapped (`eval.documents.reflow`); a word split over two pages or lines
+its reader rejoins the lines it wrapped (`eval.corpus.documents.reflow`); a word split over two pages or lines
 may still move a chunk boundary by a token.
 
-After writing, every file is read back through `eval.documents` and the questions through
+After writing, every file is read back through `eval.corpus.documents` and the questions through
 `benchmark=corpus`, and it prints how many documents came back unchanged up to whitespace (a PDF wraps
 lines) and how many quotes aligned exactly, fuzzily or not at all. From Python: `write_samples(samples, out,
 types)` writes loaded samples and returns what it wrote; `read_back(written)` measures what survived.
@@ -140,7 +140,7 @@ def _glyphs(font: Path) -> frozenset[int]:
 def _write_pdf(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
     """Left-aligned lines (justified ones come back with doubled spaces) in a font that has every glyph; the title
     is in the PDF's metadata, and on the page only with `heading`."""
-    fpdf = require("fpdf", "eval.write_corpus (PDF files)", FPDF_HINT)
+    fpdf = require("fpdf", "eval.corpus.write (PDF files)", FPDF_HINT)
     font = font or default_pdf_font()
     text = re.sub(r"[^\S\n]", " ", text)  # tabs and other spaces: the font may lack their glyphs
     visible = title + text if heading else text
@@ -168,7 +168,7 @@ def _write_pdf(path: Path, title: str, text: str, font: Path | None, heading: bo
 def _write_docx(path: Path, title: str, text: str, font: Path | None, heading: bool) -> str:
     """A heading (with `heading`; the title is in the core properties either way), then one paragraph per line
     (blank lines as empty paragraphs, so they come back)."""
-    docx = require("docx", "eval.write_corpus (Word files)", "make install (or: pip install 'rag-or-longctx[docs]')")
+    docx = require("docx", "eval.corpus.write (Word files)", "make install (or: pip install 'rag-or-longctx[docs]')")
     document = docx.Document()
     props = document.core_properties
     props.title, props.author, props.created, props.modified = title, "rag-or-longctx", FIXED_DATE, FIXED_DATE
@@ -317,9 +317,9 @@ def _words(text: str) -> str:
 
 
 def read_back(corpus: WrittenCorpus) -> ReadBack:
-    """Parse every written file (`eval.documents`) and load the questions (`benchmark=corpus`): what survived."""
+    """Parse every written file (`eval.corpus.documents`) and load the questions (`benchmark=corpus`): what survived."""
     from eval.benchmarks import load_benchmark
-    from eval.documents import read_folder
+    from eval.corpus.documents import read_folder
 
     parsed, bad = read_folder(corpus.docs_dir)
     if bad:
@@ -372,7 +372,7 @@ def load_samples(benchmark: str, options: Sequence[str], limit: int | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m eval.write_corpus", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m eval.corpus.write", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", required=True, help="a registered benchmark (conf/benchmark/<name>.yaml)")
     ap.add_argument("options", nargs="*", help="benchmark options, KEY=VALUE (Hydra syntax)")

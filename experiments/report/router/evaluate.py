@@ -2,8 +2,8 @@
 measured on documents it never saw, with what it costs, against the better single arm, the oracle
 and any routing arm that was run (Self-Route, a live `arm=router`); and the `route` decision.
 
-Per verdict row with both arms, the router (experiments.report.router: cross-fitted ridge on the
-features of experiments.report.router_features) is trained on the row's long-context and RAG configs
+Per verdict row with both arms, the router (experiments.report.router.fit: cross-fitted ridge on the
+features of experiments.report.router.features) is trained on the row's long-context and RAG configs
 (the configs the row shows). Its per-answer costs:
 - prompt tokens and latency: each question's own record of the arm it was routed to; a router that
   reads retrieval scores retrieves for every question, so a question it sends to long context also
@@ -17,7 +17,7 @@ half of the documents), priced the same way.
 
 The `route` decision: the router is better than the best single arm by more than the tolerance, read
 from its interval (lower end above +tolerance); the test joins the verdict's family of decisions
-(experiments.report.family, Holm), so asking it costs the other rows some power, as it should. A
+(experiments.report.verdict.family, Holm), so asking it costs the other rows some power, as it should. A
 row decided `route` keeps the single-arm decision it would have had (`arm_decision`) for its sentence.
 
 Other routing arms (Self-Route, a live router run: any arm whose records carry `route`) are measured
@@ -35,11 +35,11 @@ from typing import Any, Callable
 import numpy as np
 
 from eval.metrics.confidence import paired_bootstrap
-from experiments.report.router import RouterResult, route
-from experiments.report.router_features import router_features
+from experiments.report.router.fit import RouterResult, route
+from experiments.report.router.features import router_features
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.router_model import POST_RETRIEVAL, Router, save_router
+from experiments.arms.router_model import POST_RETRIEVAL, Router, save_router
 
 
 @dataclass

@@ -15,7 +15,7 @@ document. A file that cannot be parsed (encrypted or broken PDF, no text, unknow
 `BadFile` with its reason; the caller decides whether that stops the load.
 
 Parsing is keyed by `document_key` (SHA-256 of the file's bytes, its suffix, `PARSER_VERSION` and the
-versions of the parsing libraries), so a cache (`eval.document_cache`) can hand back the same text, and
+versions of the parsing libraries), so a cache (`eval.corpus.cache`) can hand back the same text, and
 so the same char offsets, for the same file on every run. Files not in the cache are parsed in a pool
 of processes when there are many (`workers`); the result keeps the files' order either way.
 """
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from eval.registry import MissingExtra, require
 
 if TYPE_CHECKING:
-    from eval.document_cache import ParsedDocumentCache
+    from eval.corpus.cache import ParsedDocumentCache
 
 log = logging.getLogger(__name__)
 PARSER_VERSION = 3  # bump when a parser's output changes: cached parses of older versions are not used
@@ -306,7 +306,7 @@ def parse_file(path: Path, name: str) -> ParsedDocument:
 
 def beir_corpus(path: Path, name: str) -> Iterator[ParsedDocument | BadFile]:
     """The documents of a BEIR `corpus.jsonl` (`{_id, title, text}` per line)."""
-    from eval.benchmarks._files import DataError, read_records
+    from eval.benchmarks.files import DataError, read_records
 
     try:
         for row in read_records(path):

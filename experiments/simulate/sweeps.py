@@ -2,7 +2,7 @@
 (records.jsonl, metrics.json, .hydra/config.yaml and overrides.yaml): for the report's tests,
 its speed check, and for trying the report without running a model.
 
-    python -m experiments.report.simulated_sweeps /tmp/example_sweep
+    python -m experiments.simulate.sweeps /tmp/example_sweep
     # then:
     python -m experiments.report /tmp/example_sweep
 
@@ -234,7 +234,7 @@ FIRST_RAG = "rag00"  # the single pre-registered RAG config the rule is compared
 
 def _rates(kinds: list[str], intervals: list[tuple[float, float] | None], truth_points: float) -> dict[str, float]:
     """Share of each decision kind, of intervals excluding 0, and of intervals covering the truth."""
-    from experiments.report.decision import DECISIONS
+    from experiments.report.verdict.decision import DECISIONS
 
     n = max(1, len(kinds))
     rates = {kind: sum(k == kind for k in kinds) / n for kind in DECISIONS}
@@ -254,10 +254,10 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
     `on_sweep(runs)`, when given, sees each sweep's runs (e.g. to measure intervals on them)."""
     import shutil
 
-    from experiments.report.decision import INCONCLUSIVE
+    from experiments.report.verdict.decision import INCONCLUSIVE
     from experiments.report.pricing import Pricing
     from experiments.report.runs import dedupe, find_runs
-    from experiments.report.verdict import verdicts
+    from experiments.report.verdict.rows import verdicts
 
     sweep_kwargs = {**SCENARIO_SWEEPS.get(scenario, {}), **sweep_kwargs}
     rule: tuple[list[str], list] = ([], [])
@@ -287,11 +287,11 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
     share of rows decided wrongly."""
     import shutil
 
-    from experiments.report.decision import RAG
-    from experiments.report.family import ALPHA
+    from experiments.report.verdict.decision import RAG
+    from experiments.report.verdict.family import ALPHA
     from experiments.report.pricing import Pricing
     from experiments.report.runs import dedupe, find_runs
-    from experiments.report.verdict import verdicts
+    from experiments.report.verdict.rows import verdicts
 
     sweep_kwargs = {"n_rag_configs": 1, "longctx_tokens": 50, **sweep_kwargs}
     counts = {"holm": 0, "per_row": 0, "rows_wrong": 0}
@@ -315,7 +315,7 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        print("usage: python -m experiments.report.simulated_sweeps OUT_DIR", file=sys.stderr)
+        print("usage: python -m experiments.simulate.sweeps OUT_DIR", file=sys.stderr)
         sys.exit(2)
     made = make_sweep(Path(sys.argv[1]))
     print(f"{len(made)} run directories under {sys.argv[1]}")

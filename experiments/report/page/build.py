@@ -9,7 +9,7 @@ the best RAG config per question, per benchmark and length level) and the plots 
 
 Defaults come from conf/report.yaml (or --settings FILE); flags override them.
 
-The report opens with the answer (experiments.report.first_screen): one line of values per benchmark
+The report opens with the answer (experiments.report.page.first_screen): one line of values per benchmark
 and length level, and the forest plot of the same rows (verdict_forest.png). Sections: 1 verdict per
 benchmark and length level, how it was reached (best long context vs the cheapest RAG config within
 the tolerance, paired bootstrap, ratios, one sentence of advice, the oracle router);
@@ -30,25 +30,26 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from experiments.report import plots
+from experiments.report.plots import figures as plots
 from experiments.report.diagnostics import Diagnostics, diagnose
-from experiments.report.first_screen import add_answer, add_overview, delta_cell
-from experiments.report.power import plan_rows
+from experiments.report.page.first_screen import add_answer, add_overview, delta_cell
+from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
-from experiments.report.document import Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html, to_markdown
+from experiments.report.page.document import (Bullets, Code, Document, Heading, Image, Paragraph, Table, to_html,
+                                              to_markdown)
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.reproducibility import provenance, shared_config
 from experiments.versions import package_versions
 from experiments.report.runs import Run, dedupe, find_runs
 from experiments.report.summary import SHARE_COLUMNS, summary_rows
 from experiments import records as schema
-from experiments.report.oracle import mean_prompt_tokens
-from experiments.report.router_section import router_section
-from experiments.report.routing import write_routers
+from experiments.report.verdict.oracle import mean_prompt_tokens
+from experiments.report.page.router import router_section
+from experiments.report.router.evaluate import write_routers
 from experiments.report.other_arms import ArmBest, other_arm_specs, other_arms
 from experiments.report.overlap import overlap_section, question_groups, split_rows
 from experiments.report.pairwise import PairwiseRow, apply_pairwise, pairwise_rows, waiting
-from experiments.report.verdict import VerdictRow, budget_pairs, oracle_rows, overall_row, verdicts
+from experiments.report.verdict.rows import VerdictRow, budget_pairs, oracle_rows, overall_row, verdicts
 from experiments.report.whatif import WhatIfRow, what_if
 
 SECTIONS = {"verdict": "1. Verdict", "whatif": "2. Deployment what-if", "plots": "3. Plots",

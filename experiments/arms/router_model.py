@@ -1,5 +1,5 @@
 """The learned router's model, its features per question and its file: what the report trains
-(experiments/report/router.py) and what the live arm runs (experiments/arms/router.py, `arm=router`).
+(experiments/report/router/fit.py) and what the live arm runs (experiments/arms/router.py, `arm=router`).
 
 A question's features come from what its two paths put in front of the model, before either answers:
 - pre-route (from the document and the question): `log_doc_tokens` (ln of the document's tokens, the

@@ -1,5 +1,5 @@
 """A learned router as a third answer: per question, send it to RAG or to long context, from features
-known before the answer (experiments.report.router_features), measured against the better single arm
+known before the answer (experiments.report.router.features), measured against the better single arm
 and against the oracle (issue 26).
 
 The model. A ridge regression (L2-regularised least squares, numpy only, closed form) of the paired
@@ -20,7 +20,7 @@ the penalty on the sum of squared standardised weights, in units of squared scor
 question (1.0: mild at a hundred questions per half).
 
 Cross-fitting by document. The documents are split in two halves by the verdict's seeded hash of
-their names (`experiments.report.crossfit.split_documents`, as the verdict does);
+their names (`experiments.report.verdict.crossfit.split_documents`, as the verdict does);
 the model fitted on half A routes half B's questions and the one fitted on B routes A's, so no
 question is routed by a model that saw its document. The best single arm is cross-fitted the same
 way (per half, the arm with the higher training utility mean d + cost_weight x mean cost difference
@@ -32,7 +32,7 @@ to B, and B's to A, so when both halves share one by chance Δ is high on both. 
 the routes fixed (the paired cluster bootstrap of eval.metrics.confidence on the per-question Δ) misses
 that: in 60 sweeps where the features say nothing it was about 20% too narrow and excluded 0 in 15%.
 So the documents are resampled within each half (each half keeps its size), both halves' models and
-arms are refitted on every resample, and, as experiments/report/crossfit.py does for chosen configs
+arms are refitted on every resample, and, as experiments/report/verdict/crossfit.py does for chosen configs
 ("recentred"), the estimate gets each resample's error of its own routes: their Δ on the resampled
 documents minus their Δ on the observed ones. (Taking the refitted resamples' Δ as it is counts the
 differences between the observed routes, themselves noise, as variation: about 30% too wide.) The
@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eval.metrics.confidence import few_groups_factor
-from experiments.report.crossfit import MIN_GROUPS, split_documents
-from experiments.report.router_features import SAME_EVERYWHERE, RouterFeatures
-from experiments.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
+from experiments.report.verdict.crossfit import MIN_GROUPS, split_documents
+from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
+from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
 
 @dataclass
 class RouterResult:
@@ -135,7 +135,7 @@ def _resampled_diffs(features: RouterFeatures, d: np.ndarray, offset: np.ndarray
         routes_rag, arm_rag, _ = _crossfit_routes(features, d, offset, in_a, w, ridge)
         delta = np.where(routes_rag, features.s_rag, features.s_lc) - np.where(arm_rag, features.s_rag, features.s_lc)
         # recentred: the refitted routes' error on the resampled documents (their resampled mean minus
-        # their mean on the observed documents), as experiments.report.crossfit does for chosen configs
+        # their mean on the observed documents), as experiments.report.verdict.crossfit does for chosen configs
         out[r] = float(w @ delta / w.sum()) - float(delta.mean())
     return out
 

@@ -73,7 +73,7 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
     is above the median, else long context's, each with its `route`."""
     from pathlib import Path
 
-    from experiments.report.simulated_sweeps import write_run
+    from experiments.simulate.sweeps import write_run
 
     root = Path(root)
     lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed)

@@ -1,6 +1,6 @@
 """Questions generated from a team's own documents, where it has none: a questions file for `benchmark=corpus`.
 
-    python -m eval.generate_questions --docs DIR --out questions.jsonl [--generator smollm2|openai|vllm|FILE.yaml]
+    python -m testset.generate --docs DIR --out questions.jsonl [--generator smollm2|openai|vllm|FILE.yaml]
         [--set base_url=http://host:8000/v1 --set model=NAME] [--n 100] [--seed 0]
         [--types locate,compare,reason,unanswerable] [--drop-closed-book] [--yes]
 
@@ -76,7 +76,7 @@ from typing import Any, Iterable
 
 from eval.align import TokenIndex, align
 from eval.benchmarks.corpus import language_of
-from eval.documents import ParsedDocument, read_folder
+from eval.corpus.documents import ParsedDocument, read_folder
 from eval.lexical_overlap import BUCKETS, lexical_overlap, overlap_bucket
 from eval.metrics.text import normalize_en, normalize_zh, tokens
 
@@ -617,7 +617,7 @@ class Tally:
 
 def load_documents(root: Path, leave_out: Iterable[Path], cache_dir: str | Path | None) -> list[ParsedDocument]:
     """The folder's documents (parsed as `benchmark=corpus` parses them); unreadable files are named in a warning."""
-    from eval.document_cache import ParsedDocumentCache
+    from eval.corpus.cache import ParsedDocumentCache
 
     if not root.is_dir():
         raise FileNotFoundError(f"--docs {str(root)!r} is not a folder")
@@ -785,7 +785,7 @@ def _types(text: str) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m eval.generate_questions", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m testset.generate", description=__doc__.split("\n\n")[0])
     p.add_argument("--docs", required=True, help="the folder of documents (as benchmark.path)")
     p.add_argument("--out", required=True, help="the questions file to write (.jsonl); a .csv and a "
                                                 ".summary.json are written beside it")

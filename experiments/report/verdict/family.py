@@ -4,7 +4,7 @@ their number (8 rows each wrong 2.5% of the time: about 18%). Holm's step-down p
 1979) keeps the family-wise error rate, the chance of any wrong decision, at 5%, whatever the
 dependence between the rows (the all-levels row shares its samples with the level rows).
 
-Each row's decision is a one-sided test against a boundary of experiments.report.decision.decide,
+Each row's decision is a one-sided test against a boundary of experiments.report.verdict.decision.decide,
 given which arm is cheaper (`boundaries`): `rag` claims RAG - long context > b_rag (0, or
 -tolerance when RAG is cheaper), `longctx` claims it is < b_lc (-tolerance, or +tolerance when long
 context is cheaper). The p-value of a claim is twice the share of the interval's resampled
@@ -16,7 +16,7 @@ the family's m p-values p(1) <= ... <= p(m) and keeps decision k while p(j) x (m
 for every j <= k (the Holm-adjusted p-value, `p_holm`, is below 0.05). A row whose 95% interval
 decides but whose adjusted p-value does not is shown as inconclusive, saying why. With one row
 nothing changes. A row with a learned router adds one more test to the family: "router minus the
-better single arm > tolerance" (experiments.report.routing); where Holm keeps it the row decides
+better single arm > tolerance" (experiments.report.router.evaluate); where Holm keeps it the row decides
 `route`. Holm rather than Bonferroni-widened simultaneous intervals: it makes the same
 guarantee and decides at least as often; the intervals shown stay the rows' own 95% intervals.
 """
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, RAG, ROUTE, Decision
-from experiments.report.routing import route_p_value, route_why, routes_better
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, RAG, ROUTE, Decision
+from experiments.report.router.evaluate import route_p_value, route_why, routes_better
 from experiments.report.settings import ReportSettings
 
 ALPHA = 0.05  # family-wise error rate
@@ -59,7 +59,7 @@ def holm(p_values: list[float]) -> list[float]:
 
 def control_family(rows: list[Any], settings: ReportSettings) -> int:
     """Set each tested row's p_decision, p_holm and family_size and downgrade the decisions Holm does not
-    keep to inconclusive; a row with a learned router (`row.router`, experiments.report.routing) adds the
+    keep to inconclusive; a row with a learned router (`row.router`, experiments.report.router.evaluate) adds the
     test "router - best arm > tolerance" to the family, and where Holm keeps it the row's decision becomes
     `route` (its single-arm decision kept as `arm_decision`). Returns the number of tests in the family."""
     family = [r for r in rows if r.tested]

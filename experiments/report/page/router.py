@@ -1,16 +1,16 @@
 """The report's "Route instead of choosing?" subsection: per verdict row the learned router
-(experiments.report.routing) against the better single arm, the oracle and the routing arms that
+(experiments.report.router.evaluate) against the better single arm, the oracle and the routing arms that
 were run, what it costs, where its file is, and its weights in words."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from experiments.report.document import Bullets, Document, Heading, Paragraph, Table
-from experiments.report.crossfit import MIN_GROUPS
-from experiments.report.routing import RouterRow, money
-from experiments.report.router_features import SAME_EVERYWHERE
-from experiments.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
+from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
+from experiments.report.verdict.crossfit import MIN_GROUPS
+from experiments.report.router.evaluate import RouterRow, money
+from experiments.report.router.features import SAME_EVERYWHERE
+from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {

@@ -4,7 +4,7 @@ run over the same samples (issue 26: route, don't only choose).
 The two runs' records are paired by sample id; a question counts when both records are scored
 (`experiments.records.is_scored`: answered, or skipped with score 0). Two kinds of features:
 
-The features and how each is read are experiments.router_model's (`feature_row`), so the live
+The features and how each is read are experiments.arms.router_model's (`feature_row`), so the live
 `arm=router` computes them the same way: pre-route (document tokens, whether long context truncates,
 question tokens, one indicator per question type `task=<type>`, one per wording cue `cue=<name>` when
 the records carry `question`) and post-retrieval (top retrieval score, top-1/top-2 margin, spread of
@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from experiments.records import is_scored
-from experiments.router_model import (CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE, feature_row, is_cue_feature,
+from experiments.arms.router_model import (CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE, feature_row, is_cue_feature,
                                      is_task_feature, number)
 
 SAME_EVERYWHERE = "the same on every question"

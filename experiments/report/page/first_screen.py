@@ -16,11 +16,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from experiments.report.document import Bullets, Document, Image, Paragraph, Table
-from experiments.report.forest import ForestRow, forest_plot
+from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
+from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict import VerdictRow
+from experiments.report.verdict.rows import VerdictRow
 
 ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "long context", "RAG",
                "prompt tokens RAG÷LC", "latency RAG÷LC", "cost RAG÷LC", "to decide"]

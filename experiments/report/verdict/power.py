@@ -22,7 +22,7 @@ together:
   interval is a cluster bootstrap widened for few documents like a t interval with G - 1 degrees
   of freedom (eval.metrics.confidence.few_groups_factor); with many documents it is z_{0.975} +
   z_{power} = 2.80 at 80% power.
-- the decision rule (experiments.report.decision.decide) decides once the interval, about
+- the decision rule (experiments.report.verdict.decision.decide) decides once the interval, about
   diff +- t x SE, clears a boundary: above 0 (RAG better), below -tolerance (long context
   better), above -tolerance when RAG is cheaper, below +tolerance when long context is cheaper.
   The margin of the observed difference from the farthest boundary it can clear is what the
@@ -32,7 +32,7 @@ together:
   boundary, or between -tolerance and 0 with the cost unknown): no number of documents decides it.
 
 The differences are those the row's difference pools: with several configs per arm the verdict
-cross-fits (experiments.report.crossfit: each half's choice scored on the other half), so they cover
+cross-fits (experiments.report.verdict.crossfit: each half's choice scored on the other half), so they cover
 all documents. Should the interval cover fewer documents than the pair shares, the plan counts
 documents of the sweep: G* for the interval x (documents in the sweep / documents in the interval).
 
@@ -56,8 +56,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from eval.metrics.confidence import t_quantile
-from experiments.report.crossfit import MIN_GROUPS
-from experiments.report.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
+from experiments.report.verdict.crossfit import MIN_GROUPS
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
 from experiments.report.settings import ReportSettings
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
@@ -163,7 +163,7 @@ class Target:
 
 
 def targets(diff: float, tolerance: float, rag_cheaper: bool | None) -> list[Target]:
-    """The boundaries of experiments.report.decision.decide for a difference `diff`, best first."""
+    """The boundaries of experiments.report.verdict.decision.decide for a difference `diff`, best first."""
     out = [Target(RAG, 0.0, diff, "RAG better: interval above 0"),
            Target(LONGCTX, -tolerance, -tolerance - diff, f"long context better: interval below {-tolerance:+g}")]
     if rag_cheaper is True:
@@ -201,7 +201,7 @@ def rag_is_cheaper(row: Any) -> bool | None:
 
 
 def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None) -> dict[str, Any]:
-    """The plan of one verdict row (experiments.report.verdict.VerdictRow) as a JSON-ready dict.
+    """The plan of one verdict row (experiments.report.verdict.rows.VerdictRow) as a JSON-ready dict.
     `difference`: plan for this true difference (points) instead of the observed one."""
     if not 0 < power < 1:
         raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
@@ -329,8 +329,8 @@ def simulated_rows(where: Path, truth: float, n_documents: int, settings: Report
     RAG - long context `truth` (accuracy, 0..1), read through the report's own reader."""
     from experiments.report.pricing import Pricing
     from experiments.report.runs import dedupe, find_runs
-    from experiments.report.simulated_sweeps import known_truth_sweep
-    from experiments.report.verdict import verdicts
+    from experiments.simulate.sweeps import known_truth_sweep
+    from experiments.report.verdict.rows import verdicts
 
     known_truth_sweep(where, truth, n_rag_configs=1, n_docs=n_documents, seed=seed, **sweep_kwargs)
     runs, _ = dedupe(find_runs([where], with_records=True))
