@@ -14,12 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-from experiments.report.page.build import _disambiguate
 from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
-from experiments.report.runs import dedupe, find_runs
+from experiments.report.runs import dedupe, disambiguate, find_runs
 from experiments.report.settings import load_settings
-from experiments.report.verdict.rows import verdicts
+from experiments.report.decisions import verdicts
 
 
 def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,
@@ -33,7 +32,7 @@ def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, s
     if not runs:
         raise ValueError(f"no records.jsonl in any run directory under {', '.join(paths)}: nothing to plan from")
     runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
-    _disambiguate(runs)
+    disambiguate(runs)
     rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
     if not rows:
         raise ValueError("no verdict rows: the runs have no scored records")

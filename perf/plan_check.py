@@ -28,7 +28,8 @@ from pathlib import Path
 
 import common  # sets up the path; emit() prints the figures
 
-from experiments.report.verdict.power import decided_share, plan_rows, simulated_rows
+from experiments.report.verdict.power import plan_rows
+from experiments.simulate.plan_check import decided_share, simulated_rows
 from experiments.report.settings import load_settings
 
 

@@ -29,7 +29,7 @@ from experiments.report.pricing import Pricing
 from experiments.simulate.router import SCENARIOS, write_router_sweep
 from experiments.report.runs import dedupe, find_runs
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.rows import verdicts
+from experiments.report.decisions import verdicts
 
 TOLERANCE = 2.0
 

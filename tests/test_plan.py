@@ -13,9 +13,9 @@ from eval.metrics.confidence import _group_index, _resampled_cluster_means
 from experiments.plan import main as plan_main
 from experiments.report.verdict.decision import INCONCLUSIVE, decide
 from experiments.report.verdict.power import (
-    clustered_variance, critical_sum, decided_share, documents_for, minimum_detectable_difference, plan_rows,
-    simulated_rows, targets,
+    clustered_variance, critical_sum, documents_for, minimum_detectable_difference, plan_rows, targets,
 )
+from experiments.simulate.plan_check import decided_share, simulated_rows
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import known_truth_sweep
 
@@ -177,7 +177,7 @@ def test_plan_check_script_prints_json_figures():
 def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_path, capsys):
     # 6 documents, 4 RAG configs, RAG truly far better: the variance alone would say "6 documents suffice", but
     # choosing among the configs needs MIN_GROUPS documents in each half, so the plan asks for 2 x MIN_GROUPS
-    from experiments.report.verdict.crossfit import MIN_GROUPS
+    from experiments.report.halves import MIN_GROUPS
 
     known_truth_sweep(tmp_path / "sweep", 0.4, n_rag_configs=4, n_docs=6, questions_per_doc=5, seed=5)
     assert plan_main([str(tmp_path / "sweep")]) == 0

@@ -13,7 +13,7 @@ from experiments.report.settings import load_settings
 from experiments.report.verdict.crossfit import BOOTSTRAPS, Candidates, crossfit
 from experiments.report.verdict.family import claim_p_values, holm
 from experiments.simulate.sweeps import decision_rates, family_error_rates, known_truth_sweep
-from experiments.report.verdict.crossfit import split_documents
+from experiments.report.halves import split_documents
 
 SWEEPS = 30
 

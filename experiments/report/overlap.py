@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from eval.lexical_overlap import BUCKET_EDGES, BUCKETS, overlap_bucket
+from eval.lexical_overlap import BUCKETS, overlap_bucket
 from experiments import records as schema
-from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.runs import Run
 
 RECALL_AT = 5  # the recall@n shown: n = 5 where the run measured it, else its largest n
@@ -111,34 +110,4 @@ def question_groups(runs: list[Run]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _cell(v: float | None, digits: int = 1) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple[int, int]]) -> None:
-    """The report's subsection (under Diagnostics); nothing when no record carries an overlap, pages or a
-    question-level group."""
-    if not rows and not groups:
-        return
-    lo, hi = BUCKET_EDGES
-    doc.add(Heading(3, "By lexical overlap and where the evidence lies"))
-    if rows:
-        doc.add(Table(["benchmark", "config", "split", "part", "n", "score", "evidence recall"],
-                      [[r.benchmark, r.config, r.split, r.part, str(r.n), _cell(r.score),
-                        "-" if r.recall is None else f"{r.recall:.2f} @{r.recall_at}"] for r in rows]),
-                Paragraph(f"Overlap: the share of a question's content words found in its evidence (low < {lo:g} <= "
-                          f"mid < {hi:g} <= high). Questions that repeat their evidence's words flatter lexical "
-                          "retrieval (NoLiMa): a config whose recall falls from high to low wins on the easy "
-                          "questions only. Evidence: questions whose evidence lies on PDF pages and the rest "
-                          "(overlap.csv has these rows)."))
-        lean = spread(rows)
-        if lean:
-            worst = max(lean, key=lambda c: lean[c])
-            doc.add(Paragraph(f"Recall gap high − low overlap: largest for {worst} ({lean[worst]:+.2f})."))
-    for benchmark, (own, n) in sorted(groups.items()):
-        doc.add(Paragraph(f"{benchmark}: {own} of {n} questions have no evidence inside a document of the corpus, so "
-                          "the bootstrap resamples each of them alone (its group is the question); the others are "
-                          "grouped by the document their evidence lies in."))
-
-
-__all__ = ["RECALL_AT", "SplitRow", "overlap_section", "question_groups", "split_rows", "spread"]
+__all__ = ["RECALL_AT", "SplitRow", "question_groups", "split_rows", "spread"]

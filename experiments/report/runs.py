@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,15 @@ def dedupe(runs: list[Run]) -> tuple[list[Run], dict[str, list[Path]]]:
 def levels_of(runs: list[Run]) -> list[str]:
     """The length levels the runs' records cover, smallest first."""
     return sorted({str(r.get("length_level")) for run in runs for r in run.records}, key=level_sort_key)
+
+
+def disambiguate(runs: list[Run]) -> None:
+    """Scope verdicts by generator when a report mixes them; make labels unique within a scope."""
+    # retrieval-only runs (no generator) do not split a report into scopes
+    if len({r.knobs.get("generator") for r in runs if not r.retrieval_only}) > 1:
+        for r in runs:
+            r.scope_override = f"{r.benchmark} / {r.knobs.get('generator')}"
+    seen = Counter((r.scope, r.config_label) for r in runs)
+    for r in runs:
+        if seen[(r.scope, r.config_label)] > 1:
+            r.label_suffix = f" #{str(r.metrics.get('config_hash', ''))[:6] or r.path.name}"

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from experiments.report.page.cells import ratio
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.report.runs import Run
@@ -58,10 +59,6 @@ def no_interval_reason(v: VerdictRow) -> str | None:
     return None
 
 
-def _ratio(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
-
-
 def delta_cell(v: VerdictRow) -> str:
     """"+3.1 [-1.2, +7.4]", or "-" when the row has no interval (no_interval_reason says why)."""
     if no_interval_reason(v) is not None:
@@ -72,7 +69,7 @@ def delta_cell(v: VerdictRow) -> str:
 def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[list[str]]:
     """One line of values per verdict row, in ANSWER_HEAD's order."""
     return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v), short_label(v.lc),
-             short_label(v.rag), _ratio(v.token_ratio), _ratio(v.latency_ratio), _ratio(v.cost_ratio), plan["column"]]
+             short_label(v.rag), ratio(v.token_ratio), ratio(v.latency_ratio), ratio(v.cost_ratio), plan["column"]]
             for v, plan in zip(vrows, plans)]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
-from experiments.report.verdict.crossfit import MIN_GROUPS
+from experiments.report.halves import MIN_GROUPS
 from experiments.report.router.evaluate import RouterRow, money
 from experiments.report.router.features import SAME_EVERYWHERE
 from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature

@@ -38,6 +38,8 @@ from eval.metrics.confidence import paired_bootstrap
 from experiments.report.router.fit import RouterResult, route
 from experiments.report.router.features import router_features
 from experiments.report.runs import Run
+from experiments.report.verdict.decision import ROUTE, Decision
+from experiments.report.verdict.family import ALPHA
 from experiments.report.settings import ReportSettings
 from experiments.arms.router_model import POST_RETRIEVAL, Router, save_router
 
@@ -93,6 +95,27 @@ def route_p_value(result: RouterResult, tolerance: float) -> float:
 def routes_better(result: RouterResult | None, tolerance: float) -> bool:
     """The interval alone says `route`: its lower end is above +tolerance."""
     return result is not None and result.ci[0] > tolerance
+
+
+@dataclass
+class RouteClaim:
+    """The `route` test of one verdict row as a member of the report's family
+    (experiments.report.verdict.family): where Holm keeps it, the row decides `route` and keeps its
+    single-arm decision as `arm_decision`."""
+    row: Any  # the verdict row whose `router` this tests
+    tolerance: float
+    p_value: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.p_value = self.row.router.p_route = route_p_value(self.row.router.result, self.tolerance)
+
+    def settle(self, p_holm: float) -> None:
+        router = self.row.router
+        router.p_route_holm = p_holm
+        if routes_better(router.result, self.tolerance) and p_holm < ALPHA:
+            router.decided = True
+            self.row.arm_decision, self.row.decision = self.row.decision, Decision(ROUTE, route_why(router,
+                                                                                                    self.tolerance))
 
 
 def _by_id(run: Run, level: str | None) -> dict[str, dict[str, Any]]:

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eval.metrics.confidence import few_groups_factor
-from experiments.report.verdict.crossfit import MIN_GROUPS, split_documents
+from experiments.report.halves import MIN_GROUPS, split_documents
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
 from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
 

@@ -10,7 +10,7 @@ reports on half the documents: in simulated sweeps of 40 documents it decided cl
 of sweeps where a single pre-registered config decided in 87-100% (issue 25). Cross-fitting (sample
 splitting with the roles swapped, as in double/debiased machine learning: Chernozhukov et al. 2018)
 keeps split-half's honesty and uses every document: the documents are split in two halves A and B
-(`split_documents` below: a seeded hash of their names, whatever their scores);
+(`experiments.report.halves.split_documents`: a seeded hash of their names, whatever their scores);
 the configs chosen on A are scored on B's samples and the configs chosen on B on A's samples; the
 paired per-sample differences RAG - long context of both halves are pooled into one mean over all
 documents. Each difference comes from a choice that never saw its document, so the mean is not
@@ -46,25 +46,12 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from eval.metrics.confidence import few_groups_factor
-
-MIN_GROUPS = 4  # documents each half of the selection split needs; fewer: no honest split
-
-
-def split_documents(groups: set[str], seed: int) -> tuple[set[str], set[str]]:
-    """(half A, half B) of the documents, by a seeded hash of each name: the same documents land in
-    the same half for every config, whatever their scores (the cross-fit chooses on each, scores on
-    the other)."""
-    key = lambda g: hashlib.sha256(f"{seed}:{g}".encode()).hexdigest()  # noqa: E731
-    ordered = sorted(groups, key=key)
-    half = len(ordered) // 2
-    return set(ordered[:half]), set(ordered[half:])
 
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
 

@@ -23,15 +23,23 @@ guarantee and decides at least as often; the intervals shown stay the rows' own 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, RAG, ROUTE, Decision
-from experiments.report.router.evaluate import route_p_value, route_why, routes_better
 from experiments.report.settings import ReportSettings
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, RAG, Decision
 
 ALPHA = 0.05  # family-wise error rate
+
+
+class Claim(Protocol):
+    """A test of the family besides the rows' decisions: its p-value, and what follows from its
+    Holm-adjusted p-value once the whole family is known."""
+
+    p_value: float
+
+    def settle(self, p_holm: float) -> None: ...
 
 
 def boundaries(tolerance: float, rag_cheaper: bool | None) -> tuple[float, float]:
@@ -57,19 +65,16 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
-def control_family(rows: list[Any], settings: ReportSettings) -> int:
+def control_family(rows: list[Any], settings: ReportSettings, claims: Sequence[Claim] = ()) -> int:
     """Set each tested row's p_decision, p_holm and family_size and downgrade the decisions Holm does not
-    keep to inconclusive; a row with a learned router (`row.router`, experiments.report.router.evaluate) adds the
-    test "router - best arm > tolerance" to the family, and where Holm keeps it the row's decision becomes
-    `route` (its single-arm decision kept as `arm_decision`). Returns the number of tests in the family."""
+    keep to inconclusive. `claims`: further tests of the same family (a learned router's "router - best arm
+    > tolerance", experiments.report.router.evaluate), each told its Holm-adjusted p-value. Returns the
+    number of tests in the family."""
     family = [r for r in rows if r.tested]
     for row in family:
         p = claim_p_values(row.resampled, settings.tolerance, row.rag_cheaper)
         row.p_decision = p[row.decision.kind] if row.decision.kind in p else min(p.values())
-    routed = [r for r in rows if getattr(r, "router", None) is not None]
-    for row in routed:
-        row.router.p_route = route_p_value(row.router.result, settings.tolerance)
-    adjusted = holm([r.p_decision for r in family] + [r.router.p_route for r in routed])
+    adjusted = holm([r.p_decision for r in family] + [c.p_value for c in claims])
     size = len(adjusted)
     for row, p_holm in zip(family, adjusted):
         row.p_holm = p_holm
@@ -77,11 +82,8 @@ def control_family(rows: list[Any], settings: ReportSettings) -> int:
             row.decision = Decision(INCONCLUSIVE, f"the 95% interval alone says {row.decision.kind}, but this report "
                                                   f"makes {size} tests and with Holm's correction its "
                                                   f"p-value ({p_holm:.3f}) is not below {ALPHA:g}")
-    for row, p_holm in zip(routed, adjusted[len(family):]):
-        row.router.p_route_holm = p_holm
-        if routes_better(row.router.result, settings.tolerance) and p_holm < ALPHA:
-            row.router.decided = True
-            row.arm_decision, row.decision = row.decision, Decision(ROUTE, route_why(row.router, settings.tolerance))
+    for claim, p_holm in zip(claims, adjusted[len(family):]):
+        claim.settle(p_holm)
     for row in rows:
         row.family_size = size
     return size

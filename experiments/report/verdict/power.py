@@ -50,13 +50,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from eval.metrics.confidence import t_quantile
-from experiments.report.verdict.crossfit import MIN_GROUPS
+from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
 from experiments.report.settings import ReportSettings
 
@@ -318,34 +317,3 @@ def plan_rows(vrows: list[Any], settings: ReportSettings, power: float = 0.8,
               difference: float | None = None) -> list[dict[str, Any]]:
     """The plan of every verdict row, in the rows' order."""
     return [plan_row(row, settings, power, difference) for row in vrows]
-
-
-# ---------------------------------------------------------------- checking the plan by simulation
-
-
-def simulated_rows(where: Path, truth: float, n_documents: int, settings: ReportSettings, seed: int,
-                   **sweep_kwargs: Any) -> list[Any]:
-    """Verdict rows of one simulated sweep (1 long-context, 1 RAG config: nothing chosen) with true
-    RAG - long context `truth` (accuracy, 0..1), read through the report's own reader."""
-    from experiments.report.pricing import Pricing
-    from experiments.report.runs import dedupe, find_runs
-    from experiments.simulate.sweeps import known_truth_sweep
-    from experiments.report.verdict.rows import verdicts
-
-    known_truth_sweep(where, truth, n_rag_configs=1, n_docs=n_documents, seed=seed, **sweep_kwargs)
-    runs, _ = dedupe(find_runs([where], with_records=True))
-    return verdicts(runs, Pricing(settings, runs), settings, routers=False)
-
-
-def decided_share(root: Path, truth: float, n_documents: int, n_sweeps: int, settings: ReportSettings,
-                  seed: int = 0, **sweep_kwargs: Any) -> dict[str, float]:
-    """Share of `n_sweeps` simulated sweeps of `n_documents` documents decided each way (fresh seeds)."""
-    import shutil
-
-    counts = {RAG: 0, LONGCTX: 0, INCONCLUSIVE: 0, NO_DECISION: 0}
-    for i in range(n_sweeps):
-        where = Path(root) / f"plan_check_{seed}_{i}"
-        row = simulated_rows(where, truth, n_documents, settings, seed=seed * 100_003 + i, **sweep_kwargs)[0]
-        counts[row.decision.kind if row.decision else INCONCLUSIVE] += 1
-        shutil.rmtree(where)
-    return {k: v / n_sweeps for k, v in counts.items()}

@@ -38,14 +38,13 @@ import numpy as np
 
 from eval.metrics.confidence import paired_bootstrap, paired_resamples
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.verdict.crossfit import MIN_GROUPS, Candidates, crossfit, split_documents
+from experiments.report.halves import MIN_GROUPS, split_documents
+from experiments.report.verdict.crossfit import Candidates, crossfit
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision, decide
-from experiments.report.verdict.family import control_family
 from experiments.report.verdict.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.settings import ReportSettings
-from experiments.report.router.evaluate import router_row
-from experiments.report.runs import Run, levels_of
+from experiments.report.runs import Run
 
 ALL = "all"
 SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
@@ -291,10 +290,9 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
                           _share_correct(row.lc, lvl, shared, settings.correct_threshold))
 
 
-def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings,
-                router: bool = True) -> VerdictRow:
-    """The row of one benchmark and level; `router`: also learn a router over its two configs
-    (experiments.report.router.evaluate), whose `route` test joins the family."""
+def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
+    """The row of one benchmark and level: its configs, difference, interval and the decision its interval
+    alone makes (the family's correction and the router come after, experiments.report.decisions)."""
     lvl = None if level == ALL else level
     row = VerdictRow(benchmark, level)
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)
@@ -336,10 +334,6 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
                                               "over one document cannot vary, so it says nothing about other "
                                               "documents; add documents")
     row.tested = not naive and not one_document and row.resampled is not None and row.decision.kind != NO_DECISION
-    if router:
-        row.router = router_row(benchmark, level, lvl, row.lc, row.rag, runs, settings,
-                                lambda r: deployment_cost(r, pricing, settings, lvl),
-                                lambda r: pricing.index_cost_per_doc(r) / settings.queries_per_doc)
     row.recommendation = recommend(row, settings)
     return row
 
@@ -393,21 +387,6 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
 
 def _lvl(row: VerdictRow) -> str | None:
     return None if row.level == ALL else row.level
-
-
-def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings, routers: bool = True) -> list[VerdictRow]:
-    """One row per benchmark and length level, then one per benchmark over all levels; `routers`: with a
-    learned router per row (False: the single-arm decision alone, as the simulations measure it)."""
-    rows = []
-    for bench in sorted({r.scope for r in runs}):
-        mine = [r for r in runs if r.scope == bench]
-        levels = levels_of(mine)
-        for level in levels + ([ALL] if len(levels) > 1 else []):
-            rows.append(verdict_row(bench, level, mine, pricing, settings, routers))
-    control_family(rows, settings)
-    for row in rows:
-        row.recommendation = recommend(row, settings)
-    return rows
 
 
 @dataclass

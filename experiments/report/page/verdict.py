@@ -1,0 +1,210 @@
+"""The verdict section: how it was reached, its table, the other arms, the same-budget comparison and every
+config. Each function renders rows computed elsewhere (experiments.report.decisions, .other_arms, .summary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from experiments import records as schema
+from experiments.report.other_arms import ArmBest, OtherArmsRow, other_arm_specs
+from experiments.report.page.cells import fmt, pct, ratio, usd
+from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
+from experiments.report.page.first_screen import delta_cell
+from experiments.report.page.sections import SECTIONS
+from experiments.report.settings import ReportSettings
+from experiments.report.summary import SHARE_COLUMNS
+from experiments.report.verdict.rows import BudgetPair, VerdictRow, oracle_rows
+
+
+def _arm_best(best: ArmBest | None) -> str:
+    """An other-arms cell: the score and config of an arm's best run (a routing arm's share routed to long context)."""
+    if best is None:
+        return "-"
+    routed = "" if best.longctx_share is None else f", {pct(best.longctx_share)} to long context"
+    return f"{best.score:.1f} ({best.run.label}{routed})"
+
+
+def _selection_cell(v: VerdictRow) -> str:
+    """The selection in a few words (verdict.csv and the notes below the table have it in full)."""
+    if v.selection.startswith("cross-fitted"):
+        return "cross-fitted, " + ("halves agree" if v.halves_agree else "halves differ")
+    return v.selection.split(":")[0] or "-"
+
+
+def family_sentence(vrows: list[VerdictRow]) -> str:
+    """How many tests the report makes and how their family-wise error is controlled."""
+    m = max((v.family_size for v in vrows), default=0)
+    if m <= 1:
+        return ("This report makes at most one decision (one row with an interval from honestly chosen configs), so "
+                "no correction for multiple decisions is needed.")
+    held = [v for v in vrows if v.tested and v.decision and v.decision.why.startswith("the 95% interval alone says")]
+    routers = sum(v.router is not None for v in vrows)
+    members = ("the rows with an interval from honestly chosen configs and not at the floor or ceiling"
+               + (f", and {routers} learned router(s)' test of beating the better arm by more than the tolerance "
+                  "(`route`, below)" if routers else ""))
+    return (f"**{m} tests, one family**: {members}. Holm's step-down procedure on each test of its decision "
+            "boundary keeps the chance that any decision is wrong at 5% (p_decision and Holm-adjusted p_holm in "
+            "verdict.csv; router_p_holm for the routers); the intervals shown are each row's own 95% interval, and "
+            "the documents under \"to decide\" are planned for a row on its own (with the correction a row may need "
+            "somewhat more). "
+            + (f"{len(held)} row(s) whose interval alone decides are shown inconclusive after the correction."
+               if held else "No decision was withdrawn by the correction."))
+
+
+def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSettings,
+                    plans: list[dict[str, Any]]) -> None:
+    """How the verdict was reached, its table (one row per benchmark and level), the notes of the rows that
+    need one, and the naive same-sample picks where they differ."""
+    doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Heading(3, "How the verdict was reached"), Paragraph(
+        "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
+        f"{settings.tolerance:g} points of it (cost per answer including indexing over {settings.queries_per_doc:g} "
+        "queries per document; when no RAG config is that close, the best RAG config). **Configs are chosen without "
+        "looking at the samples reported on, and every document counts (cross-fitting)**: when an arm has several "
+        f"configs, the documents are split in two halves by a seeded hash (seed {settings.seed}); the configs chosen "
+        "on each half are scored on the other half, and the paired differences of both halves are pooled into Δ "
+        "(RAG minus long context, points) over all documents. Choosing and scoring on the same samples would favour "
+        "the luckiest of many configs; scoring on one half only (split-half) would waste half of the documents. The "
+        "configs named are the choice on all documents (what to deploy); the selection column says whether both "
+        "halves chose them too, and the scores are the cross-fitted ones. The 95% interval is a paired cluster "
+        f"bootstrap that resamples whole documents within each half ({settings.resamples} resamples), repeats both "
+        "halves' choices in every resample and adds each chosen pair's resampled deviation from its own mean, so it "
+        "includes how the choice and the scores move together; it is widened like a t interval when there are few "
+        "documents, since questions about one document rise and fall together. The "
+        "**decision** is read from the interval, not the point estimate: `rag` when RAG is better (interval above 0) "
+        f"or no more than {settings.tolerance:g} points worse (lower end above -{settings.tolerance:g}) and cheaper; "
+        "`longctx` when long context is better by more than the tolerance, or no more than the tolerance worse and "
+        "cheaper; `inconclusive` when the interval allows both; `no_decision` when "
+        f"both chosen configs answer at most {100 * settings.floor_share:g}% of questions correctly (score >= "
+        f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
+        "ceiling cannot tell the arms apart. Ratios are RAG / long context. The oracle router takes, per sample, the "
+        "better of the best long-context and the best RAG config (ties counted as ties): no router can do better. "
+        "**To decide**: the documents a sweep needs to decide the observed difference with 80% power "
+        "(`python -m experiments.plan`)."), Paragraph(family_sentence(vrows)))
+    doc.add(Table(*verdict_table(vrows, plans)))
+    notes = row_notes(vrows, plans)
+    if notes:
+        doc.add(Bullets(notes))
+    naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, fmt(v.naive_diff, 1)]
+             for v in vrows if v.naive_picks_matter]
+    if naive:
+        doc.add(Paragraph("Naive same-sample picks (not selection-adjusted: the configs were chosen and scored on all "
+                          "samples, so with many configs the difference is biased towards the luckiest one; shown for "
+                          "reference only, never used for the decision):"),
+                Table(["benchmark", "level", "long context", "RAG", "Δ RAG−LC (same samples)"], naive))
+
+
+def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The verdict table: its head and one row of cells per verdict row."""
+    head = ["benchmark", "level", "decision", "long context", "score", "RAG", "score", "Δ RAG−LC [95% CI]", "documents",
+            "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
+            "selection", "to decide", "recommendation"]
+    rows = []
+    for v, plan in zip(vrows, plans):
+        delta = "-" if v.diff is None or v.ci is None else (f"{v.diff:+.1f} (one document: no interval)"
+                                                            if v.n_groups < 2 else delta_cell(v))
+        oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
+                                               f"{100 * v.oracle.share_second:.0f}% LC, "
+                                               f"{100 * v.oracle.share_tie:.0f}% tie)")
+        shares = v.known_correct_shares
+        correct = "-" if shares is None else f"{pct(shares[0])} / {pct(shares[1])}"
+        rows.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", v.lc.label if v.lc else "-",
+                     fmt(v.lc_score, 1), v.rag.label if v.rag else "-", fmt(v.rag_score, 1), delta, str(v.n_groups),
+                     str(v.n_shared), correct, ratio(v.token_ratio), ratio(v.latency_ratio), ratio(v.cost_ratio),
+                     oracle, _selection_cell(v), plan["column"], v.recommendation])
+    return head, rows
+
+
+def row_notes(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[str]:
+    """A note per row that needs one: what would decide an inconclusive row, halves that chose differently."""
+    notes = []
+    for v, plan in zip(vrows, plans):
+        to_decide = plan["sentence"] if v.decision and v.decision.kind == "inconclusive" else ""
+        halves = f"Selection: {v.selection}." if v.halves_agree is False else ""
+        if to_decide or halves:
+            notes.append(f"{v.benchmark} {v.level}: " + " ".join(x for x in (to_decide, halves) if x))
+    return notes
+
+
+def other_arms_section(doc: Document, orows: list[OtherArmsRow]) -> None:
+    """Floors, routers and controls per level, beside long context."""
+    other = [[o.benchmark, o.level, fmt(o.lc_score, 1), *(_arm_best(b) for b in o.best),
+              fmt(o.oracle_score, 1)] for o in orows]
+    if other:
+        doc.add(Heading(3, "Other arms"), Paragraph(
+            "Closed book (no context) is the memorisation floor; Self-Route tries RAG and falls back to long context "
+            "when the model declines; budget-matched long context gets the same token budget as a RAG config, "
+            "separating \"less text\" from \"better text\"."),
+            Table(["benchmark", "level", "long context", *(s.display() for s in other_arm_specs()),
+                   "budget-matched long context", "oracle router"], other))
+
+
+def budget_section(doc: Document, pairs: list[BudgetPair]) -> None:
+    """Long context cut to a RAG config's token budget against that config."""
+    if pairs:
+        doc.add(Heading(3, "Same token budget: better text or less text?"), Paragraph(
+            "Long context cut to a RAG config's token budget (its spec's: top_k x chunk_size for plain RAG) against "
+            "that RAG config. Full long "
+            "context minus the budget-matched run is what the extra text is worth; RAG minus the budget-matched run is "
+            "what choosing the text (retrieval) is worth at equal length."),
+            Table(["benchmark", "budget tokens", "RAG", "score", "budget-matched long context", "score",
+                   "Δ RAG−budget LC [95% CI]", "n", "full long context"],
+                  [[p.benchmark, str(p.budget), p.rag.label, fmt(p.rag_score, 1), p.budget_lc.label,
+                    fmt(p.budget_lc_score, 1),
+                    "-" if p.diff is None else f"{p.diff:+.1f} [{p.ci[0]:+.1f}, {p.ci[1]:+.1f}]", str(p.n_shared),
+                    fmt(p.full_lc_score, 1)] for p in pairs]))
+
+
+def configs_section(doc: Document, vrows: list[VerdictRow], summary: list[dict[str, Any]], levels: list[str],
+                    ns: list[str]) -> None:
+    """Every config point: scores, recall, tokens, latency, cost; then what may understate a config."""
+    doc.add(Heading(3, "All configs"), Paragraph(
+        "Scores are the benchmark's primary metric x100; a sample an arm could not serve (skipped) counts 0, failed "
+        "samples are left out. recall@n: share of gold evidence spans in the top-n retrieved chunks; in prompt: share "
+        "of gold evidence in the RAG prompt; retained: share that survived long-context truncation. Where a "
+        "benchmark's evidence is whole documents (Loong), the same figures count gold documents and are named doc "
+        "recall@n, docs in prompt and docs retained: a document counts when any chunk of it does. Retrieval-only "
+        "runs (no generator) show recall without a score."))
+    doc_ns = [c.split("@")[1] for c in (summary[0] if summary else {}) if c.startswith("doc_recall@")]
+    shares = [k for k in schema.SHARE_KEYS if any(k in row for row in summary)]
+    official = any(row.get("official_rule") for row in summary)
+    head = ["config", "benchmark", "score", *(["official"] if official else []), *[f"score {lvl}" for lvl in levels],
+            *[f"recall@{n}" for n in ns],
+            *[f"doc recall@{n}" for n in doc_ns], *[SHARE_COLUMNS[k] for k in shares],
+            "prompt tokens", "latency s", "cost/answer", "n", "skipped", "failed"]
+    table = []
+    for row in summary:
+        table.append([row["config"], row["benchmark"], fmt(row["score"], 1),
+                      *([fmt(row["official"], 1) if row["official_rule"] else ""] if official else []),
+                      *[fmt(row[f"score_{lvl}"], 1) for lvl in levels],
+                      *[fmt(row[f"recall@{n}"]) for n in ns], *[fmt(row[f"doc_recall@{n}"]) for n in doc_ns],
+                      *[fmt(row.get(k)) for k in shares], fmt(row["prompt_tokens_mean"], 0),
+                      fmt(row["latency_s_mean"]),
+                      usd(row["cost_per_answer_usd"]), fmt(row["n"]), fmt(row["skipped"]), fmt(row["failed"])])
+    for v in oracle_rows(vrows):
+        table.append([f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark,
+                      fmt(v.oracle.score, 1), *([""] if official else []), *["" for _ in levels],
+                      *["" for _ in ns],
+                      *["" for _ in doc_ns], *["" for _ in shares], "", "", "", str(v.oracle.n), "", ""])
+    doc.add(Table(head, table))
+    rules = sorted({(row["benchmark"], row["official_rule"]) for row in summary if row.get("official_rule")})
+    if rules:
+        doc.add(Paragraph(
+            "official: the benchmark's own aggregate beside the sample mean (score), which the verdict compares. "
+            + " ".join(f"{rule}." for _, rule in rules)
+            + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in "
+              "summary.csv)."))
+    capped = [row for row in summary if row.get("answers_cut_share")]
+    if capped:
+        doc.add(Paragraph(
+            "Answers cut at the token limit (the generator stopped at the benchmark's max_new_tokens, finish_reason "
+            "length): " + "; ".join(f"{row['config']} {pct(row['answers_cut_share'])}" for row in capped)
+            + ". A cut answer may miss what it was about to say, so such a config's score can understate it; "
+            "compare arms only where their shares are alike, or raise benchmark.max_new_tokens."))
+    cut = [row for row in summary if row.get("embedder_truncated_share")]
+    if cut:
+        doc.add(Paragraph(
+            "Embedder input limit: in these configs the embedder read only the start of some chunks, so their "
+            "retrieval ranks chunks by their first tokens (share of chunks longer than the embedder's limit, in "
+            "its own tokens): " + "; ".join(
+                f"{row['config']} {pct(row['embedder_truncated_share'])} over {row['embedder_input_limit']} tokens"
+                for row in cut) + ". Smaller chunks, or an embedder that reads more, compare chunk sizes fairly."))
