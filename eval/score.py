@@ -1,6 +1,7 @@
-"""Rescore prediction files from any source with the benchmarks' official metrics.
+"""Rescore prediction files from any source with the benchmarks' official metrics (the command is
+`python -m experiments.score`, which hands this module a judge built by llm/; eval/ asks no model).
 
-    python -m eval.score --benchmark {lveval,loogle,clongeval,loong,synthetic} --task TASK \\
+    python -m experiments.score --benchmark {lveval,loogle,clongeval,loong,synthetic} --task TASK \\
         [--prediction-field FIELD] [--per-sample OUT.jsonl] [--variant official|strict] \\
         [--skip-bad] FILE.jsonl
 
@@ -143,19 +144,13 @@ def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task
     raise UnknownName(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
 
 
-# eval/ asks no model itself: a judge is built by a factory from a layer that may (llm/judge_backend.py), handed
-# to `main(make_judge=...)` or named here as "module:function" (resolved at run time, so that eval
-# imports nothing above it). The factory takes the judge options and returns an eval.metrics.judge.Judge.
-DEFAULT_JUDGE_FACTORY = "llm.judge_backend:judge_from_options"
-
-
 def _make_judge(options: argparse.Namespace):
+    """The judge of a judge-scored task, from the factory the caller handed to `main(make_judge=...)`:
+    eval/ asks no model itself (`python -m experiments.score` hands it llm/judge_backend.py's)."""
     factory = getattr(options, "make_judge", None)
     if factory is None:
-        import importlib
-
-        module, _, name = DEFAULT_JUDGE_FACTORY.partition(":")
-        factory = getattr(importlib.import_module(module), name)
+        raise ValueError(f"{options.benchmark} {options.task} is scored by a judge model; score it with "
+                         "`python -m experiments.score`, which builds the judge")
     return factory(model=options.judge_model, base_url=options.judge_base_url, cache_path=options.judge_cache,
                    max_retries=options.judge_retries, timeout_s=options.judge_timeout)
 
@@ -295,7 +290,7 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m eval.score", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.score", description=__doc__.split("\n\n")[0])
     p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
     p.add_argument("--task", required=True, help="dataset or task name (LV-Eval: `_16k` suffixes accepted)")
     p.add_argument("--prediction-field", default=None,
@@ -334,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, make_judge: Callable[..., Any] | None = None) -> int:
     """The CLI. `make_judge(model=, base_url=, cache_path=, max_retries=, timeout_s=) -> Judge` builds the
-    judge for judge-scored tasks (default: DEFAULT_JUDGE_FACTORY)."""
+    judge for judge-scored tasks (none: such a task is refused with a clear error)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     options = build_parser().parse_args(argv)
     options.make_judge = make_judge
@@ -367,6 +362,3 @@ def main(argv: list[str] | None = None, make_judge: Callable[..., Any] | None = 
     print(json.dumps(summarize(task, rows, counts, options), ensure_ascii=False))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

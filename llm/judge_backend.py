@@ -1,7 +1,7 @@
 """The LLM judge's way to ask a model: eval.metrics.judge's `Ask`, implemented by the OpenAI-compatible
 backend (llm/openai_backend.py: its key handling; and llm/retrying.py: its retries with backoff, its
 whole-attempt timeout). experiments/run.py builds the runner's judge from the `judge` config section with
-`build_judge`; the `eval.score` CLI's default judge factory is `judge_from_options`.
+`build_judge`; the `experiments.score` CLI's default judge factory is `judge_from_options`.
 
 The API key comes only from the environment: the first of `api_key_envs` that is set
 (JUDGE_API_KEY, then OPENAI_API_KEY); local servers need none. It is never logged.
@@ -42,5 +42,5 @@ def build_judge(model: str, base_url: str | None = None, cache_path: str | os.Pa
 
 def judge_from_options(model: str, base_url: str | None, cache_path: str | os.PathLike | None, max_retries: int,
                        timeout_s: float) -> Judge:
-    """eval.score's judge factory (its --judge-* options)."""
+    """experiments.score's judge factory (its --judge-* options)."""
     return build_judge(model, base_url, cache_path, timeout_s=timeout_s, max_retries=max_retries)

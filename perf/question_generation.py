@@ -4,7 +4,7 @@
 
 Documents: `--docs DIR`, else the 5 LooGLE short-dependency documents of `../shared/data/loogle` written out as
 `.txt` files, else (no shared data) 5 English haystacks of the synthetic benchmark (about 4k tokens each).
-Runs `testset.generate` in this process with a fresh response cache (every call is made; `--work DIR`
+Runs `python -m testset` in this process with a fresh response cache (every call is made; `--work DIR`
 keeps it, so a rerun resumes), prints
 5 kept items and the figures: seconds, seconds per item and per kept question, share kept, share dropped by
 reason, lexical-overlap buckets; the last line is one JSON object.
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import common  # sets up the path
 
-from testset.generate import REASONS, parse_args, run
+from testset.checks import REASONS
+from testset.cli import parse_args, run
 
 LOOGLE = common.ROOT.parent / "shared" / "data" / "loogle" / "shortdep_qa.jsonl"
 

@@ -1,4 +1,4 @@
-"""Question generation (testset/generate.py): the keep / drop rules, each exercised with known replies
+"""Question generation (testset/): the keep / drop rules, each exercised with known replies
 through the project's OpenAI-compatible server (a scripted model behind it stands in for a paid remote one),
 resuming after a failure, clear errors, and one run of the real embedded SmolLM2 through its config."""
 
@@ -13,17 +13,10 @@ import pytest
 from eval.align import align
 from eval.benchmarks import load_benchmark
 from eval.benchmarks.corpus import language_of
-from testset.generate import (
-    DEPTHS,
-    EXAMPLES,
-    REASONS,
-    TYPES,
-    first_json_object,
-    main,
-    plan,
-    prompt_hash,
-    task_prompt,
-)
+from testset.checks import REASONS, first_json_object
+from testset.cli import main
+from testset.plan import DEPTHS, TYPES, plan
+from testset.prompts import EXAMPLES, prompt_hash, task_prompt
 from eval.corpus.documents import ParsedDocument
 from eval.metrics.text import normalize_en, tokens
 from llm.prompt import Generation

@@ -91,7 +91,7 @@ def test_clongeval_response_field_api_errors_and_variants(tmp_path, capsys):
 def test_module_entry_point_runs(tmp_path):
     f = _write(tmp_path / "in.jsonl", [{"prediction": "北京", "answers": ["北京"]}])
     proc = subprocess.run(
-        [sys.executable, "-m", "eval.score", "--benchmark", "lveval", "--task", "factrecall_zh_32k", str(f)],
+        [sys.executable, "-m", "experiments.score", "--benchmark", "lveval", "--task", "factrecall_zh_32k", str(f)],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

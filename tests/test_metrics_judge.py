@@ -21,7 +21,7 @@ from eval.metrics.judge import (
     parse_true_false,
 )
 from eval.sample import Reference
-from eval.score import main
+from experiments.score import main
 from llm.judge_backend import build_judge
 
 SECRET = "sk-test-secret-value"

@@ -29,7 +29,7 @@ holds every split's queries, a qrels file one split's); a qrels line naming a qu
 was not loaded is an error naming file and line (`skip_bad: true`: skipped and counted).
 
 Scoring: a question labelled `task: unanswerable` (the document names what it asks about but does not
-state the answer; testset.generate writes such questions) is scored by `refusal`: 1 when the answer
+state the answer; `python -m testset` writes such questions) is scored by `refusal`: 1 when the answer
 declines, 0 for a made-up answer. Else a question with `answers` is scored by `contains_all` (or
 `benchmark.metric`); one without
 answers but with aligned evidence quotes by `evidence_judge` (a judge grades the answer against the
@@ -227,7 +227,7 @@ APPROVE_NO = frozenset({"n", "no", "false", "0", "reject", "drop"})
 
 
 def approved(row: Row) -> bool:
-    """A row's `approve` column (the review CSV testset.generate writes): empty or yes keeps the question,
+    """A row's `approve` column (the review CSV `python -m testset` writes): empty or yes keeps the question,
     no leaves it out (counted); any other value is an error naming file, line and field."""
     value = row.data.get("approve")
     if value is None or isinstance(value, bool):
@@ -408,7 +408,7 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float) -
                     len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
 
 
-UNANSWERABLE_TASK = "unanswerable"  # testset.generate' label of questions the document cannot answer
+UNANSWERABLE_TASK = "unanswerable"  # testset's label of questions the document cannot answer
 
 
 def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:

@@ -3,8 +3,8 @@
 A metric takes a prediction and a `Reference` and returns a dict of per-sample values in 0..1
 with the primary value under "score". A judged metric may instead return `NoJudgment`: the judge
 call failed, or its reply held no verdict. That is no score (never a 0): the runner and the importer
-record the sample as failed (retried on resume), `python -m eval.score` counts it apart. Benchmarks
-name their primary metric per task (`Sample.metric`); `python -m eval.score` looks metrics up by
+record the sample as failed (retried on resume), `python -m experiments.score` counts it apart. Benchmarks
+name their primary metric per task (`Sample.metric`); `python -m experiments.score` looks metrics up by
 the same names.
 
 Modules: `text` (normalisation, token F1), `rouge` (the `rouge` package's ROUGE-N/L), `lveval`,
@@ -95,7 +95,7 @@ def score(name: str, prediction: str, reference: Reference, judge: Any = None) -
     if name in JUDGED:
         if judge is None:
             raise ValueError(f"metric {name!r} asks an LLM judge: configure one (the `judge` config section, "
-                             "or the eval.score --judge-* options)")
+                             "or the experiments.score --judge-* options)")
         values = metric(prediction or "", reference, judge)
     else:
         values = metric(prediction or "", reference)

@@ -18,9 +18,9 @@ first one are tolerated.
 Asking the model is not done here: a `Judge` is handed an `Ask` (messages and sampling parameters
 -> reply text, raising on failure), built by a layer that may use llm/ (llm/judge_backend.py `build_judge`:
 the OpenAI-compatible backend with its retries, whole-attempt timeouts and key handling), wired
-up by experiments/run.py and by the `eval.score` CLI's judge factory. The judge metrics take the
+up by experiments/run.py and by the `experiments.score` CLI's judge factory. The judge metrics take the
 judge as an argument (`eval.metrics.score(name, prediction, reference, judge=...)`); no module
-state. A judgment that could not be had comes back as `eval.metrics.NoJudgment` (`_judged` builds
+state. A judgment that could not be had comes back as `eval.metrics.NoJudgment` (`judged` builds
 it): a failed call with its reason (the error type and HTTP status of the underlying error, never
 the key or the request), or an unparsable reply with an excerpt of it.
 
@@ -270,7 +270,7 @@ def loong_reference(rec: Mapping[str, Any]) -> Reference:
                      {"question": loong_question(rec), "answer": answer})
 
 
-def _judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> MetricValues | NoJudgment:
+def judged(value: float | None, reply: JudgeReply, scale: float = 100.0) -> MetricValues | NoJudgment:
     """A judged metric's outcome from the judge's reply and the verdict parsed out of it.
 
     `value` is the verdict on a 0..`scale` scale (a True/False judge: 100.0 * verdict), None when
@@ -290,7 +290,7 @@ def loong_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues |
     answer = extra.get("answer", ref.answers[0] if ref.answers else "")
     prompt = LOONG_JUDGE_PROMPT.format(extra.get("question", ""), answer, prediction)
     reply = judge.ask([{"role": "user", "content": prompt}])
-    return _judged(parse_loong_score(reply.text), reply)
+    return judged(parse_loong_score(reply.text), reply)
 
 
 @register("loogle_judge", judged=True)
@@ -304,7 +304,7 @@ def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues 
         reply = judge.ask([{"role": "system", "content": LOOGLE_QA_SYSTEM}, {"role": "user", "content": user}],
                           **params)
         verdict = parse_true_false(reply.text)
-        return _judged(None if verdict is None else 100.0 * verdict, reply)
+        return judged(None if verdict is None else 100.0 * verdict, reply)
     prompt = LOOGLE_SUMMARY_PROMPT.format(reference, prediction)
     reply = judge.ask([{"role": "system", "content": prompt}], **params)
-    return _judged(parse_summary_score(reply.text), reply)
+    return judged(parse_summary_score(reply.text), reply)

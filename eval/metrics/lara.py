@@ -34,7 +34,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
 from eval.metrics import MetricValues, NoJudgment, register
-from eval.metrics.judge import Judge, _judged, parse_true_false
+from eval.metrics.judge import Judge, judged, parse_true_false
 from eval.metrics.refusal import is_refusal
 from eval.metrics.text import f1, tokens_en
 from eval.sample import Reference
@@ -107,7 +107,7 @@ def lara_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | 
     answer = ref.answers[0] if ref.answers else ""
     reply = judge.ask(judge_messages(ref.task, str(extra.get("question", "")), answer, prediction))
     verdict = parse_lara_verdict(reply.text, str(extra.get("variant", "official")))
-    return _judged(None if verdict is None else 100.0 * verdict, reply)
+    return judged(None if verdict is None else 100.0 * verdict, reply)
 
 
 @register("lara_auto")

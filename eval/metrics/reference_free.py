@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval.metrics import MetricValues, NoJudgment, register
-from eval.metrics.judge import Judge, _judged, parse_true_false
+from eval.metrics.judge import Judge, judged, parse_true_false
 from eval.sample import Reference
 
 EVIDENCE_SYSTEM = (
@@ -55,7 +55,7 @@ def evidence_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValue
         raise ValueError("evidence_judge needs the question's evidence quotes (Reference.extra['evidence'])")
     reply = judge.ask(evidence_prompt(str(extra.get("question", "")), evidence, prediction), max_tokens=5)
     verdict = parse_true_false(reply.text)
-    return _judged(None if verdict is None else 100.0 * verdict, reply)
+    return judged(None if verdict is None else 100.0 * verdict, reply)
 
 
 PAIRWISE_PENDING = "compared pairwise after the sweep (python -m experiments.pairwise)"

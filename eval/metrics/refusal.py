@@ -4,7 +4,7 @@ cannot answer.
 `is_refusal(prediction)` recognises the ways models decline: "The text does not mention ...", "... is not
 stated", "There is no information ...", "cannot be determined", in English, and 没有提到 / 未提及 / 无法回答 /
 没有相关信息 ... in Chinese. LaRA's judge-free `lara_auto` credits a refusal on its hallucination questions with it;
-`refusal` is the metric of `benchmark=corpus` questions labelled `task: unanswerable` (testset.generate
+`refusal` is the metric of `benchmark=corpus` questions labelled `task: unanswerable` (`python -m testset`
 writes them: a natural question about something the document names but does not state), where declining is
 the right answer and any other answer is a made-up one.
 """

@@ -1,0 +1,5 @@
+import sys
+
+from testset.cli import main
+
+sys.exit(main())
