@@ -6,7 +6,7 @@ Writes `--files` files (txt, md, html, pdf and docx in equal shares; about `--mb
 text in all, sizes varying 0.5x-1.5x; a tenth of the txt/md/html files in Chinese; a quarter of the PDFs
 set in matplotlib's DejaVuSans with Greek and Cyrillic words, the rest in Helvetica) into `--dir`
 (reused when it holds the same build: its `.build.json` says so) or a temporary folder, then times
-`eval.corpus.documents.read_folder` with an empty parse cache (`first_seconds`) and again with the filled one
+`eval.corpus.folder.read_folder` with an empty parse cache (`first_seconds`) and again with the filled one
 (`cached_seconds`), the cache in a temporary folder. Goal (issue 24), 1,000 files of about 50 MB on 2
 cores: first run under 60 s, cached rerun under 5 s. `*_cpu_seconds` (this process and its parsing
 processes) and the load average say how much a busy machine slowed the wall times. The last line is
@@ -29,7 +29,7 @@ from pathlib import Path
 import common  # sets up the path
 
 from eval.corpus.cache import FILE_NAME, ParsedDocumentCache
-from eval.corpus.documents import default_workers, read_folder
+from eval.corpus.folder import default_workers, read_folder
 
 KINDS = ("txt", "md", "html", "pdf", "docx")
 WORDS = ("report revenue region service warranty delivery customer contract invoice payment supplier quarter "

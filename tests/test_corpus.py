@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.corpus.documents import read_folder
+from eval.corpus.folder import read_folder
 from tests.pdf_files import write_pdf
 
 WARRANTY = "The warranty lasts 24 months from the date of delivery."

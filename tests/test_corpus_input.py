@@ -11,10 +11,11 @@ import sqlite3
 
 import pytest
 
-from eval.corpus import documents
+from eval.corpus import parsers
 from eval.benchmarks import load_benchmark
 from eval.corpus.cache import FILE_NAME, ParsedDocumentCache
-from eval.corpus.documents import decode_bytes, read_folder
+from eval.corpus.folder import read_folder
+from eval.corpus.parsers import decode_bytes
 from eval.storage import entry_checksum
 from tests.pdf_files import write_pdf
 
@@ -68,7 +69,7 @@ def test_parses_are_cached_by_content_and_a_changed_file_or_parser_parses_again(
     changed = ParsedDocumentCache(tmp_path / "cache" / FILE_NAME)
     docs, _ = read_folder(root, cache=changed)
     assert (changed.hits, changed.misses) == (5, 1) and docs[0].text.startswith("Release notes, second")
-    monkeypatch.setattr(documents, "PARSER_VERSION", documents.PARSER_VERSION + 1)  # a parser changed
+    monkeypatch.setattr(parsers, "PARSER_VERSION", parsers.PARSER_VERSION + 1)  # a parser changed
     bumped = ParsedDocumentCache(tmp_path / "cache" / FILE_NAME)
     read_folder(root, cache=bumped)
     assert (bumped.hits, bumped.misses) == (0, 6)
@@ -76,9 +77,9 @@ def test_parses_are_cached_by_content_and_a_changed_file_or_parser_parses_again(
 
 def test_the_key_holds_the_library_versions_and_the_suffix():
     data = b"same bytes"
-    assert documents.document_key(data, ".txt") != documents.document_key(data, ".md")
-    assert documents.document_key(data, ".TXT") == documents.document_key(data, ".txt")
-    assert "pypdf=" in documents._library_versions(".pdf") and "python-docx=" in documents._library_versions(".docx")
+    assert parsers.document_key(data, ".txt") != parsers.document_key(data, ".md")
+    assert parsers.document_key(data, ".TXT") == parsers.document_key(data, ".txt")
+    assert "pypdf=" in parsers._library_versions(".pdf") and "python-docx=" in parsers._library_versions(".docx")
 
 
 @pytest.mark.parametrize("damage", ["checksum", "shape"])
@@ -121,7 +122,7 @@ def test_when_the_pool_cannot_start_the_files_are_parsed_here_and_it_says_so(tmp
     from tests.conftest import ROOT
 
     root = _folder(tmp_path / "docs")
-    script = (f"import json, logging; logging.basicConfig(); from eval.corpus.documents import read_folder\n"
+    script = (f"import json, logging; logging.basicConfig(); from eval.corpus.folder import read_folder\n"
               f"docs, bad = read_folder({str(root)!r}, workers=2)\n"
               f"print(json.dumps([[d.doc_id, d.text] for d in docs] + [[b.path, b.reason] for b in bad]))\n")
     res = subprocess.run([sys.executable, "-"], input=script, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -325,7 +326,7 @@ def test_a_quote_found_nowhere_is_counted_and_named(two_docs, tmp_path, caplog):
 
 
 def test_a_pdf_page_is_reflowed_wrapped_lines_joined_paragraphs_kept():
-    from eval.corpus.documents import reflow
+    from eval.corpus.parsers import reflow
 
     assert reflow("  The bridge was\nfinished in 1892.  \n \nIt carries\r\nforty cars.\n") == \
         "The bridge was finished in 1892.\n\nIt carries forty cars."

@@ -9,7 +9,7 @@ file without title headings. A heading ahead of the text moves every token windo
 of a question's evidence moves with them (measured before the fix: 29 of 121 questions differed, recall@1
 by up to 0.095 per type): with the title in metadata only, md, html and docx give every question the same
 figures. A PDF cannot promise it: each wrapped line comes back with a line break, and each page break with
-a blank line, where the text had a space (`eval.corpus.documents` reads what the PDF lays out), so the windows
+a blank line, where the text had a space (`eval.corpus.folder` reads what the PDF lays out), so the windows
 drift and a question's figures move as they would under another chunking. Over all of LooGLE's documents
 as PDFs (perf/corpus_parity.py) 34 of 114 questions differ and mean recall@1 by 0.062; these four
 questions happen not to, so no figure of the PDF is asserted here (it would pass by luck): the test
@@ -124,7 +124,7 @@ def test_each_question_has_the_same_recall_through_both_doors(doors, kind):
 
 
 def test_a_pdf_comes_back_as_the_same_words_reflowed_and_within_the_tolerance(doors):
-    """A PDF's reader puts a line break at each wrapped line; `eval.corpus.documents.reflow` joins them again (before
+    """A PDF's reader puts a line break at each wrapped line; `eval.corpus.parsers.reflow` joins them again (before
     it, recall@1 over all of LooGLE's documents written as PDFs was 0.062 off; after, 0.011)."""
     pdf = next(s for s in doors["read"] if s.metadata["documents"][0].endswith(".pdf"))
     original = next(s for s in doors["samples"] if s.id == pdf.id).context

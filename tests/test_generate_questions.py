@@ -17,7 +17,7 @@ from testset.checks import REASONS, first_json_object
 from testset.cli import main
 from testset.plan import DEPTHS, TYPES, plan
 from testset.prompts import EXAMPLES, prompt_hash, task_prompt
-from eval.corpus.documents import ParsedDocument
+from eval.corpus.parsers import ParsedDocument
 from eval.metrics.text import normalize_en, tokens
 from llm.prompt import Generation
 from llm.server import OpenAICompatServer

@@ -1,4 +1,4 @@
-"""eval.corpus.write: samples written out as files of every type come back through eval.corpus.documents and
+"""eval.corpus.write: samples written out as files of every type come back through eval.corpus.folder and
 benchmark=corpus with the same questions, answers and evidence; the bytes are the same on every write."""
 
 from __future__ import annotations

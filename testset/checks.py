@@ -10,7 +10,7 @@ from typing import Any
 
 from eval.align import TokenIndex, align
 from eval.benchmarks.corpus import language_of
-from eval.corpus.documents import ParsedDocument
+from eval.corpus.parsers import ParsedDocument
 from eval.lexical_overlap import lexical_overlap, overlap_bucket
 from eval.metrics.text import tokens
 

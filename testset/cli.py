@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from eval.corpus.documents import ParsedDocument, read_folder
+from eval.corpus.folder import read_folder
+from eval.corpus.parsers import ParsedDocument
 from eval.lexical_overlap import BUCKETS
 
 from testset.asking import Asker, CLOSED_BOOK_TOKENS, GeneratorFailed, LOCAL_BATCH, MAX_NEW_TOKENS, generator_config

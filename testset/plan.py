@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from eval.corpus.documents import ParsedDocument
+from eval.corpus.parsers import ParsedDocument
 
 
 

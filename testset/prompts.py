@@ -7,7 +7,7 @@ import hashlib
 import json
 from functools import lru_cache
 
-from eval.corpus.documents import ParsedDocument
+from eval.corpus.parsers import ParsedDocument
 from eval.metrics.text import normalize_en, normalize_zh
 
 from testset.plan import Task

@@ -4,7 +4,7 @@
         arm=longctx,rag
 
 `path`: a folder of `.txt`, `.md`, `.html`/`.htm`, `.pdf`, `.docx` files and BEIR `corpus.jsonl` files,
-read recursively (`eval.corpus.documents`); a document is named by its path relative to the folder. Parses
+read recursively (`eval.corpus.folder`); a document is named by its path relative to the folder. Parses
 are cached by file content in `<cache_dir>/parsed_documents.sqlite` (`eval.corpus.cache`; `cache_dir:
 null` caches nothing), so a rerun reads the same text, with the same char offsets, without parsing.
 `questions`: a `.jsonl` (or `.json` array) or `.csv` file, one question per row, in UTF-8 (with or
@@ -67,7 +67,8 @@ from eval.benchmarks.files import DataError, Row, check_keys, parse_jsonl, recor
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.corpus.cache import ParsedDocumentCache
-from eval.corpus.documents import BadFile, ParsedDocument, Unparsable, decoded, read_folder
+from eval.corpus.folder import read_folder
+from eval.corpus.parsers import BadFile, ParsedDocument, Unparsable, decoded
 from eval.sample import Document, PromptTemplate, Sample, Span
 from eval.lexical_overlap import lexical_overlap
 

@@ -1,6 +1,6 @@
 """Parsed documents cached by file content, so a folder is parsed once and its char offsets stay stable.
 
-An entry is keyed by `eval.corpus.documents.document_key` (SHA-256 of the file's bytes, its suffix, the parser
+An entry is keyed by `eval.corpus.parsers.document_key` (SHA-256 of the file's bytes, its suffix, the parser
 version and the parsing libraries' versions) and holds the parse as JSON: `text`, `title`,
 `page_starts`, `warnings`, or `unparsable` with the reason a file gives no text (a broken file is not
 parsed again either). It lives in `<cache_dir>/parsed_documents.sqlite`, an `eval.storage.JSONCache`
@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from eval.corpus.documents import ParsedDocument, Unparsable
+from eval.corpus.parsers import ParsedDocument, Unparsable
 from eval.storage import JSONCache
 
 log = logging.getLogger(__name__)

@@ -22,10 +22,10 @@ bytes on every run (PDF and Word creation dates are fixed, Word's zip entries ca
 name and the PDF and Word metadata): a heading moves every token window of the chunker, so BM25 recall@n
 through the files differs from the benchmark's own on about a quarter of LooGLE's questions; without it
 md, html and docx give every question the same figures (perf/corpus_parity.py). A PDF comes closest once
-its reader rejoins the lines it wrapped (`eval.corpus.documents.reflow`); a word split over two pages or lines
+its reader rejoins the lines it wrapped (`eval.corpus.parsers.reflow`); a word split over two pages or lines
 may still move a chunk boundary by a token.
 
-After writing, every file is read back through `eval.corpus.documents` and the questions through
+After writing, every file is read back through `eval.corpus.folder` and the questions through
 `benchmark=corpus`, and it prints how many documents came back unchanged up to whitespace (a PDF wraps
 lines) and how many quotes aligned exactly, fuzzily or not at all. From Python: `write_samples(samples, out,
 types)` writes loaded samples and returns what it wrote; `read_back(written)` measures what survived.
@@ -63,7 +63,7 @@ FPDF_HINT = "pip install fpdf2 (in the [docs] extra: make install)"
 _ZIP_TIME = (2025, 1, 1, 0, 0, 0)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # no place in XML or a PDF text run
 _SLUG = re.compile(r"[^a-z0-9]+")
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 @dataclass
@@ -317,9 +317,9 @@ def _words(text: str) -> str:
 
 
 def read_back(corpus: WrittenCorpus) -> ReadBack:
-    """Parse every written file (`eval.corpus.documents`) and load the questions (`benchmark=corpus`): what survived."""
+    """Parse every written file (`eval.corpus.folder`) and load the questions (`benchmark=corpus`): what survived."""
     from eval.benchmarks import load_benchmark
-    from eval.corpus.documents import read_folder
+    from eval.corpus.folder import read_folder
 
     parsed, bad = read_folder(corpus.docs_dir)
     if bad:

@@ -1,24 +1,14 @@
-"""A team's own files as text: `.txt`, `.md`, `.html`/`.htm`, `.pdf`, `.docx`, and a BEIR `corpus.jsonl`.
-
-`read_folder(root)` parses every file under `root` (recursively, hidden files and folders left out)
-into `ParsedDocument`s named by their path relative to `root` (a `corpus.jsonl` gives one document
-per line, named by its `_id`; its BEIR companions, `queries.jsonl` and the `qrels/` folder beside it,
-are not documents and are left out). Parsers are light, CPU-only and download nothing (the `docs`
-extra): pypdf for PDFs (pypdfium2 where pypdf fails), python-docx, BeautifulSoup with lxml, and
-charset-normalizer for text files that are not UTF-8 (UTF-16 with or without a byte order mark,
-GB18030, ...).
+"""One file's bytes -> text: `.txt`/`.md` (any encoding charset-normalizer detects), `.html`, `.pdf` (pages kept),
+`.docx`; what may have lost text said as the document's warnings, and the key a parse is cached by.
 
 A PDF keeps where each page starts (`page_starts`, char offsets), so evidence can be reported by
 page (`page_of`). What may have lost text is said, not hidden: pages with almost no text (probably
 scanned; there is no OCR) and words glued together (a PDF without spaces) are `warnings` of the
-document. A file that cannot be parsed (encrypted or broken PDF, no text, unknown extension) is a
-`BadFile` with its reason; the caller decides whether that stops the load.
+document. A file that cannot be parsed (encrypted or broken PDF, no text) is `Unparsable`.
 
 Parsing is keyed by `document_key` (SHA-256 of the file's bytes, its suffix, `PARSER_VERSION` and the
-versions of the parsing libraries), so a cache (`eval.corpus.cache`) can hand back the same text, and
-so the same char offsets, for the same file on every run. Files not in the cache are parsed in a pool
-of processes when there are many (`workers`); the result keeps the files' order either way.
-"""
+versions of the parsing libraries), so a cache (`eval.corpus.cache`) hands back the same text, and so
+the same char offsets, for the same file on every run."""
 
 from __future__ import annotations
 
@@ -26,34 +16,45 @@ import bisect
 import hashlib
 import io
 import logging
-import os
 import re
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
-from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import Callable
 
 from eval.registry import MissingExtra, require
 
-if TYPE_CHECKING:
-    from eval.corpus.cache import ParsedDocumentCache
+
 
 log = logging.getLogger(__name__)
+
+
 PARSER_VERSION = 3  # bump when a parser's output changes: cached parses of older versions are not used
+
+
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+
+
 HTML_SUFFIXES = (".html", ".htm")
+
+
 SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, ".pdf", ".docx")
-BEIR_CORPUS = "corpus.jsonl"
-BEIR_COMPANIONS = ("queries.jsonl", "qrels")  # beside a corpus.jsonl: BEIR's questions and judgments
+BEIR_CORPUS = "corpus.jsonl"  # not parsed here: a folder's BEIR corpus is read by eval.corpus.beir
+
+
 NEAR_EMPTY_PAGE = 20  # characters: a PDF page with fewer is probably a scan
-POOL_MIN_FILES = 16  # fewer files to parse than this: parsed in this process (starting a pool costs ~1 s)
+
+
 DOCS_HINT = "make install (or: pip install 'rag-or-longctx[docs]')"
+
+
 _GLUED = re.compile(r"[A-Za-z]{30,}")  # a "word" of 30+ letters: spaces lost in extraction
+
+
 _CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
 _LIBRARIES = {  # the distributions whose versions are part of a parse's cache key
     **{s: ("charset-normalizer",) for s in TEXT_SUFFIXES},
     **{s: ("beautifulsoup4", "lxml", "charset-normalizer") for s in HTML_SUFFIXES},
@@ -84,9 +85,6 @@ class BadFile:
 
 class Unparsable(ValueError):
     """A file that gives no usable text, with the reason."""
-
-
-KeyedParse = tuple[str | None, ParsedDocument | Unparsable]  # (cache key, or None: unreadable; the parse)
 
 
 def decoded(data: bytes) -> tuple[str, str]:
@@ -269,7 +267,7 @@ def document_key(data: bytes, suffix: str) -> str:
     return hashlib.sha256(head + hashlib.sha256(data).digest()).hexdigest()
 
 
-def _unknown_extension(suffix: str) -> str:
+def unknown_extension(suffix: str) -> str:
     return f"unknown extension {suffix or '(none)'!r}; read are: {', '.join(SUFFIXES)}, {BEIR_CORPUS}"
 
 
@@ -280,7 +278,7 @@ def parse_bytes(data: bytes, suffix: str) -> ParsedDocument:
     suffix = suffix.lower()
     parser = PARSERS.get(suffix)
     if parser is None:
-        raise Unparsable(_unknown_extension(suffix))
+        raise Unparsable(unknown_extension(suffix))
     try:
         doc = parser(data)
     except (Unparsable, MissingExtra, MemoryError):
@@ -298,147 +296,10 @@ def parse_bytes(data: bytes, suffix: str) -> ParsedDocument:
 def parse_file(path: Path, name: str) -> ParsedDocument:
     """One file as a `ParsedDocument` named `name`; `Unparsable` says why it gives no text."""
     if path.suffix.lower() not in PARSERS:
-        raise Unparsable(_unknown_extension(path.suffix))
+        raise Unparsable(unknown_extension(path.suffix))
     doc = parse_bytes(path.read_bytes(), path.suffix)
     doc.doc_id = name
     return doc
-
-
-def beir_corpus(path: Path, name: str) -> Iterator[ParsedDocument | BadFile]:
-    """The documents of a BEIR `corpus.jsonl` (`{_id, title, text}` per line)."""
-    from eval.benchmarks.files import DataError, read_records
-
-    try:
-        for row in read_records(path):
-            try:
-                doc_id, text = row.field("_id", (str, int)), row.field("text", str)
-                title = row.field("title", str, "")
-            except DataError as err:
-                yield BadFile(f"{name}:{row.line}", err.detail)
-                continue
-            if not text.strip():
-                yield BadFile(f"{name}:{row.line}", f"document {doc_id!r} has no text")
-                continue
-            yield ParsedDocument(str(doc_id), f"{title}\n{text}" if title else text, title=title)
-    except DataError as err:
-        yield BadFile(name if err.line is None else f"{name}:{err.line}", err.detail)
-
-
-def files_under(root: Path) -> list[Path]:
-    """Every file under `root`, hidden files and folders left out, in a stable order."""
-    out = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
-            out.append(path)
-    return out
-
-
-def _beir_companion(path: Path, root: Path) -> bool:
-    """`queries.jsonl` or a file under `qrels/` in a folder that holds a BEIR `corpus.jsonl`."""
-    for folder in path.parents:
-        if (folder / BEIR_CORPUS).is_file():
-            rel = path.relative_to(folder).parts
-            return rel[0] == BEIR_COMPANIONS[1] or rel == (BEIR_COMPANIONS[0],)
-        if folder == root:
-            return False
-    return False
-
-
-def document_files(root: Path, leave_out: Iterable[Path] = ()) -> list[Path]:
-    """The files under `root` that are read as documents: all but `leave_out` and BEIR companions."""
-    skip = {p.resolve() for p in leave_out}
-    return [p for p in files_under(root) if p.resolve() not in skip and not _beir_companion(p, root)]
-
-
-def _parse_path(path: Path) -> KeyedParse:
-    """(cache key, parse) of one file; runs in a worker process. An unreadable file has no key."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        return None, Unparsable(f"cannot be read: {err.strerror or err}")
-    try:
-        return document_key(data, path.suffix), parse_bytes(data, path.suffix)
-    except Unparsable as err:
-        return document_key(data, path.suffix), err
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def parse_paths(paths: list[Path], workers: int | None = None) -> Iterator[KeyedParse]:
-    """`_parse_path` of every path, yielded in order as they are parsed (the caller caches each meanwhile).
-    `workers=None`: a pool of a process per CPU this process may use when there are at least
-    `POOL_MIN_FILES` paths, else here; `workers=1`: here; `workers=N`: a pool of N processes."""
-    fewest = POOL_MIN_FILES if workers is None else 2  # asked for: a pool from two files on (tests use it)
-    workers = default_workers() if workers is None else max(1, int(workers))
-    if workers == 1 or len(paths) < fewest:
-        yield from (_parse_path(p) for p in paths)
-        return
-    done = 0
-    # spawn: a fork of a process holding threads (torch, tokenizers) may hang
-    pool = ProcessPoolExecutor(min(workers, len(paths)), mp_context=get_context("spawn"))
-    try:
-        for item in pool.map(_parse_path, paths, chunksize=max(1, min(16, len(paths) // (4 * workers)))):
-            done += 1
-            yield item
-    except BrokenProcessPool as err:  # a worker died (out of memory, or could not start): the rest are parsed here
-        log.warning("the parsing processes failed after %d of %d files (%s); parsing the rest in this process",
-                    done, len(paths), err)
-        yield from (_parse_path(p) for p in paths[done:])
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # stopped early (an error here): no parsing left running
-
-
-def _cached(path: Path, cache: ParsedDocumentCache | None) -> ParsedDocument | Unparsable | None:
-    """The cached parse of `path`'s bytes, or None (no cache, not cached, or unreadable: parsed later)."""
-    if cache is None:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return cache.get(document_key(data, path.suffix))
-
-
-def _named(name: str, parsed: ParsedDocument | Unparsable) -> ParsedDocument | BadFile:
-    if isinstance(parsed, Unparsable):
-        return BadFile(name, str(parsed))
-    return ParsedDocument(name, parsed.text, parsed.title, list(parsed.page_starts), list(parsed.warnings))
-
-
-def read_folder(root: str | Path, leave_out: Iterable[Path] = (), cache: ParsedDocumentCache | None = None,
-                workers: int | None = None) -> tuple[list[ParsedDocument], list[BadFile]]:
-    """(documents, bad files) of every file under `root`, in the files' order; `leave_out`: files that are
-    not documents (the questions file, when it lies in the folder); `cache`: parses by `document_key`, read
-    and written; `workers`: processes for the files not cached (`parse_paths`)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise FileNotFoundError(f"benchmark.path={str(root)!r} is not a folder")
-    slots: list[list[ParsedDocument | BadFile]] = []
-    todo: list[tuple[int, Path, str]] = []
-    for path in document_files(root, leave_out):
-        name = path.relative_to(root).as_posix()
-        if path.name == BEIR_CORPUS:
-            slots.append(list(beir_corpus(path, name)))
-        elif path.suffix.lower() not in PARSERS:
-            slots.append([BadFile(name, _unknown_extension(path.suffix))])
-        else:
-            hit = _cached(path, cache)
-            slots.append([] if hit is None else [_named(name, hit)])
-            if hit is None:
-                todo.append((len(slots) - 1, path, name))
-    for (slot, _, name), (key, parsed) in zip(todo, parse_paths([p for _, p, _ in todo], workers)):
-        if cache is not None and key is not None:
-            cache.put(key, parsed)
-        slots[slot] = [_named(name, parsed)]
-    items = [item for slot in slots for item in slot]
-    return [d for d in items if isinstance(d, ParsedDocument)], [b for b in items if isinstance(b, BadFile)]
 
 
 def _ranges(pages: list[int]) -> str:
@@ -454,5 +315,3 @@ def _ranges(pages: list[int]) -> str:
     return ", ".join(out)
 
 
-__all__ = ["BEIR_CORPUS", "PARSER_VERSION", "SUFFIXES", "BadFile", "ParsedDocument", "Unparsable", "decode_bytes",
-           "decoded", "document_files", "document_key", "parse_bytes", "parse_file", "parse_paths", "read_folder"]
