@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from eval.registry import UnknownName
-from eval.benchmarks.files import DataError, parse_json_object
+from eval.data_files import DataError, parse_json_object
 from eval.metrics import NoJudgment, get_metric, needs_judge, score as run_metric
 from eval.metrics.aggregate import mean
 from eval.metrics.clongeval import clongeval_metric, is_api_error

@@ -12,7 +12,7 @@ import pytest
 
 from eval.align import align
 from eval.benchmarks import load_benchmark
-from eval.benchmarks.corpus import language_of
+from eval.corpus.questions import language_of
 from testset.checks import REASONS, first_json_object
 from testset.cli import main
 from testset.plan import DEPTHS, TYPES, plan

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.benchmarks.files import DataError
+from eval.data_files import DataError
 from eval.benchmarks.lara import lara_index, parse_query_file_name, sample_id
 from eval.metrics import NoJudgment, score
 from eval.metrics.judge import Judge

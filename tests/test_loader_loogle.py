@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.benchmarks.files import DataError
+from eval.data_files import DataError
 from eval.benchmarks.loogle import TASKS, evidence_pieces, evidence_stats, length_level, level_names
 from eval.benchmarks.common import approx_tokens
 from tests.conftest import SHARED_DATA, groups_are_consecutive

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.benchmarks.files import DataError
+from eval.data_files import DataError
 from eval.benchmarks.loong import LEVELS, TASKS, spotlight_document
 from tests.conftest import SHARED_DATA, groups_are_consecutive
 

@@ -167,10 +167,10 @@ def test_datasets_are_loaded_only_through_the_no_remote_code_helper():
             if isinstance(node, ast.Call) and _call_name(node).split(".")[-1] == "load_dataset":
                 users.append((str(path.relative_to(ROOT)), ast.unparse(node)))
     for rel, call in users:
-        assert rel == "eval/benchmarks/files.py", (f"{rel}: {call}: "
-                                                    "load datasets through eval.benchmarks.files.hub_records")
+        assert rel == "eval/data_files.py", (f"{rel}: {call}: "
+                                                    "load datasets through eval.data_files.hub_records")
     if users:
-        source = (ROOT / "eval/benchmarks/files.py").read_text(encoding="utf-8")
+        source = (ROOT / "eval/data_files.py").read_text(encoding="utf-8")
         assert 'kwargs["trust_remote_code"] = False' in source
 
 
@@ -421,7 +421,7 @@ def test_scrub_run_dir_masks_credential_keys(tmp_path):
 
 # ---------------------------------------------------------------- paths from data
 def test_inside_refuses_names_that_leave_the_folder(tmp_path):
-    files = pytest.importorskip("eval.benchmarks.files")
+    files = pytest.importorskip("eval.data_files")
     base = tmp_path / "doc"
     (base / "paper").mkdir(parents=True)
     (base / "paper" / "a.md").write_text("ok")

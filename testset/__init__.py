@@ -27,7 +27,7 @@ read with `json`: the first `{...}` object in it, whatever precedes it; free tex
 **What is kept.** An item is kept only when, checked in this order (the first failure is its drop reason):
 the reply holds a JSON object (`not_json`) with a question (`bad_fields`) that is not the prompt's worked
 example (`copied_example`); the question is in the document's language
-(`wrong_language`, `eval.benchmarks.corpus.language_of`); it has 3 words or more and the other fields are
+(`wrong_language`, `eval.corpus.questions.language_of`); it has 3 words or more and the other fields are
 text (`bad_fields`); every quote aligns to the document within `NEAR_CHARS` of its passage with quality
 >= 0.8 (`quote_not_found`, `eval.align`), and a compare item's quotes cover both passages
 (`compare_one_passage`); the answer is in the aligned quote (`answer_not_in_quote`, the SQuAD / Chinese

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.align import TokenIndex, align
-from eval.benchmarks.corpus import language_of
+from eval.corpus.questions import language_of
 from eval.corpus.parsers import ParsedDocument
 from eval.lexical_overlap import lexical_overlap, overlap_bucket
 from eval.metrics.text import tokens

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from eval.benchmarks.files import skipping_bad_records
+from eval.data_files import skipping_bad_records
 from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult
 from eval.registry import Registry
 

@@ -46,7 +46,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from eval.benchmarks.files import Row, check_keys, first_samples, read_records, record_guard, selection
+from eval.benchmarks.common import check_keys, first_samples, selection
+from eval.data_files import Row, read_records, record_guard
 from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import PromptTemplate, Sample, Span

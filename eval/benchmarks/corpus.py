@@ -51,36 +51,35 @@ stops the load naming file, line and field, or with `skip_bad: true` is skipped 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import logging
-import re
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterator
 
 from eval.align import TokenIndex, align_all
-from eval.benchmarks.files import DataError, Row, check_keys, parse_jsonl, record_guard
+from eval.benchmarks.common import check_keys
+from eval.data_files import Row, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.corpus.cache import ParsedDocumentCache
 from eval.corpus.folder import read_folder
-from eval.corpus.parsers import BadFile, ParsedDocument, Unparsable, decoded
+from eval.corpus.parsers import BadFile, ParsedDocument
 from eval.sample import Document, PromptTemplate, Sample, Span
 from eval.lexical_overlap import lexical_overlap
 
+from eval.corpus.qrels import Qrels
+from eval.corpus.questions import Question, approved, is_beir_query, language_of, question_of, question_rows
+
 log = logging.getLogger(__name__)
 
+
 CONTEXTS = ("documents", "corpus")
+
+
 DEFAULT_EDGES = (8000, 32000, 128000)
-DEFAULT_TASK = "qa"
-QRELS_HEADER = ("query-id", "corpus-id", "score")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
 
 # The project's own prompts (no benchmark defines one for a team's files).
 TEMPLATES = {
@@ -105,222 +104,6 @@ class CorpusConfig:
     max_new_tokens: int = 128
     cache_dir: str | None = None  # parsed documents cached here; None: not cached
 
-
-@dataclass
-class Question:
-    id: str
-    question: str
-    answers: list[str]
-    documents: list[str]
-    evidence: list[str]
-    task: str
-    row: Row
-
-
-def language_of(text: str) -> str:
-    """`zh` when most letters are CJK characters, else `en`."""
-    letters = _LETTER.findall(text)
-    return "zh" if letters and len(_CJK.findall(text)) / len(letters) > 0.3 else "en"
-
-
-# -- reading the questions file ------------------------------------------------------------------
-
-def _mixed_encodings(data: bytes, source: str) -> DataError | None:
-    """The error for a file whose non-ASCII lines are partly UTF-8 and partly not (None: not mixed)."""
-    utf8, other = None, None
-    for lineno, line in enumerate(data.split(b"\n"), 1):
-        if line.isascii():
-            continue
-        try:
-            line.decode("utf-8")
-            utf8 = utf8 or lineno
-        except UnicodeDecodeError:
-            other = other or lineno
-        if utf8 and other:
-            return DataError(source, other, f"not UTF-8, while line {utf8} is: the file mixes encodings; "
-                             "save it in one (UTF-8)")
-    return None
-
-
-def decode_questions(data: bytes, source: str) -> str:
-    """A questions (or qrels) file as text: UTF-8 (a byte order mark allowed), UTF-16, GB18030 or another
-    encoding charset-normalizer recognises; a file whose lines mix UTF-8 and another encoding is refused
-    naming the first line that is not UTF-8 (a guess for the whole file would garble the other lines)."""
-    if not data.startswith(_BOMS):
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            mixed = _mixed_encodings(data, source)
-            if mixed is not None:
-                raise mixed from None
-    try:
-        text, encoding = decoded(data)
-    except Unparsable as err:
-        raise DataError(source, None, str(err)) from None
-    if encoding.endswith("(guessed)"):
-        log.warning("%s: not UTF-8, UTF-16 or GB18030; read as %s: check its text, or save it as UTF-8", source,
-                    encoding)
-    return text.removeprefix("\ufeff")
-
-
-def _csv_rows(text: str, source: str) -> Iterator[Row]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        if reader.fieldnames is None:
-            return
-        line = reader.line_num + 1
-        for data in reader:
-            yield Row({k.strip(): (v.strip() if isinstance(v, str) else v) for k, v in data.items() if k}, source, line)
-            line = reader.line_num + 1
-    except csv.Error as err:
-        raise DataError(source, reader.line_num, f"malformed CSV: {err}") from None
-
-
-def _array_rows(text: str, source: str) -> Iterator[Row]:
-    """The objects of a `.json` file holding one array (`line`: the item's 1-based position)."""
-    try:
-        items = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise DataError(source, err.lineno, f"malformed JSON: {err.msg} (column {err.colno})") from None
-    for i, item in enumerate(items, 1):
-        with record_guard():
-            if not isinstance(item, dict):
-                raise DataError(source, i, f"item {i} of the JSON array is {type(item).__name__}, not an object")
-            yield Row(item, source, i)
-
-
-def question_rows(path: Path) -> Iterator[Row]:
-    """The rows of a `.jsonl`/`.json` or `.csv` questions file, in any encoding `decode_questions` reads."""
-    if not path.is_file():
-        raise FileNotFoundError(f"benchmark.questions={str(path)!r}: no such file")
-    text = decode_questions(path.read_bytes(), str(path))
-    if path.suffix.lower() == ".csv":
-        return _csv_rows(text, str(path))
-    if text.lstrip().startswith("["):
-        return _array_rows(text, str(path))
-    return parse_jsonl((line.encode("utf-8") for line in text.split("\n")), str(path))
-
-
-def _text_list(row: Row, name: str) -> list[str]:
-    """A field that may be a list of text, one text, a JSON list in a CSV cell, or absent."""
-    value = row.data.get(name)
-    if value is None or value == "":
-        return []
-    if isinstance(value, str) and row.source.endswith(".csv") and value.lstrip().startswith("["):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as err:
-            raise row.error(f"not a JSON list ({err.msg})", name) from None
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return [str(value)]
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
-        return [str(v) for v in value if str(v).strip()]
-    raise row.error(f"must be text or a list of text, got {type(value).__name__}", name)
-
-
-def _is_beir_query(row: Row) -> bool:
-    """A BEIR `queries.jsonl` row: `_id` and `text`, no `question`."""
-    return "question" not in row.data and "_id" in row.data and "text" in row.data
-
-
-APPROVE_YES = frozenset({"", "y", "yes", "true", "1", "ok", "x"})
-APPROVE_NO = frozenset({"n", "no", "false", "0", "reject", "drop"})
-
-
-def approved(row: Row) -> bool:
-    """A row's `approve` column (the review CSV `python -m testset` writes): empty or yes keeps the question,
-    no leaves it out (counted); any other value is an error naming file, line and field."""
-    value = row.data.get("approve")
-    if value is None or isinstance(value, bool):
-        return value is not False
-    text = str(value).strip().lower()
-    if text in APPROVE_YES or text in APPROVE_NO:
-        return text in APPROVE_YES
-    raise row.error(f"{value!r} is neither yes ({', '.join(sorted(APPROVE_YES - {''}))}, or empty) nor no "
-                    f"({', '.join(sorted(APPROVE_NO))})", "approve")
-
-
-def question_of(row: Row) -> Question:
-    """One question (a BEIR query too); a bad row raises `DataError` naming file, line and field."""
-    beir = _is_beir_query(row)
-    field, id_field = ("text", "_id") if beir else ("question", "id")
-    question = row.field(field, str).strip()
-    if not question:
-        raise row.error("is empty", field)
-    qid = row.data.get(id_field)
-    if isinstance(qid, (dict, list, bool)):
-        raise row.error(f"must be text or a number, got {type(qid).__name__}", id_field)
-    qid = str(qid) if qid not in (None, "") else "q" + hashlib.sha256(question.encode()).hexdigest()[:12]
-    task = str(row.data.get("task") or DEFAULT_TASK)
-    return Question(qid, question, _text_list(row, "answers"), _text_list(row, "documents"),
-                    _text_list(row, "evidence"), task, row)
-
-
-# -- BEIR qrels ----------------------------------------------------------------------------------
-
-@dataclass
-class Judgment:
-    query: str
-    document: str
-    score: float
-    line: int
-
-
-def _qrels_line(fields_: list[str], source: str, lineno: int) -> Judgment:
-    if len(fields_) != 3:
-        raise DataError(source, lineno, f"{len(fields_)} tab-separated fields; a BEIR qrels line has 3: "
-                        + "\t".join(QRELS_HEADER))
-    query, document, score = (f.strip() for f in fields_)
-    try:
-        value = float(score)
-    except ValueError:
-        raise DataError(source, lineno, f"score {score!r} is not a number", "score") from None
-    if not query or not document:
-        raise DataError(source, lineno, "empty query-id or corpus-id")
-    return Judgment(query, document, value, lineno)
-
-
-def read_qrels(path: Path) -> list[Judgment]:
-    """The judgments of a BEIR qrels TSV (its header line `query-id corpus-id score` is optional)."""
-    if not path.is_file():
-        raise FileNotFoundError(f"benchmark.qrels={str(path)!r}: no such file")
-    source, out = str(path), []
-    for lineno, line in enumerate(decode_questions(path.read_bytes(), source).splitlines(), 1):
-        fields_ = line.rstrip("\r").split("\t")
-        if not line.strip() or (not out and tuple(f.strip().lower() for f in fields_) == QRELS_HEADER):
-            continue
-        with record_guard():
-            out.append(_qrels_line(fields_, source, lineno))
-    return out
-
-
-class _Qrels:
-    """Each question's relevant documents (score > 0) from a qrels file, checked against what was loaded."""
-
-    def __init__(self, path: Path, docs: dict[str, ParsedDocument]):
-        self.path = path
-        self.judgments: list[Judgment] = []
-        for j in read_qrels(path):
-            with record_guard():
-                if j.document not in docs:
-                    raise DataError(str(path), j.line, f"corpus-id {j.document!r} is not among the {len(docs)} "
-                                    "documents read", "corpus-id")
-                self.judgments.append(j)
-        self.relevant: dict[str, list[str]] = {}
-        for j in self.judgments:
-            if j.score > 0 and j.document not in self.relevant.setdefault(j.query, []):
-                self.relevant[j.query].append(j.document)
-
-    def check_queries(self, loaded: set[str]) -> None:
-        """A judgment of a query that is not among the loaded questions: an error naming its line."""
-        for j in self.judgments:
-            if j.query not in loaded:
-                with record_guard():
-                    raise DataError(str(self.path), j.line, f"query-id {j.query!r} is not among the questions "
-                                    "loaded", "query-id")
-
-
-# -- documents and contexts ----------------------------------------------------------------------
 
 def _joined(docs: list[ParsedDocument]) -> tuple[str, list[Document]]:
     """One context of several documents, each headed by its name; a single document is its own text."""
@@ -439,7 +222,7 @@ class CorpusBenchmark(Benchmark):
         parsed, bad = _read_documents(config, bool(cfg.get("skip_bad")),
                                       (qpath, *([qrels_path] if qrels_path else [])), result)
         docs = {d.doc_id: d for d in parsed}
-        qrels = _Qrels(qrels_path, docs) if qrels_path else None
+        qrels = Qrels(qrels_path, docs) if qrels_path else None
         result.samples, unaligned = self._samples(config, docs, qpath, qrels, result)
         _warn_unaligned(unaligned, config.evidence_threshold)
         result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
@@ -462,12 +245,12 @@ class CorpusBenchmark(Benchmark):
         return config
 
     @staticmethod
-    def _checked(row: Row, seen: set[str], docs: dict[str, ParsedDocument], qrels: _Qrels | None,
+    def _checked(row: Row, seen: set[str], docs: dict[str, ParsedDocument], qrels: Qrels | None,
                  config: CorpusConfig) -> Question:
         """The question of `row` with its qrels documents; a duplicate id or a document not read raises."""
         q = question_of(row)
         if q.id in seen:
-            raise row.error(f"duplicate id {q.id!r}", "_id" if _is_beir_query(row) else "id")
+            raise row.error(f"duplicate id {q.id!r}", "_id" if is_beir_query(row) else "id")
         seen.add(q.id)
         if qrels is not None:
             q.documents += [d for d in qrels.relevant.get(q.id, []) if d not in q.documents]
@@ -478,7 +261,7 @@ class CorpusBenchmark(Benchmark):
         return q
 
     def _questions(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path,
-                   qrels: _Qrels | None, result: LoadResult) -> Iterator[Question]:
+                   qrels: Qrels | None, result: LoadResult) -> Iterator[Question]:
         """The checked questions of the file; those without answers, evidence or documents after qrels
         (BEIR queries of another split) are left out, counted and named."""
         seen: set[str] = set()
@@ -510,7 +293,7 @@ class CorpusBenchmark(Benchmark):
                             f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
                 result.skip("questions without relevant documents in qrels", len(unjudged))
 
-    def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: _Qrels | None,
+    def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: Qrels | None,
                  result: LoadResult) -> tuple[list[Sample], list[tuple[str, str, float]]]:
         contexts = _Contexts(docs)
         everything = tuple(sorted(docs))
@@ -570,5 +353,4 @@ class CorpusBenchmark(Benchmark):
                               source=template.source)
 
 
-__all__ = ["CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "decode_questions", "language_of",
-           "metric_for", "question_of", "question_rows", "read_qrels"]
+__all__ = ["CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "metric_for"]

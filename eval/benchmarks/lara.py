@@ -75,8 +75,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator
 
-from eval.benchmarks.files import (DataError, Row, as_list, check_keys, decode_text, inside, read_records,
-                                    record_guard, selection)
+from eval.benchmarks.common import as_list, check_keys, selection
+from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
 from eval.benchmarks.common import consecutive_groups
 from eval.metrics.lara import lara_reference
 from eval.benchmarks.base import Benchmark, LoadResult

@@ -63,9 +63,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
-from eval.benchmarks.files import (DataError, Row, as_list, check_keys, decode_text, first_existing, hub_records,
-                                    parse_jsonl, read_records, record_guard)
-from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
+from eval.benchmarks.common import approx_tokens, as_list, check_keys, consecutive_groups, length_level, level_names
+from eval.data_files import (DataError, Row, decode_text, first_existing, hub_records, parse_jsonl, read_records,
+                             record_guard)
 from eval.metrics.loogle import loogle_metric, loogle_reference
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import Document, PromptTemplate, Sample, Span

@@ -65,7 +65,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.benchmarks.files import DataError, Row, as_list, check_keys, decode_text, inside, read_records, record_guard
+from eval.benchmarks.common import as_list, check_keys
+from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
 from eval.metrics.judge import loong_reference
 from eval.replay import CountingRandom
 from eval.benchmarks.base import Benchmark, LoadResult

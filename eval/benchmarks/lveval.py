@@ -63,7 +63,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from eval.benchmarks.files import Row, check_keys, first_samples, parse_jsonl, record_guard, selection
+from eval.benchmarks.common import check_keys, first_samples, selection
+from eval.data_files import Row, parse_jsonl, record_guard
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.sample import PromptTemplate, Sample, Span

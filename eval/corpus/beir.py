@@ -19,7 +19,7 @@ BEIR_COMPANIONS = ("queries.jsonl", "qrels")  # beside a corpus.jsonl: BEIR's qu
 
 def beir_corpus(path: Path, name: str) -> Iterator[ParsedDocument | BadFile]:
     """The documents of a BEIR `corpus.jsonl` (`{_id, title, text}` per line)."""
-    from eval.benchmarks.files import DataError, read_records
+    from eval.data_files import DataError, read_records
 
     try:
         for row in read_records(path):

@@ -1,4 +1,5 @@
-"""Small helpers shared by the benchmark loaders: records from local files or the Hub, checked fields.
+"""Reading data files with every error named: records from local files or the Hub, checked fields (used by the
+benchmark loaders, a team's corpus and questions, and the rescoring command).
 
 - `read_records(path)`: the rows of a JSON Lines file (or a `.json` file holding one JSON array),
   each as a `Row` that knows its file and line, so every error names both.
@@ -36,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from eval.benchmarks.base import COMMON_KEYS
 
 _MISSING = object()
 
@@ -277,50 +277,3 @@ def first_existing(folder: str | os.PathLike, names: Sequence[str]) -> Path | No
         if p.is_file():
             return p
     return None
-
-
-def selection(value: Any, known: Sequence[str], key: str, benchmark: str) -> tuple[list[str], bool]:
-    """(the selected names in `known`'s order, whether the user narrowed the selection)."""
-    if value is None:
-        return list(known), False
-    wanted = [str(v) for v in ([value] if isinstance(value, (str, int)) else value)]
-    unknown = [v for v in wanted if v not in known]
-    if unknown:
-        raise ValueError(f"benchmark.{key}: unknown {unknown} for {benchmark}; available: {', '.join(known)}")
-    return [k for k in known if k in wanted], True
-
-
-def first_samples(streams: Iterable[Iterable[Any]], limit: int | None) -> list[Any]:
-    """The samples of each stream in turn (a stream per data file, opened when reached), up to `limit`.
-
-    Samples of one group get one shared context string, so a context asked about 30 times is held once.
-    """
-    samples: list[Any] = []
-    contexts: dict[str, str] = {}
-    for stream in streams:
-        if limit is not None and len(samples) >= limit:
-            break  # files past the limit are never opened, so the first `limit` samples are final
-        for sample in stream:
-            sample.context = contexts.setdefault(sample.group, sample.context)
-            samples.append(sample)
-            if limit is not None and len(samples) >= limit:
-                break
-    return samples
-
-
-def check_keys(benchmark: str, cfg: dict[str, Any], known: Iterable[str]) -> None:
-    """Reject unknown keys of a `benchmark` config group, naming the known ones."""
-    known = set(known)
-    unknown = set(cfg) - known - set(COMMON_KEYS)
-    if unknown:
-        raise ValueError(f"benchmark={benchmark}: unknown keys {sorted(unknown)}; "
-                         f"known: {sorted(known | set(COMMON_KEYS))}")
-
-
-def as_list(value: Any) -> list[str] | None:
-    """A config value that may be one name or a list of names, as a list of strings (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, int)):
-        return [str(value)]
-    return [str(v) for v in value]
