@@ -79,6 +79,17 @@ def atomic_write_text(path: str | Path, text: str, fsync: bool = False, mode: in
     atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync, mode=mode)
 
 
+def append_synced(path: str | Path, data: bytes) -> None:
+    """Append `data` to `path` in one write and sync it to disk before returning: a crash afterwards
+    keeps it, a crash during it leaves at most a torn last line for the reader to repair."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class DiskCache:
     """Checksummed, atomically written blobs; hit/miss counts per kind. `root=None`: caches nothing."""
 

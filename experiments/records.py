@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Iterable, TypedDict
 
 from eval.metrics import MetricValues, NoJudgment
-from eval.storage import atomic_write_text
+from eval.storage import append_synced, atomic_write_text
 from experiments.redact import redact_text
 
 log = logging.getLogger(__name__)
@@ -265,13 +264,7 @@ class RecordStore:
         return read_records(self.path, repair=True)
 
     def append(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_synced(self.path, (json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n").encode())
 
 
 def write_records(path: str | Path, records: list[dict[str, Any]]) -> None:

@@ -49,8 +49,9 @@ column (the corpus benchmark reads this CSV too); `OUT` with `.summary.json`: ke
 type, overlap buckets, calls and time. The counts are printed as well.
 
 **Resuming.** Replies are kept in the response cache (`<cache-dir>/responses.sqlite`, as the runner's), and
-kept items are appended to `OUT` one by one. An interrupted run keeps what it wrote (it loses at most the
-replies of the batch in flight, `--batch`); the same command again replays the cached replies (no call is asked
+kept items are appended one by one to `OUT.partial`, which is moved onto `OUT` when the run ends or is
+interrupted (a reader of `OUT` never sees half a file). An interrupted run keeps what it wrote (it loses at
+most the replies of the batch in flight, `--batch`); the same command again replays the cached replies (no call is asked
 twice) and asks only for the rest. The number of calls is
 estimated and printed first, with how many are cached; on a terminal it asks to go on unless `--yes`.
 """

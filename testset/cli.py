@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from eval.storage import atomic_write_text
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import ParsedDocument
 from eval.lexical_overlap import BUCKETS
@@ -42,6 +44,12 @@ class Outputs:
     @property
     def summary(self) -> Path:
         return self.jsonl.with_suffix(".summary.json")
+
+    @property
+    def partial(self) -> Path:
+        """Where kept items are appended while the run goes; moved onto `jsonl` when it ends or is interrupted,
+        so a reader of `jsonl` never sees half a file."""
+        return self.jsonl.with_name(self.jsonl.name + ".partial")
 
 
 @dataclass
@@ -106,18 +114,19 @@ def confirm(message: str, assume_yes: bool) -> bool:
 def _write_csv(path: Path, rows: list[dict]) -> None:
     columns = ["id", "approve", "type", "question", "answers", "documents", "evidence", "task", "lexical_overlap",
                "overlap_bucket", "source"]
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns)
-        writer.writeheader()
-        for r in rows:
-            src = r["provenance"]["source"]
-            writer.writerow({
-                "id": r["id"], "approve": "", "type": r["type"], "question": r["question"],
-                "answers": json.dumps(r["answers"], ensure_ascii=False),
-                "documents": json.dumps(r["documents"], ensure_ascii=False),
-                "evidence": json.dumps(r["evidence"], ensure_ascii=False), "task": r["task"],
-                "lexical_overlap": r["lexical_overlap"], "overlap_bucket": r["overlap_bucket"],
-                "source": f"{src['document']}:{src['start']}-{src['end']}"})
+    fh = io.StringIO(newline="")
+    writer = csv.DictWriter(fh, fieldnames=columns)
+    writer.writeheader()
+    for r in rows:
+        src = r["provenance"]["source"]
+        writer.writerow({
+            "id": r["id"], "approve": "", "type": r["type"], "question": r["question"],
+            "answers": json.dumps(r["answers"], ensure_ascii=False),
+            "documents": json.dumps(r["documents"], ensure_ascii=False),
+            "evidence": json.dumps(r["evidence"], ensure_ascii=False), "task": r["task"],
+            "lexical_overlap": r["lexical_overlap"], "overlap_bucket": r["overlap_bucket"],
+            "source": f"{src['document']}:{src['start']}-{src['end']}"})
+    atomic_write_text(path, fh.getvalue())
 
 
 def _batches(items: list, size: int) -> Iterable[list]:
@@ -163,7 +172,7 @@ class Run:
         self.out.jsonl.parent.mkdir(parents=True, exist_ok=True)
         bar = tqdm(total=len(prompts), desc="questions", unit="item", disable=not self.progress, file=sys.stderr,
                    dynamic_ncols=True)
-        with self.out.jsonl.open("w", encoding="utf-8") as fh:
+        with self.out.partial.open("w", encoding="utf-8") as fh:
             for batch in _batches(prompts, self.batch):
                 first = batch[0][0]
                 replies = self.asker.ask([p for _, _, p in batch], f"item {first.index} ({first.document})")
@@ -224,7 +233,9 @@ class Run:
         summary = self.summary(seconds, interrupted)
         if not interrupted:
             _write_csv(self.out.csv, self.rows)
-        self.out.summary.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if self.out.partial.exists():
+            os.replace(self.out.partial, self.out.jsonl)
+        atomic_write_text(self.out.summary, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         return summary
 
 
@@ -274,7 +285,7 @@ def run(args: argparse.Namespace) -> dict[str, Any] | None:
     if out.jsonl.suffix.lower() != ".jsonl":
         raise ValueError(f"--out {args.out!r}: the questions file must end in .jsonl")
     root = Path(args.docs)
-    docs = load_documents(root, (out.jsonl, out.csv, out.summary), args.cache_dir)
+    docs = load_documents(root, (out.jsonl, out.partial, out.csv, out.summary), args.cache_dir)
     cfg = generator_config(args.generator, args.set)
     tasks = plan(docs, args.n, types, args.seed, args.passage_chars)
     asker = Asker(cfg, args.cache_dir)

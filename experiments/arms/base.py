@@ -11,7 +11,9 @@ arm modules asks the spec instead of branching on the arm's name:
   `label`, whether it has an index to price (`indexed`) and its `index_shape` (what prices it),
   what the verdict compares it as (`role`: "longctx", "rag" or "other") and at which
   `token_budget`, whether it builds a context from the document (`context`), where it sits on a
-  sweep plot (`curve`), and how plots and tables name it (`title`, `colour`, `pick`).
+  sweep plot (`curve`), how plots and tables name it (`title`, `colour`, `pick`), which of its knobs
+  the per-config table shows (`columns`) and which models besides the generator shape its records
+  (`model_ids`).
 
 An arm that routes each question to one of two paths (Self-Route) writes the `role` of the path that
 answered into the record's `route` field (`ROLE_RAG` or `ROLE_LONGCTX`); the report counts routes by
@@ -134,6 +136,7 @@ class ArmSpec:
     indexed: ClassVar[bool] = False  # builds a retrieval index per document (priced by the report)
     role: ClassVar[str] = ROLE_OTHER  # what the verdict compares it as: "longctx", "rag" or "other"
     context: ClassVar[bool] = True  # puts document text in the prompt (closed book: no)
+    columns: ClassVar[tuple[str, ...]] = ()  # its knobs the report's per-config table shows, one column each
 
     @classmethod
     def display(cls) -> str:
@@ -168,6 +171,12 @@ class ArmSpec:
         """Context tokens a run of these knobs puts in a prompt at most, for budget-matched
         comparisons (None: no fixed budget, the model's window)."""
         return None
+
+    @classmethod
+    def model_ids(cls, cfg: Mapping[str, Any], knobs: Mapping[str, Any]) -> list[str]:
+        """The models besides the generator that shape a run's records, as "<role> <id>" (the report's
+        reproducibility table): `cfg` is the run's saved config (possibly empty for an imported run)."""
+        return []
 
     @classmethod
     def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:

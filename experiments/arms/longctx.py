@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from experiments.arms.base import ArmSpec
+from experiments.arms.base import ROLE_LONGCTX, ArmSpec
 
 
 class LongContextSpec(ArmSpec):
@@ -13,7 +13,8 @@ class LongContextSpec(ArmSpec):
     title = "long context"
     colour = "tab:red"
     sections = ("longctx",)
-    role = "longctx"
+    role = ROLE_LONGCTX
+    columns = ("truncation", "budget_tokens")
 
     @classmethod
     def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from experiments.arms.base import ArmSpec, Curve, IndexShape
+from experiments.arms.base import ROLE_RAG, ArmSpec, Curve, IndexShape
+from experiments.arms.longctx import LongContextSpec
 
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
 _DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))
@@ -18,7 +19,8 @@ class RagSpec(ArmSpec):
     colour = "tab:blue"
     sections = ("rag", "retriever", "chunker", "reranker")
     indexed = True
-    role = "rag"
+    role = ROLE_RAG
+    columns = ("retriever", "chunk_size", "chunk_overlap", "top_k", "order", "chunker", "reranker")
 
     @classmethod
     def knobs(cls, cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,6 +35,13 @@ class RagSpec(ArmSpec):
             if name and name != default:
                 knobs[group] = name
         return knobs
+
+    @classmethod
+    def model_ids(cls, cfg: Mapping[str, Any], knobs: Mapping[str, Any]) -> list[str]:
+        ret, rer = cfg.get("retriever") or {}, cfg.get("reranker") or {}
+        emb = ret.get("model") or ret.get("embedder") or ret.get("name") or cls.index_shape(knobs).model
+        return ([f"retriever {emb}"] if emb else []) + (
+            [f"reranker {rer['model']}"] if isinstance(rer, Mapping) and rer.get("model") else [])
 
     @classmethod
     def rag_label(cls, knobs: Mapping[str, Any]) -> str:
@@ -112,6 +121,11 @@ class RetrievesFirstSpec(ArmSpec):
     RAG's, and the built arm answers a group itself (`arm.answer`)."""
 
     indexed = True
+    columns = RagSpec.columns + LongContextSpec.columns
+
+    @classmethod
+    def model_ids(cls, cfg: Mapping[str, Any], knobs: Mapping[str, Any]) -> list[str]:
+        return RagSpec.model_ids(cfg, knobs)
 
     @classmethod
     def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:

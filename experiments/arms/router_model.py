@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -63,7 +64,7 @@ CUE_FEATURES = tuple(f"{CUE_PREFIX}{name}" for name in CUES)
 FEATURES = PRE_ROUTE + CUE_FEATURES + POST_RETRIEVAL
 COST_UNITS = ("usd", "prompt_tokens")
 FORMAT, VERSION = "rag-vs-lc-router", 1
-RAG, LONGCTX = "rag", "longctx"
+RAG, LONGCTX = ROLE_RAG, ROLE_LONGCTX  # a route is the role of the path it takes
 
 
 # ---------------------------------------------------------------- features of one question

@@ -49,7 +49,7 @@ from eval import metrics
 from eval.sample import Reference
 from experiments.logs import set_log_level
 from experiments import records as schema
-from experiments.arms import ARMS
+from experiments.arms import ARMS, ROLE_LONGCTX, ROLE_RAG
 from experiments.run_writer import write_run_dir
 from experiments.folder_names import safe_dirname
 
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 
 FORMATS = ("jsonl", "lara")
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd")
-LARA_ARMS = {"full": "longctx", "rag": "rag"}
+LARA_ARMS = {"full": ROLE_LONGCTX, "rag": ROLE_RAG}  # LaRA's file prefix -> the arm of that role
 
 
 @dataclass

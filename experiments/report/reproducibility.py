@@ -45,14 +45,7 @@ def model_ids(run: Run) -> str:
         rev = gen.get("revision")
         ids.append(f"generator {model}" + (f"@{rev}" if rev else "")
                    + (f" ({gen['backend']})" if gen.get("backend") else ""))
-    if "retriever" in run.spec.sections:
-        ret = cfg.get("retriever") or {}
-        emb = ret.get("model") or ret.get("embedder") or ret.get("name") or run.spec.index_shape(run.knobs).model
-        if emb:
-            ids.append(f"retriever {emb}")
-        rer = cfg.get("reranker") or {}
-        if isinstance(rer, dict) and rer.get("model"):
-            ids.append(f"reranker {rer['model']}")
+    ids += run.spec.model_ids(cfg, run.knobs)
     return "; ".join(ids) if ids else "-"
 
 

@@ -10,13 +10,16 @@ from typing import Any
 
 from eval.metrics.official import official_aggregate
 from experiments import records as schema
-from experiments.arms import ROLE_LONGCTX
+from experiments.arms import ROLE_LONGCTX, specs
 from experiments.run_metrics import quantile
 from experiments.report.pricing import Pricing
 from experiments.report.runs import Run, levels_of
 
-KNOB_COLUMNS = ["arm", "retriever", "chunk_size", "chunk_overlap", "top_k", "order", "truncation", "budget_tokens",
-                "chunker", "reranker"]
+
+
+def knob_columns() -> list[str]:
+    """`arm`, then each registered arm's columns (experiments.arms.base.ArmSpec.columns), once each."""
+    return list(dict.fromkeys(["arm", *(c for spec in specs() for c in spec.columns)]))
 
 
 def _recall_ns(runs: list[Run], key: str = "evidence_recall") -> list[str]:
@@ -38,11 +41,11 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
     levels, ns, doc_ns = levels_of(runs), _recall_ns(runs), _recall_ns(runs, "doc_recall")
     shares = [k for k in schema.SHARE_KEYS
               if not k.startswith("docs_") or any(x.get(k) is not None for run in runs for x in run.records)]
-    rows = []
+    rows, columns = [], knob_columns()
     for r in runs:
         answered = [x for x in r.records if schema.has_context(x)]
         row: dict[str, Any] = {"config": r.label}
-        row.update({k: r.knobs.get(k, "") for k in KNOB_COLUMNS})
+        row.update({k: r.knobs.get(k, "") for k in columns})
         row["benchmark"] = r.benchmark
         row["generator"] = r.knobs.get("generator", "")
         score = r.score_at()

@@ -16,9 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.arms.longctx import LongContextSpec
+from experiments.arms.rag import RagSpec
+from experiments.arms.selfroute import SelfRouteSpec
+
 SCENARIOS = ("length", "null")
 WINDOW = 16_000
 SHORT = 8_000
+LC, RAG = LongContextSpec.name, RagSpec.name
 
 
 def _logit(p: float) -> float:
@@ -46,10 +52,10 @@ def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int 
             right_lc = rng.random() < 1 / (1 + np.exp(-(_logit(p_lc) + shift)))
             base = {"id": sid, "group": group, "status": "ok", "length_level": "sim", "task": "qa"}
             kept = min(full, WINDOW)
-            lc_out.append({**base, "arm": "longctx", "score": float(right_lc), "context_tokens": kept,
+            lc_out.append({**base, "arm": LC, "score": float(right_lc), "context_tokens": kept,
                            "context_tokens_full": full, "truncated": full > WINDOW,
                            "prompt_tokens": kept + q_tokens + 40})
-            rag = {**base, "arm": "rag", "score": float(right_rag), "context_tokens": 1000,
+            rag = {**base, "arm": RAG, "score": float(right_rag), "context_tokens": 1000,
                    "prompt_tokens": 1000 + q_tokens + 40}
             if retrieval:
                 scores = np.sort(rng.uniform(0.2, 0.9, size=5))[::-1]
@@ -63,7 +69,7 @@ def _as_record(rec: dict, benchmark: str) -> dict:
     return {**rec, "benchmark": benchmark, "language": "en", "answers": ["x"], "prediction": "x" if right else "y",
             "scores": {"score": rec["score"]}, "completion_tokens": 8, "cached": False,
             "latency_s": round(0.2 + rec["prompt_tokens"] / 4000, 4),
-            **({"retrieval_s": 0.01} if rec["arm"] == "rag" else {})}
+            **({"retrieval_s": 0.01} if rec["arm"] == RAG else {})}
 
 
 def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0,
@@ -78,16 +84,16 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
     root = Path(root)
     lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed)
     lc, rag = [_as_record(r, benchmark) for r in lc], [_as_record(r, benchmark) for r in rag]
-    write_run(root / "lc", {"arm": "longctx", "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
+    write_run(root / "lc", {"arm": LC, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
               lc)
-    write_run(root / "rag", {"arm": "rag", "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
+    write_run(root / "rag", {"arm": RAG, "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
                              "chunk_size": 200, "chunk_overlap": 0, "top_k": 5, "order": "document"}, rag)
     if selfroute:
         top = [r["retrieved"][0]["score"] for r in rag]
         cut = float(np.median(top))
-        routed = [{**(g if t > cut else c), "arm": "selfroute", "route": "rag" if t > cut else "longctx"}
+        routed = [{**(g if t > cut else c), "arm": SelfRouteSpec.name, "route": ROLE_RAG if t > cut else ROLE_LONGCTX}
                   for g, c, t in zip(rag, lc, top)]
-        write_run(root / "selfroute", {"arm": "selfroute", "benchmark": benchmark, "generator": "sim",
+        write_run(root / "selfroute", {"arm": SelfRouteSpec.name, "benchmark": benchmark, "generator": "sim",
                                        "retriever": "bm25", "chunk_size": 200, "chunk_overlap": 0, "top_k": 5,
                                        "order": "document", "truncation": "benchmark"}, routed)
     return root

@@ -42,8 +42,8 @@ def _role_colour(role: str) -> str:
 
 def decision_styles() -> dict[str, dict[str, object]]:
     """Marker per decision: RAG's and long context's arm colours, triangles pointing to their side."""
-    return {RAG: {"marker": ">", "color": _role_colour(ROLE_RAG), "label": "rag"},
-            LONGCTX: {"marker": "<", "color": _role_colour(ROLE_LONGCTX), "label": "longctx"},
+    return {RAG: {"marker": ">", "color": _role_colour(ROLE_RAG), "label": RAG},
+            LONGCTX: {"marker": "<", "color": _role_colour(ROLE_LONGCTX), "label": LONGCTX},
             ROUTE: {"marker": "*", "color": "tab:purple", "label": "route (a router beats both)"},
             INCONCLUSIVE: {"marker": "D", "color": "dimgray", "label": "inconclusive"},
             NO_DECISION: {"marker": "X", "color": "black", "label": "no_decision"},

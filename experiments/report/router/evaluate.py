@@ -37,6 +37,7 @@ import numpy as np
 from eval.metrics.confidence import paired_bootstrap
 from experiments.report.router.fit import RouterResult, route
 from experiments.report.router.features import router_features
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.runs import Run
 from experiments.report.verdict.decision import ROUTE, Decision
 from experiments.report.verdict.family import ALPHA
@@ -160,7 +161,7 @@ def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, r
     return OtherRouter(run.label, run.spec.display(), 100 * float(np.mean(mine)), 100 * res.diff,
                        (100 * res.ci95[0], 100 * res.ci95[1]), len(ids), res.n_groups,
                        run.mean_of("prompt_tokens", level), run.mean_of("latency_s", level), cost_of(run),
-                       routes.count("longctx") / len(routes) if routes else None)
+                       routes.count(ROLE_LONGCTX) / len(routes) if routes else None)
 
 
 def cost_weight(settings: ReportSettings, features) -> tuple[float, str]:
@@ -190,7 +191,7 @@ def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run
         return None
     ids = features.ids
     post = any(name in POST_RETRIEVAL for name in result.used)
-    picks = [result.routes[i] == "rag" for i in ids]
+    picks = [result.routes[i] == ROLE_RAG for i in ids]
     best = [result.arm_rag[i] for i in ids]
     tokens = (_per_answer(picks, lc, rag, ids, "prompt_tokens", post),
               _per_answer(best, lc, rag, ids, "prompt_tokens", False))
@@ -236,8 +237,8 @@ def deployable(row: RouterRow) -> Router:
     its honest estimate and travel with it)."""
     r = row.result
     return Router(r.model, cost_weight=r.cost_weight, cost_unit=r.cost_unit if r.cost_weight else None,
-                  trained_on={"benchmark": row.benchmark, "level": row.level, "longctx": row.lc_label,
-                              "rag": row.rag_label, "questions": r.n, "documents": r.n_groups},
+                  trained_on={"benchmark": row.benchmark, "level": row.level, ROLE_LONGCTX: row.lc_label,
+                              ROLE_RAG: row.rag_label, "questions": r.n, "documents": r.n_groups},
                   estimate={"router": round(r.router_mean, 2), "best_arm": round(r.best_arm_mean, 2),
                             "oracle": round(r.oracle_mean, 2), "diff": round(r.diff, 2),
                             "ci95": [round(r.ci[0], 2), round(r.ci[1], 2)], "share_rag": round(r.share_rag, 4),
