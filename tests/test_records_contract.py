@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 
 TINY = ["benchmark=synthetic", "benchmark.languages=[en]", "benchmark.levels=[400]",
         "benchmark.questions_per_haystack=2"]
-READERS = sorted((ROOT / "experiments" / "report").glob("*.py")) + [ROOT / "experiments" / "run_metrics.py"]
+READERS = sorted((ROOT / "experiments" / "report").rglob("*.py")) + [ROOT / "experiments" / "run_metrics.py"]
 RECORD_NAMES = {"r", "rec", "x", "record", "l"}  # what the report's modules call a record
 
 

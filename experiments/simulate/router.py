@@ -86,7 +86,7 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
     lc, rag = [_as_record(r, benchmark) for r in lc], [_as_record(r, benchmark) for r in rag]
     write_run(root / "lc", {"arm": LC, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
               lc)
-    write_run(root / "rag", {"arm": RAG, "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
+    write_run(root / RAG, {"arm": RAG, "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
                              "chunk_size": 200, "chunk_overlap": 0, "top_k": 5, "order": "document"}, rag)
     if selfroute:
         top = [r["retrieved"][0]["score"] for r in rag]

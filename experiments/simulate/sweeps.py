@@ -169,7 +169,7 @@ def known_truth_sweep(root: Path, rag_minus_lc: float, n_rag_configs: int = 12, 
         size, k = sizes[c % len(sizes)], ks[(c // len(sizes)) % len(ks)]
         knobs = {"arm": RagSpec.name, "benchmark": benchmark, "generator": "sim", "retriever": "bm25",
                  "chunk_size": size, "chunk_overlap": 0, "top_k": k, "order": "document", "config": c}
-        write_run(root / f"rag{c:02d}", knobs, records(RagSpec.name, base + rag_minus_lc, size * k + 100))
+        write_run(root / f"{RagSpec.name}{c:02d}", knobs, records(RagSpec.name, base + rag_minus_lc, size * k + 100))
     return root
 
 
