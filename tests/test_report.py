@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from eval.metrics.confidence import paired_bootstrap
 from experiments.simulate.sweeps import make_sweep, write_run
 from experiments.report.page.build import build_report, main
 from experiments.report.settings import load_settings
@@ -142,11 +141,9 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float, 
             picks = [choose({d: 1 for d in h}) for h in halves]
             samples = pooled(*picks[0][:2], set(halves[1])) + pooled(*picks[1][:2], set(halves[0]))
             ci = _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, scores, group, resamples)
-        else:  # too few documents: naive, on all samples
+        else:  # too few documents: naive, on all samples; t with G - 1 df and the CR1 standard error
             samples = pooled(lc, rag, set(docs))
-            boot = paired_bootstrap([x[1] for x in samples], [x[2] for x in samples], n_resamples=resamples,
-                                    groups=[x[0] for x in samples])
-            ci = (100 * boot.ci95[0], 100 * boot.ci95[1])
+            ci = _cluster_t_interval([(x[0], 100 * (x[1] - x[2])) for x in samples])
         best_rag = max(rags, key=lambda kr: (round(100 * sum(scores(kr[1], lvl).values()) / len(scores(kr[1], lvl)), 9),
                                              -mean_ok(kr[1], lvl, "prompt_tokens")))
         oa, ob = scores(best_rag[1], lvl), scores(lc[1], lvl)
@@ -167,20 +164,33 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float, 
     return out
 
 
-def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, scores, group, resamples):
-    """The documented interval, resample by resample: documents drawn with replacement within each half
-    (numpy's seeded generator, seed 0: one block of draws for half A, then one for half B, documents in
-    name order), both choices repeated on the drawn documents, and each chosen pair's deviation from its
-    own mean on its scoring half added to the pooled mean; widened for few documents, clipped to the
-    range of every pair's differences, 2.5% and 97.5% quantiles."""
-    import numpy as np
+def _cluster_t_interval(pairs):
+    """mean ± t(0.975, G - 1) x CR1 standard error of (document, value) pairs, by hand."""
+    from scipy.stats import t
 
-    from eval.metrics.confidence import few_groups_factor
+    n, docs = len(pairs), sorted({g for g, _ in pairs})
+    mean = sum(v for _, v in pairs) / n
+    sums = {g: sum(v - mean for h, v in pairs if h == g) for g in docs}
+    se = (len(docs) / (len(docs) - 1) * sum(x * x for x in sums.values()) / n ** 2) ** 0.5
+    half = t.ppf(0.975, len(docs) - 1) * se
+    return mean - half, mean + half
+
+
+def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, scores, group, resamples):
+    """The documented interval of one split, resample by resample: documents drawn with replacement within
+    each half (numpy's seeded generator, seed 0: one block of draws for half A, then one for half B,
+    documents in name order), both choices repeated on the drawn documents, and each chosen pair's
+    deviation from its own mean on its scoring half, scaled by sqrt(h / (h - 1)) for a half of h documents,
+    added to the pooled mean; the standard deviation of those resamples is the standard error of a t
+    interval with G - 2 degrees of freedom."""
+    import numpy as np
+    from scipy.stats import t
 
     rng = np.random.default_rng(0)
     draws = [rng.integers(0, len(h), size=(resamples, len(h))) for h in halves]
     point = sum(x[1] - x[2] for x in samples) / len(samples)
     n_on = [len(pooled(*picks[1][:2], set(halves[0]))), len(pooled(*picks[0][:2], set(halves[1])))]  # A, B
+    factor = [(len(h) / (len(h) - 1)) ** 0.5 for h in halves]
 
     def mean_on(lc, rag, weight):
         xs = [(x[1] - x[2], weight.get(x[0], 0)) for x in pooled(lc, rag, set(weight))]
@@ -198,17 +208,18 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
         lc_b, rag_b, _ = choose(weights[1])
         drawn_b, own_b = mean_on(lc_a, rag_a, {**{g: 0 for g in halves[1]}, **weights[1]})
         drawn_a, own_a = mean_on(lc_b, rag_b, {**{g: 0 for g in halves[0]}, **weights[0]})
-        values.append(100 * (point + (n_on[1] * (drawn_b - own_b) + n_on[0] * (drawn_a - own_a)) / sum(n_on)))
-    diffs = [scores(kr[1], lvl)[i] - scores(lk[1], lvl)[i] for kr in rags for lk in lcs
-             for i in set(scores(kr[1], lvl)) & set(scores(lk[1], lvl))]
-    center, factor = 100 * point, few_groups_factor(len({x[0] for x in samples}))
-    wide = np.clip([center + (v - center) * factor for v in values], 100 * min(diffs), 100 * max(diffs))
-    return tuple(float(q) for q in np.quantile(wide, [0.025, 0.975]))
+        values.append(100 * (n_on[1] * factor[1] * (drawn_b - own_b) + n_on[0] * factor[0] * (drawn_a - own_a))
+                      / sum(n_on))
+    se = float(np.std(values, ddof=1))
+    half = t.ppf(0.975, len({x[0] for x in samples}) - 2) * se
+    return 100 * point - half, 100 * point + half
 
 
 @pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
 def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, tolerance):
-    build_report([str(sweep)], tmp_path, load_settings(tolerance=tolerance))
+    # one split: the independent computation repeats one partition's cross-fit (the median over several is
+    # tested in test_verdict_simulation.py)
+    build_report([str(sweep)], tmp_path, load_settings(tolerance=tolerance, splits=1))
     got = {r["level"]: r for r in _csv(tmp_path / "verdict.csv")}
     want = _independent_verdict(sweep, tolerance, 10)
     assert set(got) == set(want)
@@ -274,7 +285,7 @@ def test_records_own_cost_is_used_when_every_answer_has_one(tmp_path):
     knobs = {"arm": "longctx", "benchmark": "b", "generator": "g"}
     recs = [{"id": f"s{i}", "benchmark": "b", "task": "t", "language": "en", "length_level": "1k", "group": f"g{i}",
              "arm": "longctx", "status": "ok", "score": i % 2, "prompt_tokens": 100, "completion_tokens": 5,
-             "latency_s": 1.0, "cost_usd": 0.25} for i in range(6)]
+             "latency_s": 1.0, "cost_usd": 0.25} for i in range(12)]  # over 6 documents a t interval would not decide
     write_run(tmp_path / "runs" / "lc", knobs, recs)
     rag_knobs = {"arm": "rag", "benchmark": "b", "generator": "g", "retriever": "bm25", "chunk_size": 64, "top_k": 2,
                  "order": "document"}

@@ -1,7 +1,8 @@
 """Every decision the report makes, in order: the verdict row of each benchmark and length level
 (experiments.report.verdict.rows), the learned router beside it (experiments.report.router.evaluate),
-Holm's correction over the family of their tests (experiments.report.verdict.family), and the sentence
-a team can act on. The page renders what this returns; it decides nothing itself."""
+Holm's correction over the arm decisions, then the routers' tests only once every arm decision is
+kept (experiments.report.verdict.family: serial gatekeeping), and the sentence a team can act on. The
+page renders what this returns; it decides nothing itself."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.router.evaluate import RouteClaim, router_row
 from experiments.report.runs import Run, levels_of
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.family import control_family
+from experiments.report.verdict.family import control_family, gatekeep
 from experiments.report.verdict.rows import ALL, VerdictRow, recommend, verdict_row
 
 
@@ -35,8 +36,8 @@ def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings, router
             if routers:
                 with_router(row, mine, pricing, settings)
             rows.append(row)
-    claims = [RouteClaim(row, settings.tolerance) for row in rows if row.router is not None]
-    control_family(rows, settings, claims)
+    control_family(rows, settings)
+    gatekeep(rows, [RouteClaim(row, settings.tolerance) for row in rows if row.router is not None])
     for row in rows:
         row.recommendation = recommend(row, settings)
     return rows

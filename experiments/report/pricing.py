@@ -97,6 +97,11 @@ class Pricing:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
         return mean(costs) if costs else None
 
+    def time_priced(self) -> bool:
+        """Generation is priced by measured time (an hourly price, or records priced that way): its costs
+        carry the measurement's noise, unlike a price per token."""
+        return self.hourly_rate is not None and self.source in ("hourly", "records")
+
     def time_rate(self) -> float | None:
         """USD per second of machine time, when generation is priced by time."""
         return None if self.hourly_rate is None else self.hourly_rate / 3600

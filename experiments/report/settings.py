@@ -51,6 +51,7 @@ class ReportSettings:
     indexing: Indexing = field(default_factory=Indexing)
     resamples: int = 2000
     seed: int = 0
+    splits: int = 20  # partitions of the documents the cross-fitted choice is repeated over (median aggregated)
     floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
     router_points_per_1k_tokens: float = 0.0  # score points the learned router gives up to save 1,000 prompt tokens
 
@@ -72,6 +73,8 @@ class ReportSettings:
             raise ValueError(f"router_points_per_1k_tokens={self.router_points_per_1k_tokens}: must be >= 0")
         if self.resamples < 100:
             raise ValueError(f"bootstrap resamples={self.resamples}: use at least 100")
+        if self.splits < 1:
+            raise ValueError(f"bootstrap splits={self.splits}: use at least 1")
         return self
 
 
@@ -109,13 +112,14 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         latency_target_s=None if raw.get("latency_target_s") is None else float(raw["latency_target_s"]),
         price=price, indexing=Indexing(**ix),
         resamples=int(boot.get("resamples", 2000)), seed=int(boot.get("seed", 0)),
+        splits=int(boot.get("splits", 20)),
         floor_share=float(raw.get("floor_share", 0.05)),
         router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
     )
     for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
-                "floor_share", "resamples", "seed", "router_points_per_1k_tokens"):
+                "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens"):
         if overrides.get(key) is not None:
-            setattr(s, key, int(overrides[key]) if key in ("resamples", "seed") else float(overrides[key]))
+            setattr(s, key, int(overrides[key]) if key in ("resamples", "seed", "splits") else float(overrides[key]))
     if overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")

@@ -5,9 +5,12 @@ read and its contents.
 Why this order: a team asks first "which arm, how sure, at what price, and what would settle it",
 then "why". The method, the full verdict table (verdict.csv's columns, the selection and the
 recommendation sentences) and the plan sentences follow in section 1 under "How the verdict was
-reached". A row's interval over one document is no interval (its bootstrap draws that document
-every time, so the interval collapses to the point): such a cell shows "-" and a note below the
-table says why, rather than an interval of zero width that reads like certainty.
+reached". A row over one document has no interval (nothing varies between documents): such a cell
+shows "-" and a note below the table says why. Where the report makes several decisions, the
+interval shown for a tested row is the family-adjusted one (experiments.report.verdict.family), so a
+row never shows an interval that decides beside a decision that does not. The chosen configs carry
+their scores, and the best-scoring RAG config is named beside the chosen one when they differ: the
+rule prefers the cheapest config within the tolerance, and a team should see what it gave up.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.rows import VerdictRow
 
-ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "long context", "RAG",
-               "prompt tokens RAG÷LC", "latency RAG÷LC", "cost RAG÷LC", "to decide"]
+ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "documents", "long context (score)",
+               "RAG (score)", "best-scoring RAG", "prompt tokens RAG÷LC", "latency RAG÷LC", "cost RAG÷LC",
+               "to decide"]
 MAX_LABEL = 28  # a config label longer than this is cut and tagged with its config hash
 FOREST_FILE = "verdict_forest.png"
 
@@ -51,39 +55,60 @@ def no_interval_reason(v: VerdictRow) -> str | None:
         return "no scored long-context run"
     if v.rag is None:
         return "no scored RAG run"
-    if v.diff is None or v.ci is None:
+    if v.diff is None:
         return "no sample scored by both arms"
-    if v.n_groups < 2:
-        return (f"Δ is {v.diff:+.1f} over one document ({v.n_shared} questions), and a bootstrap over one document "
-                "cannot vary, so there is no interval and no decision")
+    if v.n_groups < 2 or v.ci is None:
+        return (f"Δ is {v.diff:+.1f} over one document ({v.n_shared} questions): nothing varies between documents, "
+                "so there is no interval and no decision")
     return None
 
 
+def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
+    """The interval the first screen shows: the family-adjusted one for a tested row, else the 95% one."""
+    return v.ci_family if v.ci_family is not None else v.ci
+
+
 def delta_cell(v: VerdictRow) -> str:
-    """"+3.1 [-1.2, +7.4]", or "-" when the row has no interval (no_interval_reason says why)."""
+    """"+3.1 [-1.2, +7.4]" ("... fam." when family-adjusted), or "-" when the row has no interval."""
     if no_interval_reason(v) is not None:
         return "-"
-    return f"{v.diff:+.1f} [{v.ci[0]:+.1f}, {v.ci[1]:+.1f}]"
+    lo, hi = shown_interval(v)
+    return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}]" + (" fam." if v.ci_family is not None else "")
+
+
+def scored(run: Run | None, score: float | None) -> str:
+    return "-" if run is None else f"{short_label(run)} ({'-' if score is None else f'{score:.1f}'})"
+
+
+def best_scoring_cell(v: VerdictRow) -> str:
+    """The best-scoring RAG config (same samples, not selection-adjusted) when the rule chose another."""
+    if v.best_rag is None or v.rag is None or v.best_rag is v.rag:
+        return "same"
+    return scored(v.best_rag, v.best_rag_score)
 
 
 def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[list[str]]:
     """One line of values per verdict row, in ANSWER_HEAD's order."""
-    return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v), short_label(v.lc),
-             short_label(v.rag), ratio(v.token_ratio), ratio(v.latency_ratio), ratio(v.cost_ratio), plan["column"]]
+    return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v),
+             str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.lc_score), scored(v.rag, v.rag_score),
+             best_scoring_cell(v), ratio(v.token_ratio), ratio(v.latency_ratio), ratio(v.cost_ratio), plan["column"]]
             for v, plan in zip(vrows, plans)]
 
 
 def answer_notes(vrows: list[VerdictRow]) -> list[str]:
-    """The reason of every "-" in the Δ column."""
-    return [f"{row_name(v)}, no Δ interval: {reason}." for v in vrows if (reason := no_interval_reason(v))]
+    """The reason of every "-" in the Δ column, and of every decision a rule withheld."""
+    notes = [f"{row_name(v)}, no Δ interval: {reason}." for v in vrows if (reason := no_interval_reason(v))]
+    notes += [f"{row_name(v)}: {v.decision.why}." for v in vrows
+              if v.decision and v.decision.why.startswith(("the interval would say", "the 95% interval alone says"))]
+    return notes
 
 
 def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
     rows = []
     for v in vrows:
-        one_doc = v.diff is not None and v.ci is not None and v.n_groups < 2
-        rows.append(ForestRow(row_name(v), v.diff, None if one_doc else v.ci, v.decision.kind if v.decision else "",
-                              "no interval: one document" if one_doc else ""))
+        one_doc = v.diff is not None and (v.ci is None or v.n_groups < 2)
+        rows.append(ForestRow(row_name(v), v.diff, None if one_doc else shown_interval(v),
+                              v.decision.kind if v.decision else "", "no interval: one document" if one_doc else ""))
     return rows
 
 
@@ -103,12 +128,25 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         doc.add(Image(path, "verdict forest plot: Δ RAG−LC with its 95% interval per row; shaded: the tolerance"))
         if left_out:
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
+    family = max((v.family_size for v in vrows), default=0)
     doc.add(Paragraph(
-        "Δ: RAG minus long context in points (x100) with its 95% interval over documents; "
-        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document); "
+        "Δ: RAG minus long context in points (x100) with its 95% interval over documents"
+        + (f" (\"fam.\": adjusted for the report's {family} decisions, Holm: it clears a boundary exactly when "
+           "the decision stands)" if family > 1 else "")
+        + "; scores: each chosen config's mean score (x100) on the samples the difference is over; "
+        f"ratios: RAG ÷ long context ({pricing_words(settings)}); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
         "rule and the full table: section 1."))
     return [path] if path else []
+
+
+def pricing_words(settings: ReportSettings) -> str:
+    """How the cost ratio was priced, in a few words."""
+    kind = settings.price.spec.get("kind", "none")
+    name = settings.price.spec.get("name")
+    what = {"per_token": "priced per token", "hourly": "priced by measured time"}.get(kind, "no price")
+    return f"cost per answer at {settings.queries_per_doc:g} queries per document, {what}" + (
+        f" ({name})" if name else "")
 
 
 def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],

@@ -74,12 +74,20 @@ def _pair(values: tuple[float | None, float | None], fmt) -> str:
     return "-" if mine is None or best is None else f"{fmt(mine)} / {fmt(best)}"
 
 
+def _oracle_cell(r: Any) -> str:
+    """The noise-corrected oracle, "(not real)" when its gain over the better arm is inside the noise."""
+    if r.oracle_corrected is None:
+        return "-"
+    return f"{r.oracle_corrected:.1f}" + ("" if r.oracle_real else " (no real gain)")
+
+
 def _main_row(v: Any, rr: RouterRow) -> list[str]:
     r = rr.result
     gap = "-" if r.gap_closed is None else f"{100 * r.gap_closed:.0f}%"
-    decided = "**route**" if rr.decided else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})"
+    decided = ("**route**" if rr.decided else "not tested (an arm decision is open)" if rr.gated
+               else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})")
     return [v.benchmark, v.level, "learned router", rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
-            f"{r.oracle_mean:.1f}", _delta(r.diff, r.ci), gap, f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
+            _oracle_cell(r), _delta(r.diff, r.ci), gap, f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
             decided, f"`{rr.file.name}`" if rr.file else "-"]
 
@@ -87,11 +95,11 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
 def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:
     """A routing arm that was run, in the learned router's columns (its own costs, not against the best arm)."""
     r = rr.result
-    gap = r.oracle_mean - r.best_arm_mean
+    gap = (r.oracle_corrected or 0.0) - r.best_arm_mean if r.oracle_real else 0.0
     closed = "-" if gap <= 1e-9 else f"{100 * o.diff / gap:.0f}%"
     to_rag = "-" if o.share_longctx is None else f"{100 - 100 * o.share_longctx:.0f}%"
     return [v.benchmark, v.level, f"{o.title} ({o.label})", "run", f"{o.score:.1f}", f"{o.score - o.diff:.1f}",
-            f"{r.oracle_mean:.1f}", _delta(o.diff, o.ci), closed, to_rag, str(o.n_groups), str(o.n),
+            _oracle_cell(r), _delta(o.diff, o.ci), closed, to_rag, str(o.n_groups), str(o.n),
             "-" if o.prompt_tokens is None else f"{o.prompt_tokens:,.0f}",
             "-" if o.latency_s is None else f"{o.latency_s:.2f}", money(o.cost), "", ""]
 
@@ -110,12 +118,17 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "per-question gain RAG − long context, learned over "
         "the row's two configs and **cross-fitted by document**: the model learned on one half of the documents "
         "routes the other half, so no question is routed by a model that saw its document. It is measured against "
-        "the better single arm chosen the same way, and against the oracle (the per-question better of the two: no "
-        "router can beat it). The interval resamples documents and refits everything in each resample. The oracle "
-        "gap closed is (router − best arm) / (oracle − best arm). Costs are per answer, router / best arm; a router "
+        "the better single arm chosen the same way, and against the noise-corrected oracle (each question "
+        "answered by the arm that did better on the other questions of its document: the per-question better of two "
+        "noisy answers "
+        "would count luck as routing gain). The interval resamples documents and refits everything in each "
+        "resample, over several splits of the documents (median aggregated), as a t interval. The oracle gap closed "
+        "is (router − best arm) / (corrected oracle − best arm), shown only when the oracle's gain is real (its "
+        "interval above 0). Costs are per answer, router / best arm; a router "
         "that reads retrieval scores retrieves for every question, so its latency and cost include RAG's retrieval "
         "and index for the questions it sends to long context. The row decides **route** when the router's "
-        f"interval lies above +{tolerance:g} points and Holm keeps that test in the report's family. Each router is "
+        f"interval lies above +{tolerance:g} points and Holm keeps that test in the routers' family, which is tested "
+        "only once every arm decision of the report stands (the router waits its turn). Each router is "
         "written as a JSON file (no pickle) that `python -m experiments.run arm=router router.path=FILE` runs live; "
         "the file is the fit on all the row's questions. Routing arms that were run (Self-Route, a live router) "
         "follow their row, on the same questions against the same best arm per question (a paired cluster "

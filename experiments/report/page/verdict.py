@@ -13,6 +13,7 @@ from experiments.report.page.first_screen import delta_cell
 from experiments.report.page.sections import SECTIONS
 from experiments.report.settings import ReportSettings
 from experiments.report.summary import SHARE_COLUMNS
+from experiments.report.verdict.decision import MIN_DOCUMENTS
 from experiments.report.verdict.rows import BudgetPair, VerdictRow, oracle_rows
 
 
@@ -27,28 +28,36 @@ def _arm_best(best: ArmBest | None) -> str:
 def _selection_cell(v: VerdictRow) -> str:
     """The selection in a few words (verdict.csv and the notes below the table have it in full)."""
     if v.selection.startswith("cross-fitted"):
-        return "cross-fitted, " + ("halves agree" if v.halves_agree else "halves differ")
+        return f"cross-fitted, halves agree in {pct(v.halves_agreement)} of splits"
     return v.selection.split(":")[0] or "-"
 
 
 def family_sentence(vrows: list[VerdictRow]) -> str:
-    """How many tests the report makes and how their family-wise error is controlled."""
+    """How many decisions the report makes, how their family-wise error is controlled, and when the routers
+    were tested."""
     m = max((v.family_size for v in vrows), default=0)
-    if m <= 1:
-        return ("This report makes at most one decision (one row with an interval from honestly chosen configs), so "
-                "no correction for multiple decisions is needed.")
     held = [v for v in vrows if v.tested and v.decision and v.decision.why.startswith("the 95% interval alone says")]
-    routers = sum(v.router is not None for v in vrows)
-    members = ("the rows with an interval from honestly chosen configs and not at the floor or ceiling"
-               + (f", and {routers} learned router(s)' test of beating the better arm by more than the tolerance "
-                  "(`route`, below)" if routers else ""))
-    return (f"**{m} tests, one family**: {members}. Holm's step-down procedure on each test of its decision "
-            "boundary keeps the chance that any decision is wrong at 5% (p_decision and Holm-adjusted p_holm in "
-            "verdict.csv; router_p_holm for the routers); the intervals shown are each row's own 95% interval, and "
-            "the documents under \"to decide\" are planned for a row on its own (with the correction a row may need "
-            "somewhat more). "
-            + (f"{len(held)} row(s) whose interval alone decides are shown inconclusive after the correction."
-               if held else "No decision was withdrawn by the correction."))
+    routers = [v.router for v in vrows if v.router is not None]
+    gated = sum(r.gated for r in routers)
+    if m <= 1:
+        text = ("This report makes at most one arm decision (one row with an interval from honestly chosen configs and "
+                f"at least {MIN_DOCUMENTS} documents), so no correction for multiple decisions is needed.")
+    else:
+        text = (f"**{m} decisions, one family**: the rows with an interval from honestly chosen configs, at least "
+                f"{MIN_DOCUMENTS} documents and not at the floor or ceiling. Holm's step-down procedure on each "
+                "decision's boundary test keeps the chance that any decision is wrong at 5% (p_decision and "
+                "Holm-adjusted p_holm in verdict.csv); the interval a tested row shows is adjusted to the same level "
+                "(\"fam.\"), so it clears its boundary exactly when the decision stands. The documents under \"to "
+                "decide\" are planned by simulating this rule. "
+                + (f"{len(held)} row(s) whose own 95% interval decides are shown inconclusive after the correction."
+                   if held else "No decision was withdrawn by the correction."))
+    if routers:
+        text += (" **The router waits its turn**: the learned routers' tests (router beats the better arm by more than "
+                 "the tolerance) form a second family, tested with Holm only once every arm decision of the report "
+                 "stands (serial gatekeeping), so asking about a router costs the arm decisions nothing; "
+                 + (f"here {gated} of {len(routers)} were not tested, since an arm decision is still open."
+                    if gated else "here the gate opened and they were tested."))
+    return text
 
 
 def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSettings,
@@ -58,28 +67,34 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
     doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Heading(3, "How the verdict was reached"), Paragraph(
         "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
         f"{settings.tolerance:g} points of it (cost per answer including indexing over {settings.queries_per_doc:g} "
-        "queries per document; when no RAG config is that close, the best RAG config). **Configs are chosen without "
-        "looking at the samples reported on, and every document counts (cross-fitting)**: when an arm has several "
-        f"configs, the documents are split in two halves by a seeded hash (seed {settings.seed}); the configs chosen "
-        "on each half are scored on the other half, and the paired differences of both halves are pooled into Δ "
-        "(RAG minus long context, points) over all documents. Choosing and scoring on the same samples would favour "
-        "the luckiest of many configs; scoring on one half only (split-half) would waste half of the documents. The "
-        "configs named are the choice on all documents (what to deploy); the selection column says whether both "
-        "halves chose them too, and the scores are the cross-fitted ones. The 95% interval is a paired cluster "
-        f"bootstrap that resamples whole documents within each half ({settings.resamples} resamples), repeats both "
-        "halves' choices in every resample and adds each chosen pair's resampled deviation from its own mean, so it "
-        "includes how the choice and the scores move together; it is widened like a t interval when there are few "
-        "documents, since questions about one document rise and fall together. The "
-        "**decision** is read from the interval, not the point estimate: `rag` when RAG is better (interval above 0) "
-        f"or no more than {settings.tolerance:g} points worse (lower end above -{settings.tolerance:g}) and cheaper; "
+        "queries per document; costs measured as time count as equal when their gap is within the measurement's "
+        "noise, and then the better-scoring config is taken; when no RAG config is that close, the best RAG config). "
+        "**Configs are chosen without looking at the samples reported on, and every document counts "
+        "(cross-fitting)**: when an arm has several configs, the documents are split in two halves by a seeded hash; "
+        "the configs chosen on each half are scored on the other half, and the paired differences of both halves are "
+        "pooled into Δ (RAG minus long context, points) over all documents. One split is one draw, so it is repeated "
+        f"over {settings.splits} splits (seeds {settings.seed} and up) and aggregated by the median, with a variance "
+        "that counts how much the split moves the estimate. The configs named are the choice on all documents (what "
+        "to deploy); the selection column says in how many splits both halves chose them too, and the scores are the "
+        "cross-fitted ones of the first split. The interval of a cross-fitted row comes from a paired cluster "
+        "bootstrap that resamples whole documents within each half, repeats both halves' choices in every resample "
+        "and adds each chosen pair's resampled deviation from its own mean; its standard error (each half's scaled by "
+        "sqrt(h/(h-1))) makes a t interval with G-2 degrees of freedom. With one config per arm nothing is chosen and "
+        "the interval is t with G-1 degrees of freedom and the cluster-robust standard error over documents, since "
+        "questions about one document rise and fall together. Nothing is decided below "
+        f"{MIN_DOCUMENTS} documents, on any path. The **decision** is a test of the interval's boundary (p < 0.05), "
+        f"not the point estimate: `rag` when RAG is better (interval above 0) or no more than {settings.tolerance:g} "
+        f"points worse (lower end above -{settings.tolerance:g}) and cheaper; "
         "`longctx` when long context is better by more than the tolerance, or no more than the tolerance worse and "
         "cheaper; `inconclusive` when the interval allows both; `no_decision` when "
         f"both chosen configs answer at most {100 * settings.floor_share:g}% of questions correctly (score >= "
         f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
         "ceiling cannot tell the arms apart. Ratios are RAG / long context. The oracle router takes, per sample, the "
-        "better of the best long-context and the best RAG config (ties counted as ties): no router can do better. "
-        "**To decide**: the documents a sweep needs to decide the observed difference with 80% power "
-        "(`python -m experiments.plan`)."), Paragraph(family_sentence(vrows)))
+        "better of the best long-context and the best RAG config (ties counted as ties); with one noisy answer per "
+        "arm that includes luck, so the report compares routers with the noise-corrected oracle (each question "
+        "answered by the arm that did better on the other questions of its document). "
+        "**To decide**: the documents a sweep needs to decide the difference that matters with 80% power, found by "
+        "simulating this whole rule (`python -m experiments.plan`)."), Paragraph(family_sentence(vrows)))
     doc.add(Table(*verdict_table(vrows, plans)))
     notes = row_notes(vrows, plans)
     if notes:

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from eval.metrics.confidence import paired_bootstrap
+from eval.metrics.confidence import cluster_t
 from experiments.report.router.fit import RouterResult, route
 from experiments.report.router.features import router_features
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
@@ -75,6 +75,7 @@ class RouterRow:
     cost: tuple[float | None, float | None]  # (router, best arm) cost per answer, USD
     others: list[OtherRouter] = field(default_factory=list)
     decided: bool = False  # `route` kept after the family's correction
+    gated: bool = False  # not tested: an arm decision of the report was still open (the router waits its turn)
     p_route: float | None = None  # p-value of "router - best arm > tolerance"
     p_route_holm: float | None = None  # the same, Holm-adjusted over the report's family
     file: Path | None = None  # the deployable router written by `write_routers`
@@ -86,23 +87,21 @@ class RouterRow:
 
 
 def route_p_value(result: RouterResult, tolerance: float) -> float:
-    """p-value of the claim router - best arm > tolerance: twice the share of the interval's resampled
-    Δ at or below it (below 0.05 exactly when the 95% interval's lower end clears the tolerance)."""
-    if result.resampled is None or not len(result.resampled):
-        return 1.0
-    return float(min(1.0, 2 * np.mean(np.asarray(result.resampled) <= tolerance)))
+    """p-value of the claim router - best arm > tolerance (below 0.05 exactly when the 95% interval's lower
+    end clears the tolerance: both read the same t distribution)."""
+    return 1.0 if result.estimate is None else result.estimate.p_above(tolerance)
 
 
 def routes_better(result: RouterResult | None, tolerance: float) -> bool:
-    """The interval alone says `route`: its lower end is above +tolerance."""
-    return result is not None and result.ci[0] > tolerance
+    """The router's own test says `route`: p < 0.05 for "router - best arm > tolerance"."""
+    return result is not None and route_p_value(result, tolerance) < ALPHA
 
 
 @dataclass
 class RouteClaim:
-    """The `route` test of one verdict row as a member of the report's family
-    (experiments.report.verdict.family): where Holm keeps it, the row decides `route` and keeps its
-    single-arm decision as `arm_decision`."""
+    """The `route` test of one verdict row, in the report's second family (experiments.report.verdict.family:
+    tested after the arm decisions, serial gatekeeping): where Holm keeps it, the row decides `route` and
+    keeps its single-arm decision as `arm_decision`."""
     row: Any  # the verdict row whose `router` this tests
     tolerance: float
     p_value: float = 1.0
@@ -110,10 +109,10 @@ class RouteClaim:
     def __post_init__(self) -> None:
         self.p_value = self.row.router.p_route = route_p_value(self.row.router.result, self.tolerance)
 
-    def settle(self, p_holm: float) -> None:
+    def settle(self, p_holm: float | None) -> None:
         router = self.row.router
-        router.p_route_holm = p_holm
-        if routes_better(router.result, self.tolerance) and p_holm < ALPHA:
+        router.p_route_holm, router.gated = p_holm, p_holm is None
+        if p_holm is not None and routes_better(router.result, self.tolerance) and p_holm < ALPHA:
             router.decided = True
             self.row.arm_decision, self.row.decision = self.row.decision, Decision(ROUTE, route_why(router,
                                                                                                     self.tolerance))
@@ -155,11 +154,11 @@ def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, r
         return None
     best = [float((rag if result.arm_rag[i] else lc)[i]["score"]) for i in ids]
     mine = [scores[i] for i in ids]
-    res = paired_bootstrap(mine, best, n_resamples=settings.resamples, seed=settings.seed,
-                           groups=[groups[i] for i in ids])
+    est = cluster_t([100 * (m - b) for m, b in zip(mine, best)], [groups[i] for i in ids])
     routes = [r.get("route") for r in run.answered(level) if r.get("route")]
-    return OtherRouter(run.label, run.spec.display(), 100 * float(np.mean(mine)), 100 * res.diff,
-                       (100 * res.ci95[0], 100 * res.ci95[1]), len(ids), res.n_groups,
+    diff = 100 * float(np.mean(mine) - np.mean(best))
+    return OtherRouter(run.label, run.spec.display(), 100 * float(np.mean(mine)), diff,
+                       est.interval(0.95) if est else (diff, diff), len(ids), len({groups[i] for i in ids}),
                        run.mean_of("prompt_tokens", level), run.mean_of("latency_s", level), cost_of(run),
                        routes.count(ROLE_LONGCTX) / len(routes) if routes else None)
 
@@ -186,7 +185,8 @@ def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run
     if not features.n:
         return None
     weight, note = cost_weight(settings, features)
-    result = route(features, seed=settings.seed, n_resamples=settings.resamples, cost_weight=weight)
+    result = route(features, seed=settings.seed, n_resamples=settings.resamples, cost_weight=weight,
+                   splits=settings.splits)
     if result is None:
         return None
     ids = features.ids

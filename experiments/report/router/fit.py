@@ -35,10 +35,14 @@ So the documents are resampled within each half (each half keeps its size), both
 arms are refitted on every resample, and, as experiments/report/verdict/crossfit.py does for chosen configs
 ("recentred"), the estimate gets each resample's error of its own routes: their Δ on the resampled
 documents minus their Δ on the observed ones. (Taking the refitted resamples' Δ as it is counts the
-differences between the observed routes, themselves noise, as variation: about 30% too wide.) The
-spread is widened like a t interval for few documents (eval.metrics.confidence.few_groups_factor) and
-clipped to the largest per-question difference. perf/router_simulation.py measures how often it
-excludes 0 when the features say nothing, and how often it finds a router that is truly better.
+differences between the observed routes, themselves noise, as variation: about 30% too wide.) Each
+half's error is scaled by sqrt(h / (h - 1)) (a bootstrap over h documents has (h - 1) / h of the
+variance), and the standard error of the resampled Δ makes a t interval with G - 2 degrees of
+freedom, as the verdict's cross-fit does; nothing is clipped. The split is repeated over `splits`
+partitions and aggregated by the median (experiments/report/verdict/crossfit.py says why): the routes
+shown are those of the first partition (the report's seed), Δ and its interval the median aggregate.
+perf/router_simulation.py and perf/small_sample_verdict.py measure how often it excludes 0 when the
+features say nothing, and how often it finds a router that is truly better.
 
 The coefficients reported are those of one fit on all questions (what would be deployed), in
 standardised units: the change in predicted gain (RAG - long context, points) per standard deviation
@@ -51,8 +55,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from eval.metrics.confidence import few_groups_factor
+from eval.metrics.confidence import Estimate
 from experiments.report.halves import MIN_GROUPS, split_documents
+from experiments.report.verdict.oracle import corrected_oracle
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
 from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
 
@@ -67,9 +72,9 @@ class RouterResult:
     best_arm_mean: float
     oracle_mean: float
     diff: float  # router - best arm (points)
-    ci: tuple[float, float]  # 95% cluster bootstrap interval of diff, over documents
+    ci: tuple[float, float]  # 95% interval of diff (t, G - 2 degrees of freedom, median over splits)
     p_value: float
-    gap_closed: float | None  # (router - best) / (oracle - best); None when the oracle gains nothing
+    gap_closed: float | None  # (router - best) / (corrected oracle - best); None unless the oracle's gain is real
     share_rag: float  # share of questions routed to RAG
     coefficients: dict[str, float]  # feature -> standardised weight (points of gain per sd), fit on all
     intercept: float  # mean gain RAG - long context (points) of the fit on all questions
@@ -80,12 +85,15 @@ class RouterResult:
     cost_weight: float = 0.0
     cost_unit: str | None = None
     notes: list[str] = field(default_factory=list)
-    resampled: np.ndarray | None = None  # the interval's resampled Δ (points), for the family's route test
+    estimate: Estimate | None = None  # Δ's t distribution: the interval and the route test read it
+    oracle_corrected: float | None = None  # the noise-corrected oracle (experiments.report.verdict.oracle)
+    oracle_real: bool = False  # its gain over the better arm is real (its interval is above 0)
     arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG
     model: RidgeModel | None = None  # the fit on all questions: what a deployment runs
 
     def summary(self) -> str:
-        gap = "n/a (the oracle gains nothing)" if self.gap_closed is None else f"{100 * self.gap_closed:.0f}%"
+        gap = ("n/a (the noise-corrected oracle gains nothing real)" if self.gap_closed is None
+               else f"{100 * self.gap_closed:.0f}%")
         weights = ", ".join(f"{k} {v:+.1f}" for k, v in self.coefficients.items()) or "none (intercept only)"
         return (f"router {self.router_mean:.1f} vs best arm {self.best_arm_mean:.1f} (oracle {self.oracle_mean:.1f}): "
                 f"Δ {self.diff:+.1f} [{self.ci[0]:+.1f}, {self.ci[1]:+.1f}] over {self.n_groups} documents; "
@@ -120,24 +128,46 @@ def _crossfit_routes(features: RouterFeatures, d: np.ndarray, offset: np.ndarray
 
 def _resampled_diffs(features: RouterFeatures, d: np.ndarray, offset: np.ndarray, in_a: np.ndarray,
                      n_resamples: int, seed: int, ridge: float) -> np.ndarray:
-    """Δ router - best arm (0..1) over resamples of the documents within each half, both halves' models
-    and arms refitted on every resample."""
+    """The error of Δ router - best arm (0..1) over resamples of the documents within each half, both
+    halves' models and arms refitted on every resample: per half, the refitted routes' Δ on the resampled
+    documents minus their Δ on the observed ones, scaled by sqrt(h / (h - 1)), weighted by the half's
+    share of the questions."""
     rng = np.random.default_rng(seed)
-    docs_a = sorted({g for g, a in zip(features.groups, in_a) if a})
-    docs_b = sorted({g for g, a in zip(features.groups, in_a) if not a})
-    index = {g: j for j, g in enumerate(docs_a + docs_b)}
+    halves = [sorted({g for g, a in zip(features.groups, in_a) if a == side}) for side in (True, False)]
+    index = {g: j for j, g in enumerate(halves[0] + halves[1])}
     column = np.array([index[g] for g in features.groups])
+    share = [float(np.mean(in_a)), float(np.mean(~in_a))]
+    factor = [np.sqrt(len(h) / (len(h) - 1)) if len(h) > 1 else 1.0 for h in halves]
     out = np.empty(n_resamples)
     for r in range(n_resamples):
         counts = np.concatenate([np.bincount(rng.integers(0, len(docs), len(docs)), minlength=len(docs))
-                                 for docs in (docs_a, docs_b)]).astype(float)
+                                 for docs in halves]).astype(float)
         w = counts[column]
         routes_rag, arm_rag, _ = _crossfit_routes(features, d, offset, in_a, w, ridge)
         delta = np.where(routes_rag, features.s_rag, features.s_lc) - np.where(arm_rag, features.s_rag, features.s_lc)
-        # recentred: the refitted routes' error on the resampled documents (their resampled mean minus
-        # their mean on the observed documents), as experiments.report.verdict.crossfit does for chosen configs
-        out[r] = float(w @ delta / w.sum()) - float(delta.mean())
+        err = 0.0
+        for k, mask in enumerate((in_a, ~in_a)):
+            wk = w[mask]
+            if wk.sum() > 0:
+                err += share[k] * factor[k] * (float(wk @ delta[mask] / wk.sum()) - float(delta[mask].mean()))
+        out[r] = err
     return out
+
+
+def _one_split(features: RouterFeatures, d: np.ndarray, offset: np.ndarray, seed: int, ridge: float,
+               n_resamples: int) -> dict | None:
+    """The router over one partition of the documents: routes, means and the standard error of Δ (points)."""
+    half_a, half_b = split_documents(set(features.groups), seed)
+    if min(len(half_a), len(half_b)) < MIN_GROUPS:
+        return None
+    in_a = np.array([g in half_a for g in features.groups])
+    routes_rag, arm_rag, chosen = _crossfit_routes(features, d, offset, in_a, np.ones(features.n), ridge)
+    router = np.where(routes_rag, features.s_rag, features.s_lc)
+    best = np.where(arm_rag, features.s_rag, features.s_lc)
+    errors = 100 * _resampled_diffs(features, d, offset, in_a, n_resamples, seed, ridge)
+    return {"half_a": half_a, "half_b": half_b, "in_a": in_a, "routes_rag": routes_rag, "arm_rag": arm_rag,
+            "chosen": chosen, "router": 100 * float(router.mean()), "best": 100 * float(best.mean()),
+            "se": float(np.std(errors, ddof=1)) if errors.size > 1 else 0.0}
 
 
 def half_models(features: RouterFeatures, seed: int = 0, ridge: float = 1.0) -> dict[str, RidgeModel]:
@@ -152,48 +182,47 @@ def half_models(features: RouterFeatures, seed: int = 0, ridge: float = 1.0) -> 
 
 
 def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, ridge: float = 1.0,
-          n_resamples: int = 1000, confidence: float = 0.95) -> RouterResult | None:
-    """Cross-fit the router over the documents' two halves and measure it (None when a half has fewer
-    than MIN_GROUPS documents: no honest split). `cost_weight`: score (0..1) per unit of cost
+          n_resamples: int = 1000, splits: int = 1) -> RouterResult | None:
+    """Cross-fit the router over the documents' two halves, over `splits` partitions (seeds seed, seed + 1,
+    ...; `n_resamples` in all, at least 50 each), and measure it (None when a half has fewer than
+    MIN_GROUPS documents: no honest split). `cost_weight`: score (0..1) per unit of cost
     (`features.cost_unit`) that one would trade; 0 routes on the score alone."""
-    half_a, half_b = split_documents(set(features.groups), seed)
-    if min(len(half_a), len(half_b)) < MIN_GROUPS:
-        return None
     d = features.s_rag - features.s_lc
     offset = _utility_offset(features, cost_weight)
-    in_a = np.array([g in half_a for g in features.groups])
-    routes_rag, arm_rag, chosen = _crossfit_routes(features, d, offset, in_a, np.ones(features.n), ridge)
-    router = np.where(routes_rag, features.s_rag, features.s_lc)
-    best = np.where(arm_rag, features.s_rag, features.s_lc)
-    oracle = np.maximum(features.s_rag, features.s_lc)
-    router_mean, best_mean, oracle_mean = (100 * float(x.mean()) for x in (router, best, oracle))
-    diff = router_mean - best_mean
-    n_groups = len(half_a) + len(half_b)
-    # the spread of the refitted resamples around the estimate, widened for few documents, clipped
-    raw = 100 * _resampled_diffs(features, d, offset, in_a, n_resamples, seed, ridge)
-    reach = 100 * float(np.max(np.abs(d))) if d.size else 0.0
-    wide = np.clip(diff + raw * few_groups_factor(n_groups, confidence), -reach, reach)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(wide, [alpha, 1 - alpha])
-    if diff == 0 and not wide.any():
-        p = 1.0
-    else:
-        other_side = np.mean(wide <= 0) if diff > 0 else np.mean(wide >= 0) if diff < 0 else 1.0
-        p = float(min(1.0, 2 * other_side))
-    gap = oracle_mean - best_mean
+    per_split = max(50, n_resamples // max(1, splits))
+    runs = [_one_split(features, d, offset, seed + k, ridge, per_split) for k in range(max(1, splits))]
+    if runs[0] is None:
+        return None
+    runs = [r for r in runs if r is not None]
+    first = runs[0]
+    diffs = np.array([r["router"] - r["best"] for r in runs])
+    ses = np.array([r["se"] for r in runs])
+    center = float(np.median(diffs))
+    n_groups = len(first["half_a"]) + len(first["half_b"])
+    estimate = Estimate(center, float(np.sqrt(np.median(ses ** 2 + (diffs - center) ** 2))), max(1, n_groups - 2),
+                        n_groups)
+    lo, hi = estimate.interval(0.95)
+    router_mean, best_mean = float(np.median([r["router"] for r in runs])), float(np.median([r["best"] for r in runs]))
+    oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
+    corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
+                                 dict(zip(features.ids, features.groups)))
+    real = corrected is not None and corrected.real
+    gap = corrected.score - best_mean if real else 0.0
     full = fit_ridge(features.X, d, features.used, ridge)
     notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
              if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
+    in_a, routes_rag, arm_rag, chosen = first["in_a"], first["routes_rag"], first["arm_rag"], first["chosen"]
     return RouterResult(
         routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag)},
         half_of={i: "A" if a else "B" for i, a in zip(features.ids, in_a)},
-        trained_on={"A": sorted(half_b), "B": sorted(half_a)},
+        trained_on={"A": sorted(first["half_b"]), "B": sorted(first["half_a"])},
         best_arm={"A": RAG if chosen[0] else LONGCTX, "B": RAG if chosen[1] else LONGCTX},
         router_mean=router_mean, best_arm_mean=best_mean, oracle_mean=oracle_mean,
-        diff=diff, ci=(float(lo), float(hi)), p_value=p,
-        gap_closed=(router_mean - best_mean) / gap if gap > 1e-9 else None,
+        diff=center, ci=(float(lo), float(hi)), p_value=estimate.p_two_sided(0.0),
+        gap_closed=center / gap if gap > 1e-9 else None,
         share_rag=float(routes_rag.mean()),
         coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights)},
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
         n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
-        resampled=wide, model=full, arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})
+        estimate=estimate, oracle_corrected=corrected.score if corrected else None, oracle_real=real, model=full,
+        arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})

@@ -26,18 +26,21 @@ configs scored on B and scores the configs chosen on B, so a config that looked 
 chosen there) is often the one B's choice also names, scored on A. A bootstrap that keeps the two
 choices fixed misses that and is slightly too narrow; one that repeats the choices and takes each
 resample's pooled mean as it is counts the observed differences between configs (themselves noise)
-as variation of the choice, and is too wide when the configs are alike (in 150-200 simulated
-sweeps of 12 equal RAG configs its 95% interval covered the truth in 98-100%). So the paired
-cluster bootstrap resamples whole documents within each half (each half keeps its size, as the
-split does), repeats both halves' choices on every resample, and adds to the estimate each chosen
-pair's resampled deviation from its own observed mean ("recentred"): the spread of the estimation
-error of the pairs the halves choose, with the choice and the scores moving together. The interval
-is for the true difference of the configs the halves chose. It is widened like a t interval for
-few documents and clipped to the range of the differences, as eval.metrics.confidence does for one
-fixed pair. perf/verdict_simulation.py --compare-bootstraps measures the three on the same sweeps:
-over 100 sweeps per scenario (40 documents, 12 RAG configs) the recentred interval covered the
-truth in 92-96%, as often as the interval of one config fixed in advance (92-95%); with the choices
-fixed 89-94%, with the whole resampled means 92-99%.
+as variation of the choice, and is too wide when the configs are alike. So the paired cluster
+bootstrap resamples whole documents within each half (each half keeps its size, as the split does),
+repeats both halves' choices on every resample, and adds to the estimate each chosen pair's resampled
+deviation from its own observed mean ("recentred"): the spread of the estimation error of the pairs
+the halves choose, with the choice and the scores moving together. A bootstrap within a half of h
+documents underestimates the variance by (h - 1) / h, so each half's deviations are scaled by
+sqrt(h / (h - 1)); the standard error of the resampled differences then makes a t interval with
+G - 2 degrees of freedom (two halves, each losing one), never clipped to the observed differences.
+
+One split is one draw: on identical data the decision changed with the seed in a quarter of 8-12
+document sweeps. So the split is repeated (`splits` partitions, each a seeded hash of the document
+names) and the partitions' results aggregated as in double machine learning (Chernozhukov et al.
+2018, the median over splits): the estimate is the median of the partitions' differences and its
+variance the median of se_k^2 + (d_k - median)^2, which counts how much the split itself moves the
+estimate. perf/small_sample_verdict.py measures the coverage of this interval at 8-40 documents.
 
 Which configs the verdict shows: the choice on all documents (what a team would deploy). The
 cross-fitted difference estimates what choosing on this many documents delivers; when both halves
@@ -51,7 +54,8 @@ from typing import Sequence
 
 import numpy as np
 
-from eval.metrics.confidence import few_groups_factor
+from eval.metrics.confidence import Estimate
+from experiments.report.halves import MIN_GROUPS, split_documents
 
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
 
@@ -63,7 +67,9 @@ class Candidates:
     `lc_scores` / `rag_scores`: per config {sample id: score 0..1}; `lc_tokens` / `rag_tokens`: mean
     prompt tokens (ties in score go to fewer); `rag_cost`: the RAG cost key (cost per answer, else
     tokens; then tokens), cheaper first; `groups`: sample id -> document, for every scored sample;
-    `documents`: the documents, in the order the bootstrap draws them."""
+    `documents`: the documents, in the order the bootstrap draws them. `costlier[i, j]`: RAG config i
+    costs more than config j by more than the measurement's noise (None: the cost key decides alone,
+    experiments.report.verdict.rows builds it)."""
     lc_scores: list[dict[str, float]]
     rag_scores: list[dict[str, float]]
     lc_tokens: list[float]
@@ -72,6 +78,7 @@ class Candidates:
     groups: dict[str, str]
     documents: list[str]
     tolerance: float
+    costlier: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         index = {d: j for j, d in enumerate(self.documents)}
@@ -106,7 +113,9 @@ class Candidates:
         """Per row of `weights` (rows x len(columns): how often each document of `columns` counts), the
         verdict's choice: (long-context index, RAG index, RAG within tolerance). The best long context
         (highest mean score, rounded to 9 decimals), then the cheapest RAG config whose mean is at least
-        that minus the tolerance, else the best RAG config. -1: the arm has no sample there."""
+        that minus the tolerance, else the best RAG config. With `costlier`, the configs within the
+        tolerance that are not dearer than the cheapest beyond the cost's noise count as equally cheap,
+        and the best-scoring of them is chosen. -1: the arm has no sample there."""
         lc = _weighted_means(self.lc_sums[:, columns], self.lc_counts[:, columns], weights)
         rag = _weighted_means(self.rag_sums[:, columns], self.rag_counts[:, columns], weights)
         lc_pick = _first_best(lc, self.lc_order)
@@ -114,6 +123,10 @@ class Candidates:
         with np.errstate(invalid="ignore"):
             within = rag >= (lc_score - self.tolerance - 1e-9)[:, None]  # nan compares False
         cheapest = self.rag_cost_order[np.argmax(within[:, self.rag_cost_order], axis=1)]
+        if self.costlier is not None:  # as cheap as the cheapest within the cost's noise: the best score wins
+            tied = within & ~self.costlier[:, cheapest].T
+            cheapest = np.where(tied.any(axis=1), _first_best(np.where(tied, rag, np.nan), self.rag_cost_order),
+                                cheapest)
         any_within = within.any(axis=1) & (lc_pick >= 0)
         rag_pick = np.where(any_within, cheapest, _first_best(rag, self.rag_order))
         return lc_pick, rag_pick, any_within
@@ -163,13 +176,11 @@ def _resample_weights(rng: np.random.Generator, rows: int, n_docs: int) -> np.nd
 
 @dataclass
 class CrossFit:
-    """The cross-fitted difference RAG - long context (points) and its interval."""
+    """One partition's cross-fitted difference RAG - long context (points) and its standard error."""
     choices: tuple[tuple[int, int, bool], tuple[int, int, bool]]  # (long context, RAG, within) chosen on A, on B
     samples: list[tuple[str, str, float, float]]  # (id, document, RAG score, long-context score) pooled
     diff: float
-    ci: tuple[float, float]
-    p_value: float  # two-sided against 0, from the resampled differences
-    resampled: np.ndarray  # widened resampled differences (points): the interval and boundary tests read them
+    se: float  # of the difference, from the recentred bootstrap with the halves' small-sample factors
     n_groups: int  # documents with a pooled sample
 
     def halves_agree(self, lc: int, rag: int) -> bool:
@@ -177,11 +188,28 @@ class CrossFit:
         return all(c[0] == lc and c[1] == rag for c in self.choices)
 
 
+@dataclass
+class RepeatedCrossFit:
+    """The cross-fit over several partitions, aggregated: `estimate` (eval.metrics.confidence.Estimate, t
+    with G - 2 degrees of freedom) is what the verdict decides from; `fits` are the partitions in order
+    (the first is the report's seed, whose pooled samples the row shows)."""
+    fits: list[CrossFit]
+    estimate: Estimate
+
+    @property
+    def first(self) -> CrossFit:
+        return self.fits[0]
+
+    def agreement(self, lc: int, rag: int) -> float:
+        """Share of the partitions whose two halves both chose these configs."""
+        return sum(f.halves_agree(lc, rag) for f in self.fits) / len(self.fits)
+
+
 BOOTSTRAPS = ("recentred", "fixed", "whole")  # see crossfit(); the verdict uses the first
 
 
 def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_resamples: int, seed: int,
-             confidence: float = 0.95, bootstrap: str = "recentred") -> CrossFit | None:
+             bootstrap: str = "recentred") -> CrossFit | None:
     """Choose on each half, score on the other, pool; None when a half has no sample of an arm.
     `bootstrap` (perf/verdict_simulation.py --compare-bootstraps measures all three):
     - "recentred" (the verdict's): both choices are repeated on every resample, and each chosen pair
@@ -211,15 +239,31 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
     n_groups = len({s[1] for s in samples})
     raw = _resampled_crossfit(table, cols, choices, n_resamples, seed, bootstrap)
     raw = raw[~np.isnan(raw)]
-    wide = np.clip(diff + (raw - diff) * few_groups_factor(n_groups, confidence), *table.diff_range)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(wide, [alpha, 1 - alpha]) if wide.size else (diff, diff)
-    if diff == 0 and not wide.any():
-        p = 1.0
-    else:
-        other_side = np.mean(wide <= 0) if diff > 0 else np.mean(wide >= 0) if diff < 0 else 1.0
-        p = float(min(1.0, 2 * other_side))
-    return CrossFit(choices, samples, diff, (float(lo), float(hi)), p, wide, n_groups)
+    se = float(np.std(raw - diff, ddof=1)) if raw.size > 1 else 0.0
+    return CrossFit(choices, samples, diff, se, n_groups)
+
+
+def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: int,
+                      bootstrap: str = "recentred") -> RepeatedCrossFit | None:
+    """`crossfit` over `splits` partitions of the documents (seeds seed, seed + 1, ...), aggregated by the
+    median (see the module's docstring); None when a half of the first partition is too small or lacks an
+    arm. Each partition gets `n_resamples` resamples."""
+    fits = []
+    for k in range(max(1, splits)):
+        half_a, half_b = split_documents(set(table.documents), seed + k)
+        if min(len(half_a), len(half_b)) < MIN_GROUPS:
+            return None
+        fit = crossfit(table, sorted(half_a), sorted(half_b), n_resamples, seed + k, bootstrap)
+        if fit is None:
+            if not fits:
+                return None
+            continue
+        fits.append(fit)
+    diffs, ses = np.array([f.diff for f in fits]), np.array([f.se for f in fits])
+    center = float(np.median(diffs))
+    se = float(np.sqrt(np.median(ses ** 2 + (diffs - center) ** 2)))
+    n_groups = fits[0].n_groups
+    return RepeatedCrossFit(fits, Estimate(center, se, max(1, n_groups - 2), n_groups))
 
 
 def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], choices, n_resamples: int,
@@ -233,6 +277,8 @@ def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], 
     own = [table.pair_sums[:, c].sum(axis=1) / np.maximum(table.pair_counts[:, c].sum(axis=1), 1) for c in cols]
     n_b, n_a = table.pair_counts[chosen[0], cols[1]].sum(), table.pair_counts[chosen[1], cols[0]].sum()
     point = (table.pair_sums[chosen[0], cols[1]].sum() + table.pair_sums[chosen[1], cols[0]].sum()) / (n_a + n_b)
+    # a bootstrap over h documents has (h - 1) / h of the variance: each half's deviations scaled back
+    half_factor = [np.sqrt(c.size / (c.size - 1)) if c.size > 1 else 1.0 for c in cols]
     chunk = max(1, min(n_resamples, CHUNK_CELLS // max(1, cols[0].size + cols[1].size)))
     for start in range(0, n_resamples, chunk):
         rows = min(n_resamples, start + chunk) - start
@@ -247,6 +293,7 @@ def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], 
         with np.errstate(invalid="ignore", divide="ignore"):
             if bootstrap == "recentred":
                 dev_b, dev_a = sum_b / cnt_b - own[1][pairs[0]], sum_a / cnt_a - own[0][pairs[1]]
+                dev_b, dev_a = dev_b * half_factor[1], dev_a * half_factor[0]
                 out[start:start + rows] = 100 * (point + (n_b * dev_b + n_a * dev_a) / (n_a + n_b))
             else:
                 out[start:start + rows] = 100 * (sum_a + sum_b) / (cnt_a + cnt_b)

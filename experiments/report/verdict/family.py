@@ -4,54 +4,42 @@ their number (8 rows each wrong 2.5% of the time: about 18%). Holm's step-down p
 1979) keeps the family-wise error rate, the chance of any wrong decision, at 5%, whatever the
 dependence between the rows (the all-levels row shares its samples with the level rows).
 
-Each row's decision is a one-sided test against a boundary of experiments.report.verdict.decision.decide,
-given which arm is cheaper (`boundaries`): `rag` claims RAG - long context > b_rag (0, or
--tolerance when RAG is cheaper), `longctx` claims it is < b_lc (-tolerance, or +tolerance when long
-context is cheaper). The p-value of a claim is twice the share of the interval's resampled
-differences on the wrong side of its boundary, so p < 0.05 exactly when the row's 95% interval
-clears the boundary; the row's p-value (`p_decision`) is that of the decision the interval makes
-(else the smaller of the two). The family is every row that can decide: one with an interval from
-honestly chosen configs (not `naive`) and not at the floor or ceiling (`no_decision`). Holm orders
-the family's m p-values p(1) <= ... <= p(m) and keeps decision k while p(j) x (m - j + 1) < 0.05
-for every j <= k (the Holm-adjusted p-value, `p_holm`, is below 0.05). A row whose 95% interval
-decides but whose adjusted p-value does not is shown as inconclusive, saying why. With one row
-nothing changes. A row with a learned router adds one more test to the family: "router minus the
-better single arm > tolerance" (experiments.report.router.evaluate); where Holm keeps it the row decides
-`route`. Holm rather than Bonferroni-widened simultaneous intervals: it makes the same
-guarantee and decides at least as often; the intervals shown stay the rows' own 95% intervals.
+Each row's decision is a one-sided claim against a boundary (experiments.report.verdict.decision:
+`boundaries`, `claim_p_values`), whose p-value comes from the row's estimate, so p < 0.05 exactly when
+the row's 95% interval clears the boundary; the row's p-value (`p_decision`) is that of the decision
+the interval makes (else the smaller of the two). The family is every row that can decide: one with
+an interval from honestly chosen configs (not `naive`), at least MIN_DOCUMENTS documents, and not at
+the floor or ceiling (`no_decision`). Holm orders the family's m p-values p(1) <= ... <= p(m) and keeps
+decision k while p(j) x (m - j + 1) < 0.05 for every j <= k (the Holm-adjusted p-value, `p_holm`, is
+below 0.05). A row whose own interval decides but whose adjusted p-value does not is shown as
+inconclusive, saying why, and the interval the first screen shows for a tested row is the
+family-adjusted one (`ci_family`): the interval at confidence 1 - 0.05 x p / p_holm, which clears the
+boundary exactly when Holm keeps the decision, so the screen never shows an interval that decides
+beside a decision that does not.
+
+The router waits its turn (serial gatekeeping, a closed testing procedure): the learned routers' claims
+"router - better single arm > tolerance" (experiments.report.router.evaluate) form a second family,
+tested with Holm at 5% only once every decision of the first family is kept; otherwise they are not
+tested. Asking about a router therefore costs the arm decisions no power, and the family-wise error of
+both families together stays at 5%.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
-import numpy as np
-
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, RAG, Decision
+from experiments.report.verdict.decision import ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, claim_p_values
 
-ALPHA = 0.05  # family-wise error rate
 
 
 class Claim(Protocol):
-    """A test of the family besides the rows' decisions: its p-value, and what follows from its
-    Holm-adjusted p-value once the whole family is known."""
+    """A test of the second family: its p-value, and what follows from its Holm-adjusted p-value (None:
+    not tested, the gate stayed shut)."""
 
     p_value: float
 
-    def settle(self, p_holm: float) -> None: ...
-
-
-def boundaries(tolerance: float, rag_cheaper: bool | None) -> tuple[float, float]:
-    """(b_rag, b_lc): `rag` is decided above b_rag, `longctx` below b_lc (points)."""
-    return (-tolerance if rag_cheaper else 0.0), (tolerance if rag_cheaper is False else -tolerance)
-
-
-def claim_p_values(resampled: np.ndarray, tolerance: float, rag_cheaper: bool | None) -> dict[str, float]:
-    """{decision: p-value of its boundary test} from the interval's resampled differences (points)."""
-    b_rag, b_lc = boundaries(tolerance, rag_cheaper)
-    res = np.asarray(resampled, dtype=float)
-    return {RAG: float(min(1.0, 2 * np.mean(res <= b_rag))), LONGCTX: float(min(1.0, 2 * np.mean(res >= b_lc)))}
+    def settle(self, p_holm: float | None) -> None: ...
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -65,25 +53,35 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
-def control_family(rows: list[Any], settings: ReportSettings, claims: Sequence[Claim] = ()) -> int:
-    """Set each tested row's p_decision, p_holm and family_size and downgrade the decisions Holm does not
-    keep to inconclusive. `claims`: further tests of the same family (a learned router's "router - best arm
-    > tolerance", experiments.report.router.evaluate), each told its Holm-adjusted p-value. Returns the
-    number of tests in the family."""
+def control_family(rows: list[Any], settings: ReportSettings) -> int:
+    """The first family, the rows' decisions: set each tested row's p_decision, p_holm, ci_family and
+    family_size, and downgrade the decisions Holm does not keep to inconclusive. Returns the number of
+    tests in the family."""
     family = [r for r in rows if r.tested]
     for row in family:
-        p = claim_p_values(row.resampled, settings.tolerance, row.rag_cheaper)
+        p = claim_p_values(row.estimate, settings.tolerance, row.rag_cheaper)
         row.p_decision = p[row.decision.kind] if row.decision.kind in p else min(p.values())
-    adjusted = holm([r.p_decision for r in family] + [c.p_value for c in claims])
+    adjusted = holm([r.p_decision for r in family])
     size = len(adjusted)
     for row, p_holm in zip(family, adjusted):
         row.p_holm = p_holm
+        if p_holm > row.p_decision > 0:  # the interval whose boundary test is Holm's
+            row.ci_family = row.estimate.interval(1 - ALPHA * row.p_decision / p_holm)
         if size > 1 and row.decision.kind in (RAG, LONGCTX) and p_holm >= ALPHA:
             row.decision = Decision(INCONCLUSIVE, f"the 95% interval alone says {row.decision.kind}, but this report "
-                                                  f"makes {size} tests and with Holm's correction its "
+                                                  f"makes {size} decisions and with Holm's correction its "
                                                   f"p-value ({p_holm:.3f}) is not below {ALPHA:g}")
-    for claim, p_holm in zip(claims, adjusted[len(family):]):
-        claim.settle(p_holm)
     for row in rows:
         row.family_size = size
     return size
+
+
+def gatekeep(rows: list[Any], claims: Sequence[Claim]) -> bool:
+    """The second family (the routers' claims), after the first: tested with Holm only when every tested
+    row's decision was kept (serial gatekeeping); each claim is settled with its adjusted p-value, or
+    with None when the gate stayed shut. Returns whether the gate opened."""
+    open_ = all(r.decision is not None and r.decision.kind in (RAG, LONGCTX) for r in rows if r.tested)
+    adjusted = holm([c.p_value for c in claims]) if open_ else [None] * len(claims)
+    for claim, p_holm in zip(claims, adjusted):
+        claim.settle(p_holm)
+    return open_

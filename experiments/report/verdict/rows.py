@@ -21,10 +21,12 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
   is at most `inconclusive`.
 
 The difference is RAG minus long context in points (x100); with one config per arm its interval is
-eval.metrics.confidence.paired_bootstrap with groups. The decision follows
-`experiments.report.verdict.decision.decide`, and with several rows Holm's procedure keeps the chance of any
-wrong decision at 5% (experiments.report.verdict.family). The same-sample ("naive") best configs of all
-samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
+eval.metrics.confidence.cluster_t (t with G - 1 degrees of freedom and the cluster-robust standard
+error over documents); cross-fitted, the median over `splits` partitions with t and G - 2 degrees of
+freedom. Below MIN_DOCUMENTS documents a row decides nothing, whichever path. The decision follows
+`experiments.report.verdict.decision.decide`, and with several rows Holm's procedure keeps the chance of
+any wrong decision at 5% (experiments.report.verdict.family). The same-sample ("naive") best configs of
+all samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
 Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer. The oracle
 router is the per-sample better of the best long-context and the best RAG config.
 """
@@ -36,18 +38,19 @@ from typing import Any
 
 import numpy as np
 
-from eval.metrics.confidence import paired_bootstrap, paired_resamples
+from eval.metrics.confidence import Estimate, cluster_t
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.halves import MIN_GROUPS, split_documents
-from experiments.report.verdict.crossfit import Candidates, crossfit
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision, decide
+from experiments.report.verdict.crossfit import Candidates, repeated_crossfit
+from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, ROUTE,
+                                                 Decision, decide)
 from experiments.report.verdict.oracle import OracleResult, oracle_router
 from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.settings import ReportSettings
 from experiments.report.runs import Run
 
 ALL = "all"
-SMALL_SAMPLE = 30  # fewer shared samples than this: the sentence says the verdict is only indicative
+SMALL_SAMPLE = 12  # fewer documents than this: the sentence says a decision rests on few documents
+NOISE_FLOOR = 0.10  # measured (time-priced) costs closer than this share are ties: a shared machine drifts more
 
 
 @dataclass
@@ -78,8 +81,10 @@ class VerdictRow:
     naive_diff: float | None = None
     correct_shares: tuple[float, float] | None = None  # (RAG, long context) share answered correctly
     recommendation: str = ""
-    halves_agree: bool | None = None  # cross-fitted: both halves chose the configs shown
-    resampled: Any = None  # the interval's resampled differences (points, numpy array)
+    halves_agree: bool | None = None  # cross-fitted: the halves chose the configs shown in most splits
+    halves_agreement: float | None = None  # cross-fitted: share of the splits whose two halves chose them
+    estimate: Estimate | None = None  # the difference's t distribution: interval and claim p-values
+    ci_family: tuple[float, float] | None = None  # the interval at the family-adjusted level (family.py)
     pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
     tested: bool = False  # the row's decision is one of the report's family of tests
     p_decision: float | None = None  # p-value of the boundary test of the row's decision (report.verdict.family)
@@ -143,6 +148,12 @@ class VerdictRow:
             "oracle_router_share_tie": _r(self.oracle.share_tie, 4) if self.oracle else None,
             **self.router_csv(),
             "halves_agree": "" if self.halves_agree is None else self.halves_agree,
+            "halves_agreement": _r(self.halves_agreement, 4),
+            "ci_family_low": _r(self.ci_family[0]) if self.ci_family else None,
+            "ci_family_high": _r(self.ci_family[1]) if self.ci_family else None,
+            "oracle_corrected_score": (_r(self.oracle.corrected.score) if self.oracle and self.oracle.corrected
+                                       else None),
+            "oracle_gain_real": bool(self.oracle and self.oracle.corrected and self.oracle.corrected.real),
             "p_decision": _r(self.p_decision, 4), "p_holm": _r(self.p_holm, 4), "family_size": self.family_size,
             "recommendation": self.recommendation,
         }
@@ -188,33 +199,28 @@ def _best(runs: list[Run], level: str | None, ids: set[str] | None = None) -> tu
     return r, s
 
 
-def _choose(lcs: list[Run], rags: list[Run], level: str | None, ids: set[str] | None, pricing: Pricing,
+def _choose(lcs: list[Run], rags: list[Run], level: str | None, pricing: Pricing,
             settings: ReportSettings) -> tuple[Run | None, Run | None, bool]:
-    """(long context, RAG, RAG within tolerance) chosen on the samples `ids` (None: all)."""
-    lc, lc_score = _best(lcs, level, ids)
-    best_rag, _ = _best(rags, level, ids)
-    if lc is None or best_rag is None:
-        return lc, best_rag, False
-    within = [r for r in rags if (_mean_over(r, level, ids) or -1e9) >= lc_score - settings.tolerance - 1e-9]
-    if not within:
-        return lc, best_rag, False
-
-    def cost_key(r: Run) -> tuple[float, float]:
-        c = deployment_cost(r, pricing, settings, level)
-        toks = r.mean_of("prompt_tokens", level) or 0.0
-        return (c if c is not None else toks, toks)
-
-    return lc, min(within, key=cost_key), True
+    """(long context, RAG, RAG within tolerance) chosen on all samples, by the cross-fit's own rule
+    (`Candidates.choose`): the best long context, then the cheapest RAG config within the tolerance of it
+    (costs inside their measurement's noise count as equal: the better score wins), else the best RAG."""
+    if not lcs or not rags:
+        return _best(lcs, level)[0], _best(rags, level)[0], False
+    table = _candidates(lcs, rags, level, _groups_of(lcs + rags, level), pricing, settings)
+    n = len(table.documents)
+    lc, rag, within = (int(x[0]) for x in table.choose(np.arange(n), np.ones((1, n))))
+    return (lcs[lc] if lc >= 0 else None), (rags[rag] if rag >= 0 else None), bool(within)
 
 
-def _paired(a_run: Run, b_run: Run, level: str | None, ids: set[str] | None, groups: dict[str, str],
-            settings: ReportSettings):
+def _paired(a_run: Run, b_run: Run, level: str | None, ids: set[str] | None,
+            groups: dict[str, str]) -> tuple[list[str], Estimate | None]:
+    """The shared sample ids of two runs and the estimate of mean(a) - mean(b) in points over them
+    (eval.metrics.confidence.cluster_t over documents; None with fewer than 2 documents)."""
     a, b = a_run.scores(level), b_run.scores(level)
     shared = sorted(i for i in set(a) & set(b) if ids is None or i in ids)
     if not shared:
         return shared, None
-    return shared, paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
-                                    seed=settings.seed, groups=[groups.get(i, i) for i in shared])
+    return shared, cluster_t([100 * (a[i] - b[i]) for i in shared], [groups.get(i, i) for i in shared])
 
 
 def _share_correct(run: Run, level: str | None, ids: list[str], threshold: float) -> float | None:
@@ -225,44 +231,75 @@ def _share_correct(run: Run, level: str | None, ids: list[str], threshold: float
 
 def _candidates(lcs: list[Run], rags: list[Run], level: str | None, groups: dict[str, str], pricing: Pricing,
                 settings: ReportSettings) -> Candidates:
-    """The selection's inputs: each config's scores, prompt tokens and (RAG) cost key."""
+    """The selection's inputs: each config's scores, prompt tokens, (RAG) cost key and which RAG configs are
+    dearer than others beyond the cost's noise (`costlier`)."""
     tokens = lambda r: r.mean_of("prompt_tokens", level) or 0.0  # noqa: E731
 
     def cost_key(r: Run) -> tuple[float, float]:
         c = deployment_cost(r, pricing, settings, level)
         return (c if c is not None else tokens(r), tokens(r))
 
+    keys = [cost_key(r) for r in rags]
     return Candidates([r.scores(level) for r in lcs], [r.scores(level) for r in rags], [tokens(r) for r in lcs],
-                      [tokens(r) for r in rags], [cost_key(r) for r in rags], groups, sorted(set(groups.values())),
-                      settings.tolerance)
+                      [tokens(r) for r in rags], keys, groups, sorted(set(groups.values())), settings.tolerance,
+                      costlier=_costlier(rags, keys, level, groups, pricing))
+
+
+def _costlier(rags: list[Run], keys: list[tuple[float, float]], level: str | None, groups: dict[str, str],
+              pricing: Pricing) -> np.ndarray:
+    """costlier[i, j]: RAG config i costs more than config j beyond the measurement's noise.
+
+    A price per token is exact: any gap counts. A cost from measured time (an hourly price) is noisy on a
+    shared machine: the gap counts only when the paired per-question costs (same questions) differ by more
+    than twice their cluster-robust standard error and by more than NOISE_FLOOR of the cheaper one; closer
+    configs are equally cheap, and the choice takes the better-scoring of them."""
+    n = len(rags)
+    costlier = np.array([[keys[i] > keys[j] for j in range(n)] for i in range(n)], dtype=bool).reshape(n, n)
+    if not pricing.time_priced():
+        return costlier
+    costs = [{str(r["id"]): c for r in run.answered(level) if (c := pricing.answer_cost(r)) is not None}
+             for run in rags]
+    for i in range(n):
+        for j in range(n):
+            if not costlier[i, j]:
+                continue
+            shared = sorted(set(costs[i]) & set(costs[j]))
+            est = cluster_t([costs[i][q] - costs[j][q] for q in shared], [groups.get(q, q) for q in shared])
+            cheaper = keys[j][0]
+            costlier[i, j] = est is not None and est.value > max(2 * est.se, NOISE_FLOOR * abs(cheaper))
+    return costlier
 
 
 def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None, groups: dict[str, str],
                   pricing: Pricing, settings: ReportSettings) -> bool:
-    """Choose on each half of the documents and score on the other (experiments.report.verdict.crossfit); the
-    configs shown are the choice on all documents. False when the documents are too few to split."""
-    half_a, half_b = split_documents(set(groups.values()), settings.seed)
+    """Choose on each half of the documents and score on the other, over `settings.splits` partitions
+    (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. False when the
+    documents are too few to split."""
     table = _candidates(lcs, rags, lvl, groups, pricing, settings)
     everywhere = table.choose(np.arange(len(table.documents)), np.ones((1, len(table.documents))))
     lc_pick, rag_pick, within = int(everywhere[0][0]), int(everywhere[1][0]), bool(everywhere[2][0])
     row.lc, row.rag, row.within_tolerance = lcs[lc_pick], rags[rag_pick], within
-    fit = None
-    if min(len(half_a), len(half_b)) >= MIN_GROUPS:
-        fit = crossfit(table, sorted(half_a), sorted(half_b), settings.resamples, settings.seed)
-    if fit is None:
+    per_split = max(200, settings.resamples // settings.splits)
+    rep = repeated_crossfit(table, settings.splits, per_split, settings.seed)
+    if rep is None:
         return False
+    fit = rep.first
+    agreement = rep.agreement(lc_pick, rag_pick)
     (lc_a, rag_a, _), (lc_b, rag_b, _) = fit.choices
-    agree = fit.halves_agree(lc_pick, rag_pick)
-    chose = ("both halves chose the configs shown (the choice on all documents)" if agree else
-             f"half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | {rags[rag_b].label}; "
-             "the configs shown are the choice on all documents")
-    row.selection = (f"cross-fitted by document (seed {settings.seed}): {row.configs_compared} configs chosen on "
-                     f"each half ({len(half_a)} + {len(half_b)} documents) and scored on the other; {chose}")
-    row.halves_agree = agree
+    chose = (f"in {round(agreement * len(rep.fits))} of {len(rep.fits)} splits both halves chose the configs shown "
+             "(the choice on all documents)")
+    if not fit.halves_agree(lc_pick, rag_pick):
+        chose += (f"; in the first, half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | "
+                  f"{rags[rag_b].label}")
+    half_a = len({s[1] for s in fit.samples if s[1] in set(table.documents)}) // 2
+    row.selection = (f"cross-fitted by document over {len(rep.fits)} splits (seeds {settings.seed}-"
+                     f"{settings.seed + len(rep.fits) - 1}, median aggregated): {row.configs_compared} configs chosen "
+                     f"on each half (about {half_a} documents) and scored on the other; {chose}")
+    row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
     row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
     row.rag_score = 100 * float(np.mean([s[2] for s in fit.samples]))
-    row.n_shared, row.n_groups = len(fit.samples), fit.n_groups
-    row.diff, row.ci, row.p_value, row.resampled = fit.diff, fit.ci, fit.p_value, fit.resampled
+    row.n_shared, row.n_groups = len(fit.samples), rep.estimate.n_groups
+    _set_estimate(row, rep.estimate)
     row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
     threshold = settings.correct_threshold - 1e-12
     row.correct_shares = (float(np.mean([s[2] >= threshold for s in fit.samples])),
@@ -270,21 +307,25 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
     return True
 
 
+def _set_estimate(row: VerdictRow, estimate: Estimate | None) -> None:
+    row.estimate = estimate
+    if estimate is not None:
+        row.diff, row.ci, row.p_value = estimate.value, estimate.interval(0.95), estimate.p_two_sided(0.0)
+
+
 def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
     a, b = row.rag.scores(lvl), row.lc.scores(lvl)
-    shared = sorted(set(a) & set(b))
+    shared, estimate = _paired(row.rag, row.lc, lvl, None, groups)
     row.lc_score, row.rag_score = _mean_over(row.lc, lvl, None), _mean_over(row.rag, lvl, None)
     row.n_shared = len(shared)
     if not shared:
         return
     docs = [groups.get(i, i) for i in shared]
-    means = paired_resamples([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
-                             seed=settings.seed, groups=docs)
-    res = paired_bootstrap([a[i] for i in shared], [b[i] for i in shared], n_resamples=settings.resamples,
-                           seed=settings.seed, groups=docs)
-    row.diff, row.ci, row.p_value = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1]), res.p_value
-    row.resampled, row.n_groups = 100 * means, res.n_groups
+    row.n_groups = len(set(docs))
+    if estimate is None:  # one document: its mean, no interval
+        row.diff = 100 * float(np.mean([a[i] - b[i] for i in shared]))
+    _set_estimate(row, estimate)
     row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)]
     row.correct_shares = (_share_correct(row.rag, lvl, shared, settings.correct_threshold),
                           _share_correct(row.lc, lvl, shared, settings.correct_threshold))
@@ -298,7 +339,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)
     row.configs_compared = len(lcs) + len(rags)
     row.best_rag, row.best_rag_score = _best(rags, lvl)
-    row.naive_lc, row.naive_rag, _ = _choose(lcs, rags, lvl, None, pricing, settings)
+    row.naive_lc, row.naive_rag, _ = _choose(lcs, rags, lvl, pricing, settings)
     if not lcs or not rags:
         row.lc, row.lc_score = _best(lcs, lvl)
         row.rag, row.rag_score = row.best_rag, row.best_rag_score
@@ -307,33 +348,35 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     groups = _groups_of(lcs + rags, lvl)
     naive = False
     if len(lcs) == 1 and len(rags) == 1:
-        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, None, pricing, settings)
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, pricing, settings)
         row.selection = "single config per arm (nothing chosen): all samples"
         _fixed_pair_row(row, lvl, groups, settings)
     elif not _crossfit_row(row, lcs, rags, lvl, groups, pricing, settings):
         naive = True
-        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, None, pricing, settings)
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, pricing, settings)
         row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
                          f"so the {row.configs_compared} configs were chosen on the samples reported on")
         _fixed_pair_row(row, lvl, groups, settings)
     if row.naive_lc is not None and row.naive_rag is not None:
-        _, naive_res = _paired(row.naive_rag, row.naive_lc, lvl, None, groups, settings)
-        row.naive_diff = 100 * naive_res.diff if naive_res is not None else None
+        _, naive_est = _paired(row.naive_rag, row.naive_lc, lvl, None, groups)
+        row.naive_diff = naive_est.value if naive_est is not None else None
     row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
                             deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
-    row.decision = decide(row.ci, settings.tolerance, row.rag_cheaper, row.known_correct_shares, settings.floor_share)
+    row.decision = decide(row.estimate, settings.tolerance, row.rag_cheaper, row.known_correct_shares,
+                          settings.floor_share)
     if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
         row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
                                               "chosen on the same samples (too few documents to split)")
-    one_document = row.ci is not None and row.n_groups < 2
-    if one_document and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
-        row.decision = Decision(INCONCLUSIVE, f"all {row.n_shared} questions are about one document: a bootstrap "
-                                              "over one document cannot vary, so it says nothing about other "
-                                              "documents; add documents")
-    row.tested = not naive and not one_document and row.resampled is not None and row.decision.kind != NO_DECISION
+    few = row.n_groups < MIN_DOCUMENTS
+    if few and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but {row.n_groups} "
+                                              f"document(s) are fewer than the {MIN_DOCUMENTS} a decision needs: "
+                                              "questions about one document rise and fall together, so few "
+                                              "documents say little about others; add documents")
+    row.tested = not naive and not few and row.estimate is not None and row.decision.kind != NO_DECISION
     row.recommendation = recommend(row, settings)
     return row
 
@@ -369,12 +412,15 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     else:
         text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
                 f"({ci}), {tokens}{cost}.")
-    if 0 < row.n_shared < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
-        text += f" Only {row.n_shared} shared samples: indicative, not settled."
-    if (row.oracle and row.lc_score is not None
-            and row.oracle.score - (row.lc.score_at(_lvl(row)) or 0) > settings.tolerance):
-        text += (f" A perfect router would reach {row.oracle.score:.1f} "
-                 f"({row.oracle.score - row.lc.score_at(_lvl(row)):+.1f} over long context).")
+    if 0 < row.n_groups < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
+        text += (f" It rests on {row.n_groups} documents: settled at the 5% level, but a team with other documents "
+                 "should check a few of theirs.")
+    corrected = row.oracle.corrected if row.oracle else None
+    if corrected is not None and corrected.real and corrected.excess.value > settings.tolerance:
+        lo = corrected.excess.interval(0.95)[0]
+        text += (f" Routing by document could gain: answering each question with the arm that did better on the "
+                 f"other questions of its document reaches {corrected.score:.1f}, {corrected.excess.value:+.1f} "
+                 f"(at least {lo:+.1f}) over the better single arm.")
     target = settings.latency_target_s
     lc_lat, rag_lat = row.lc.mean_of("latency_s", _lvl(row)), row.rag.mean_of("latency_s", _lvl(row))
     if target is not None and lc_lat is not None and rag_lat is not None:
@@ -417,10 +463,10 @@ def budget_pairs(runs: list[Run], settings: ReportSettings) -> list[BudgetPair]:
             rag, rag_score = _best(same, None)
             if rag is None:
                 continue
-            shared, res = _paired(rag, blc, None, None, _groups_of([rag, blc], None), settings)
+            shared, est = _paired(rag, blc, None, None, _groups_of([rag, blc], None))
             diff = ci = None
-            if res is not None:
-                diff, ci = 100 * res.diff, (100 * res.ci95[0], 100 * res.ci95[1])
+            if est is not None:
+                diff, ci = est.value, est.interval(0.95)
             pairs.append(BudgetPair(bench, budget, rag, rag_score, blc, blc.score_at(), full_score, len(shared),
                                     diff, ci))
     return pairs
