@@ -3,8 +3,11 @@ row needs to be decided (experiments.report.verdict.power), one JSON object per 
 
 Reads the run directories as `python -m experiments.report` does (the same verdict rows, the same
 settings file and tolerance), then per row prints the minimum detectable difference at the current
-number of documents and the documents at which the observed difference would be decided with the
-given power. `--difference` plans for an assumed true difference (points) instead of the observed.
+number of documents and the documents at which a sweep decides with the given power, found by
+simulating the verdict's whole rule (selection, cross-fitting, the family) on a bootstrap of these
+documents (experiments.report.verdict.sizing). It plans for the difference that matters to you:
+`--difference` points (default: report.yaml `plan.difference`, with the observed difference's sign);
+`--observed` plans for the observed difference instead (noisy on a small pilot).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from experiments.report.decisions import verdicts
 
 
 def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,
-         difference: float | None = None) -> list[dict]:
+         difference: float | None = None, observed: bool = False) -> list[dict]:
     """The plan of every verdict row of the runs under `paths`."""
     if not 0 < power < 1:
         raise ValueError(f"--power {power}: must be between 0 and 1 (e.g. 0.8)")
@@ -36,7 +39,7 @@ def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, s
     rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
     if not rows:
         raise ValueError("no verdict rows: the runs have no scored records")
-    return plan_rows(rows, settings, power, difference)
+    return plan_rows(rows, settings, power, difference, observed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,11 +48,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dirs", nargs="+", help="multirun folders and/or run folders (each with metrics.json)")
     ap.add_argument("--tolerance", type=float, help="points (x100) RAG may trail long context (default: settings)")
     ap.add_argument("--power", type=float, default=0.8, help="chance a sweep of the planned size decides (0.8)")
-    ap.add_argument("--difference", type=float, help="plan for this true RAG - long context difference (points)")
+    ap.add_argument("--difference", type=float,
+                    help="plan for this true RAG - long context difference (points; default: report.yaml "
+                         "plan.difference "
+                         "with the observed difference's sign)")
+    ap.add_argument("--observed", action="store_true", help="plan for the observed difference instead")
     ap.add_argument("--settings", type=Path, default=None, help="report settings YAML (default: conf/report.yaml)")
     args = ap.parse_args(argv)
     try:
-        rows = plan(args.dirs, args.tolerance, args.power, args.settings, args.difference)
+        if args.observed and args.difference is not None:
+            raise ValueError("give --difference or --observed, not both")
+        rows = plan(args.dirs, args.tolerance, args.power, args.settings, args.difference, args.observed)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -15,7 +15,15 @@ C. a small pilot planned for its OBSERVED difference (what the CLI prints by def
    observed difference of 10 documents is noisy too; plans above `--cap` documents (or "never")
    are counted, not simulated.
 
-Prints a table per check, then one JSON line with the figures.
+D. the rule, not one pair (issue 33): sweeps where selection matters (12 RAG configs, the 3 cheapest truly
+   6 points worse than long context, the other 9 4 points better; 3 questions per document) planned from
+   `--pilot-docs`-document pilots for +4 (the difference that matters), and sweeps of the planned size
+   from the true model run through the verdict's own code (experiments.simulate.scores.simulated_verdict):
+   the share decided `rag` should be the power (within 5 points).
+E. small pilots, one config per arm: 8-document pilots planned for the difference that matters (+10 and
+   +25, each the truth), sweeps of the planned size decided at the power.
+
+`--quick` runs only D and E (in memory, a few minutes). Prints a table per check, then one JSON line.
 """
 
 from __future__ import annotations
@@ -74,6 +82,36 @@ def pilot_check(tmp: Path, truth: float, pilots: int, per_pilot: int, power: flo
             "plans_over_cap_or_never": too_big, "sweeps": simulated, "decided_share": share}
 
 
+def rule_check(truths: list[float], planned: float, pilot_docs: int, pilots: int, per_pilot: int, power: float,
+               settings, seed: int, label: str) -> dict:
+    """D / E: plan each pilot by simulating the rule (experiments.report.verdict.sizing), then run sweeps of
+    the planned size from the true model through the verdict's own code."""
+    import numpy as np
+
+    from experiments.report.verdict.sizing import size_by_simulation
+    from experiments.simulate.scores import candidates, simulated_scores, simulated_verdict
+
+    rng = np.random.default_rng(seed)
+    planned_sizes, decided, ran = [], 0, 0
+    for p in range(pilots):
+        pilot = simulated_scores(rng, pilot_docs, 3, 0.0, truths=truths)
+        sized = size_by_simulation(candidates(pilot, settings.tolerance), planned, "rag", settings.tolerance, True,
+                                   power, 1, settings.plan_sweeps, seed=p)
+        n = sized.documents or 2000
+        planned_sizes.append(n)
+        for _ in range(per_pilot):
+            decision, _, _ = simulated_verdict(simulated_scores(rng, n, 3, 0.0, truths=truths), settings)
+            decided += decision.kind == "rag"
+            ran += 1
+    share = decided / ran
+    print(f"{label}: {pilots} pilots of {pilot_docs} documents, planned for {planned:+g}; planned documents median "
+          f"{statistics.median(planned_sizes)}, quartiles {_quartiles(planned_sizes)}; decided rag in {share:.3f} of "
+          f"{ran} sweeps of the planned size (power {power:g})", flush=True)
+    return {"pilot_documents": pilot_docs, "planned_difference": planned,
+            "planned_median": statistics.median(planned_sizes), "planned_quartiles": _quartiles(planned_sizes),
+            "sweeps": ran, "decided_share": share}
+
+
 def _quartiles(xs: list[int]) -> list[float] | None:
     return [float(q) for q in statistics.quantiles(xs, n=4)] if len(xs) >= 2 else None
 
@@ -87,9 +125,22 @@ def main() -> None:
     ap.add_argument("--power", type=float, default=0.8)
     ap.add_argument("--cap", type=int, default=400, help="plans above this many documents are not simulated")
     ap.add_argument("--resamples", type=int, default=1000)
+    ap.add_argument("--rule-pilots", type=int, default=10, help="pilots in checks D and E")
+    ap.add_argument("--rule-sweeps", type=int, default=40, help="sweeps of the planned size per pilot in D and E")
+    ap.add_argument("--pilot-docs", type=int, default=20, help="documents of a pilot in check D")
+    ap.add_argument("--quick", action="store_true", help="only checks D and E")
     args = ap.parse_args()
     settings = load_settings(tolerance=2.0, resamples=args.resamples)
     t0, figures = time.perf_counter(), {"power": args.power, "tolerance": 2.0}
+    figures["D_selection_matters"] = rule_check([-6.0] * 3 + [4.0] * 9, 4.0, args.pilot_docs, args.rule_pilots,
+                                                args.rule_sweeps, args.power, settings, 11, "D selection matters")
+    for truth in (10.0, 25.0):
+        figures[f"E_pilot_8_truth_{truth:g}"] = rule_check([truth], truth, 8, args.rule_pilots, args.rule_sweeps,
+                                                           args.power, settings, 12, f"E 8-document pilots, +{truth:g}")
+    if args.quick:
+        figures["seconds"] = round(time.perf_counter() - t0, 1)
+        common.emit(figures)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         example = plan_rows(simulated_rows(tmp / "example", 0.08, 10, settings, seed=1), settings, args.power)[0]

@@ -82,3 +82,12 @@ def tiny_reranker(tmp_path_factory):
     from tests.tiny_models import tiny_cross_encoder
 
     return tiny_cross_encoder(tmp_path_factory.mktemp("tiny-reranker") / "model", seed=0)
+
+
+def estimate_of(lo: float, hi: float, df: float = 1e6):
+    """An eval.metrics.confidence.Estimate whose 95% interval is [lo, hi] (a t with `df` degrees of freedom)."""
+    from scipy.stats import t
+
+    from eval.metrics.confidence import Estimate
+
+    return Estimate((lo + hi) / 2, (hi - lo) / 2 / t.ppf(0.975, df), df, 10)

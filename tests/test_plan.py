@@ -18,6 +18,7 @@ from experiments.report.verdict.power import (
 from experiments.simulate.plan_check import decided_share, simulated_rows
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import known_truth_sweep
+from tests.conftest import estimate_of
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +86,11 @@ def test_the_target_boundary_is_what_the_decision_rule_decides_on(rag_cheaper):
         diff, tol = rng.uniform(-15, 15), rng.choice([0.0, 2.0, 5.0])
         best = targets(diff, tol, rag_cheaper)[0]
         if best.margin <= 0:  # on a boundary: no interval around diff decides
-            assert decide((diff - 0.01, diff + 0.01), tol, rag_cheaper).kind == INCONCLUSIVE
+            assert decide(estimate_of(diff - 0.01, diff + 0.01), tol, rag_cheaper).kind == INCONCLUSIVE
             continue
         inside, outside = 0.99 * best.margin, 1.01 * best.margin
-        assert decide((diff - inside, diff + inside), tol, rag_cheaper).kind == best.decision
-        assert decide((diff - outside, diff + outside), tol, rag_cheaper).kind == INCONCLUSIVE
+        assert decide(estimate_of(diff - inside, diff + inside), tol, rag_cheaper).kind == best.decision
+        assert decide(estimate_of(diff - outside, diff + outside), tol, rag_cheaper).kind == INCONCLUSIVE
 
 
 def test_a_sweep_of_the_planned_size_decides_at_about_the_planned_rate(tmp_path, settings):
@@ -108,7 +109,7 @@ def test_a_sweep_of_the_planned_size_decides_at_about_the_planned_rate(tmp_path,
 
 
 def test_cli_prints_one_json_object_per_verdict_row(tmp_path, capsys):
-    known_truth_sweep(tmp_path / "sweep", 0.08, n_rag_configs=1, n_docs=10, seed=1)
+    known_truth_sweep(tmp_path / "sweep", 0.02, n_rag_configs=1, n_docs=10, seed=1)
     assert plan_main([str(tmp_path / "sweep"), "--tolerance", "2", "--power", "0.8"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
@@ -119,6 +120,8 @@ def test_cli_prints_one_json_object_per_verdict_row(tmp_path, capsys):
     assert row["mdd"] == pytest.approx(critical_sum(10, 0.8) * row["se"], abs=0.02)
     assert row["sentence"].startswith(f"About {row['documents_needed']} documents ({row['more_documents']} more)")
     assert "80% power" in row["sentence"]
+    assert "(the difference that matters, report.yaml plan.difference" in row["sentence"]
+    assert row["assumed"] == "setting" and abs(row["planned_difference"]) == 5.0
     assert row["column"] == f"~{row['documents_needed']} docs (+{row['more_documents']})"
     assert f"a true difference {row['mdd']:.1f} points or more" in row["detail"]
     # RAG is cheaper here: exactly 2 points worse sits on the boundary of "no more than 2 points worse and cheaper"
@@ -180,7 +183,7 @@ def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_p
     from experiments.report.halves import MIN_GROUPS
 
     known_truth_sweep(tmp_path / "sweep", 0.4, n_rag_configs=4, n_docs=6, questions_per_doc=5, seed=5)
-    assert plan_main([str(tmp_path / "sweep")]) == 0
+    assert plan_main([str(tmp_path / "sweep"), "--observed"]) == 0
     row = json.loads(capsys.readouterr().out.strip().splitlines()[0])
     assert row["decision"] == "inconclusive" and row["selection_floor"] == 2 * MIN_GROUPS
     assert row["documents_needed"] == 2 * MIN_GROUPS and row["more_documents"] == 2 * MIN_GROUPS - 6

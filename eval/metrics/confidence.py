@@ -149,6 +149,17 @@ class Estimate:
         return float(min(1.0, 2 * _t_sf(margin / self.se, self.df)))
 
 
+def over_splits(values: Sequence[float], ses: Sequence[float], df: float, n_groups: int) -> Estimate:
+    """One estimate from the same estimator run over K random splits of the data (repeated cross-fitting):
+    the mean of the K values, with the variance of one split less the part the averaging removes (law of
+    total variance): mean(se_k^2) - (1 - 1/K) x var(values), at least mean(se_k^2) / K."""
+    v, s = np.asarray(values, dtype=float), np.asarray(ses, dtype=float)
+    within = float(np.mean(s ** 2))
+    between = float(np.var(v, ddof=1)) if v.size > 1 else 0.0
+    var = max(within - (1 - 1 / v.size) * between, within / v.size)
+    return Estimate(float(v.mean()), float(np.sqrt(var)), df, n_groups)
+
+
 def _t_ppf(q: float, df: float) -> float:
     from scipy.stats import t
 

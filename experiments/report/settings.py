@@ -52,6 +52,8 @@ class ReportSettings:
     resamples: int = 2000
     seed: int = 0
     splits: int = 20  # partitions of the documents the cross-fitted choice is repeated over (median aggregated)
+    plan_difference: float = 5.0  # points: the difference that matters, what the plan sizes a sweep for by default
+    plan_sweeps: int = 200  # simulated sweeps per candidate size in the plan
     floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
     router_points_per_1k_tokens: float = 0.0  # score points the learned router gives up to save 1,000 prompt tokens
 
@@ -73,6 +75,10 @@ class ReportSettings:
             raise ValueError(f"router_points_per_1k_tokens={self.router_points_per_1k_tokens}: must be >= 0")
         if self.resamples < 100:
             raise ValueError(f"bootstrap resamples={self.resamples}: use at least 100")
+        if self.plan_difference <= 0:
+            raise ValueError(f"plan difference={self.plan_difference}: must be > 0 (points)")
+        if self.plan_sweeps < 20:
+            raise ValueError(f"plan sweeps={self.plan_sweeps}: use at least 20")
         if self.splits < 1:
             raise ValueError(f"bootstrap splits={self.splits}: use at least 1")
         return self
@@ -91,7 +97,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of settings")
     known = {"tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s", "price",
-             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens"}
+             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan"}
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -113,13 +119,17 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         price=price, indexing=Indexing(**ix),
         resamples=int(boot.get("resamples", 2000)), seed=int(boot.get("seed", 0)),
         splits=int(boot.get("splits", 20)),
+        plan_difference=float((raw.get("plan") or {}).get("difference", 5.0)),
+        plan_sweeps=int((raw.get("plan") or {}).get("sweeps", 200)),
         floor_share=float(raw.get("floor_share", 0.05)),
         router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
     )
     for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
-                "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens"):
+                "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens", "plan_difference",
+                "plan_sweeps"):
         if overrides.get(key) is not None:
-            setattr(s, key, int(overrides[key]) if key in ("resamples", "seed", "splits") else float(overrides[key]))
+            whole = key in ("resamples", "seed", "splits", "plan_sweeps")
+            setattr(s, key, int(overrides[key]) if whole else float(overrides[key]))
     if overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")

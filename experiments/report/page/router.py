@@ -122,7 +122,7 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "answered by the arm that did better on the other questions of its document: the per-question better of two "
         "noisy answers "
         "would count luck as routing gain). The interval resamples documents and refits everything in each "
-        "resample, over several splits of the documents (median aggregated), as a t interval. The oracle gap closed "
+        "resample, over several splits of the documents (averaged), as a t interval. The oracle gap closed "
         "is (router − best arm) / (corrected oracle − best arm), shown only when the oracle's gain is real (its "
         "interval above 0). Costs are per answer, router / best arm; a router "
         "that reads retrieval scores retrieves for every question, so its latency and cost include RAG's retrieval "

@@ -73,7 +73,7 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
         "(cross-fitting)**: when an arm has several configs, the documents are split in two halves by a seeded hash; "
         "the configs chosen on each half are scored on the other half, and the paired differences of both halves are "
         "pooled into Δ (RAG minus long context, points) over all documents. One split is one draw, so it is repeated "
-        f"over {settings.splits} splits (seeds {settings.seed} and up) and aggregated by the median, with a variance "
+        f"over {settings.splits} splits (seeds {settings.seed} and up) and averaged, with a variance "
         "that counts how much the split moves the estimate. The configs named are the choice on all documents (what "
         "to deploy); the selection column says in how many splits both halves chose them too, and the scores are the "
         "cross-fitted ones of the first split. The interval of a cross-fitted row comes from a paired cluster "

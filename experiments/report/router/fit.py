@@ -39,8 +39,8 @@ differences between the observed routes, themselves noise, as variation: about 3
 half's error is scaled by sqrt(h / (h - 1)) (a bootstrap over h documents has (h - 1) / h of the
 variance), and the standard error of the resampled Δ makes a t interval with G - 2 degrees of
 freedom, as the verdict's cross-fit does; nothing is clipped. The split is repeated over `splits`
-partitions and aggregated by the median (experiments/report/verdict/crossfit.py says why): the routes
-shown are those of the first partition (the report's seed), Δ and its interval the median aggregate.
+partitions and averaged (experiments/report/verdict/crossfit.py says why): the routes shown are those
+of the first partition (the report's seed), Δ and its interval the average over the splits.
 perf/router_simulation.py and perf/small_sample_verdict.py measure how often it excludes 0 when the
 features say nothing, and how often it finds a router that is truly better.
 
@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate
+from eval.metrics.confidence import Estimate, over_splits
 from experiments.report.halves import MIN_GROUPS, split_documents
 from experiments.report.verdict.oracle import corrected_oracle
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
@@ -72,7 +72,7 @@ class RouterResult:
     best_arm_mean: float
     oracle_mean: float
     diff: float  # router - best arm (points)
-    ci: tuple[float, float]  # 95% interval of diff (t, G - 2 degrees of freedom, median over splits)
+    ci: tuple[float, float]  # 95% interval of diff (t, G - 2 degrees of freedom, averaged over splits)
     p_value: float
     gap_closed: float | None  # (router - best) / (corrected oracle - best); None unless the oracle's gain is real
     share_rag: float  # share of questions routed to RAG
@@ -195,14 +195,12 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         return None
     runs = [r for r in runs if r is not None]
     first = runs[0]
-    diffs = np.array([r["router"] - r["best"] for r in runs])
-    ses = np.array([r["se"] for r in runs])
-    center = float(np.median(diffs))
     n_groups = len(first["half_a"]) + len(first["half_b"])
-    estimate = Estimate(center, float(np.sqrt(np.median(ses ** 2 + (diffs - center) ** 2))), max(1, n_groups - 2),
-                        n_groups)
+    estimate = over_splits([r["router"] - r["best"] for r in runs], [r["se"] for r in runs], max(1, n_groups - 2),
+                           n_groups)
+    center = estimate.value
     lo, hi = estimate.interval(0.95)
-    router_mean, best_mean = float(np.median([r["router"] for r in runs])), float(np.median([r["best"] for r in runs]))
+    router_mean, best_mean = float(np.mean([r["router"] for r in runs])), float(np.mean([r["best"] for r in runs]))
     oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
     corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
                                  dict(zip(features.ids, features.groups)))

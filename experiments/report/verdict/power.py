@@ -22,28 +22,16 @@ together:
   interval is a cluster bootstrap widened for few documents like a t interval with G - 1 degrees
   of freedom (eval.metrics.confidence.few_groups_factor); with many documents it is z_{0.975} +
   z_{power} = 2.80 at 80% power.
-- the decision rule (experiments.report.verdict.decision.decide) decides once the interval, about
-  diff +- t x SE, clears a boundary: above 0 (RAG better), below -tolerance (long context
-  better), above -tolerance when RAG is cheaper, below +tolerance when long context is cheaper.
-  The margin of the observed difference from the farthest boundary it can clear is what the
-  sweep must resolve: documents G* = the smallest G with (t_{G-1}(0.975) + t_{G-1}(power)) x
-  document_sd / sqrt(G) <= margin, so that a sweep of G* documents decides with probability
-  `power` if the true difference is the observed one. No margin (the difference sits on a
-  boundary, or between -tolerance and 0 with the cost unknown): no number of documents decides it.
+- the documents a sweep needs (`documents_needed`) come from simulating the verdict's whole rule on a
+  bootstrap of this sweep's documents (experiments.report.verdict.sizing): selection, cross-fitting and
+  the family's correction included, for the difference that matters to the team (report.yaml
+  `plan.difference`, `--difference`; the sign is the observed difference's) unless the observed
+  difference is asked for (`--observed`). A small pilot's observed difference is noisy: planned on the
+  observed difference of an 8-document pilot, sweeps decided 78.6% when the truth was +25 but 51.8% when
+  it was +10, so the default plans for a difference chosen in advance, and every sentence says which.
+  The formula of one fixed pair (`documents_for`) is kept for the minimum detectable difference.
 
-The differences are those the row's difference pools: with several configs per arm the verdict
-cross-fits (experiments.report.verdict.crossfit: each half's choice scored on the other half), so they cover
-all documents. Should the interval cover fewer documents than the pair shares, the plan counts
-documents of the sweep: G* for the interval x (documents in the sweep / documents in the interval).
-
-`decided_share` checks the promise by simulation (tests/test_plan.py, perf/plan_check.py; 1 long-context
-and 1 RAG config, 10 correlated questions per document, tolerance 2, RAG cheaper): planned from a
-400-document pilot for the true difference, sweeps of 46 documents (RAG +8 points) decided `rag` in
-80.2% of 400 sweeps and sweeps of 70 documents (long context +10) `longctx` in 77.8%; planned from
-10-document pilots for the true difference, 79.7% of 600 sweeps (30 pilots). Planned from a
-10-document pilot's OBSERVED difference, 66% (the pilots that overestimate the difference plan too
-few documents): a small pilot's difference is noisy, so the sentence says "if the difference is
-really ..." and `--difference` plans for a difference chosen in advance.
+perf/plan_check.py checks the promise on simulated sweeps run through the report's own verdict.
 """
 
 from __future__ import annotations
@@ -56,7 +44,8 @@ import numpy as np
 
 from eval.metrics.confidence import t_quantile
 from experiments.report.halves import MIN_GROUPS
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG
+from experiments.report.verdict.sizing import size_by_simulation
 from experiments.report.settings import ReportSettings
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
@@ -199,9 +188,11 @@ def rag_is_cheaper(row: Any) -> bool | None:
     return None if cheaper is None else cheaper < 1
 
 
-def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None) -> dict[str, Any]:
+def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None,
+             observed: bool = False) -> dict[str, Any]:
     """The plan of one verdict row (experiments.report.verdict.rows.VerdictRow) as a JSON-ready dict.
-    `difference`: plan for this true difference (points) instead of the observed one."""
+    `difference`: plan for this true difference (points; default: settings.plan_difference with the observed
+    difference's sign); `observed`: plan for the observed difference instead."""
     if not 0 < power < 1:
         raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
     arm = getattr(row, "arm_decision", None) or row.decision  # a `route` row: plan its single-arm decision
@@ -230,33 +221,44 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     per_interval_doc_sd = cv.document_sd
     se = per_interval_doc_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
     sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
-    planned = row.diff if difference is None else float(difference)
+    if observed:
+        planned, assumed = row.diff, "observed"
+    elif difference is not None:
+        planned, assumed = float(difference), "given"
+    else:
+        planned, assumed = math.copysign(settings.plan_difference, row.diff or 1.0), "setting"
     best = targets(planned, settings.tolerance, rag_is_cheaper(row))[0]
-    needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
-    needed = None if needed_interval is None else math.ceil(needed_interval * sweep_per_interval)
-    # choosing among several configs per arm is honest only with MIN_GROUPS documents in each half
-    floor = 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2
-    if needed is not None:
-        needed = max(needed, floor)
+    floor = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2)
+    needed, sized = None, None
+    table = getattr(row, "candidates", None)
+    if best.margin > 0 and table is not None:
+        sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
+                                   max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
+        needed = sized.documents if sized.documents is not None else MAX_DOCUMENTS
+    elif best.margin > 0:  # no candidates table (a row built by hand): the formula of one fixed pair
+        needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
+        needed = None if needed_interval is None else max(floor, math.ceil(needed_interval * sweep_per_interval))
     if decision == NO_DECISION:  # floor or ceiling: more documents would not help
         needed, best = None, Target(NO_DECISION, 0.0, 0.0, "")
     out.update({
         "n_documents": cv.n_documents, "questions_per_document": _r(cv.questions_per_document),
         "icc": _r(cv.icc, 3), "design_effect": _r(cv.design_effect), "between_document_sd": _r(cv.between_sd),
         "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power)),
-        "planned_difference": _r(planned), "documents_needed": needed, "selection_floor": floor,
+        "planned_difference": _r(planned), "assumed": assumed, "documents_needed": needed, "selection_floor": floor,
+        "simulated_share": _r(sized.share, 3) if sized else None, "simulated_sweeps": sized.sweeps if sized else None,
+        "beyond_search": bool(sized and sized.documents is None),
         "more_documents": None if needed is None else max(0, needed - cv.n_documents),
         "target": {"decision": best.decision, "boundary": best.boundary, "margin": _r(best.margin),
                    "words": best.words} if best.margin > 0 else None,
     })
-    out["sentence"] = plan_sentence(out, decision, power, difference is not None)
+    out["sentence"] = plan_sentence(out, decision, power, row.diff)
     out["column"] = plan_column(out, decision)
     if decision != NO_DECISION:
         out["detail"] = (f"With {row.n_groups} documents in the interval, a true difference {out['mdd']:.1f} points or "
                          f"more beyond a boundary is decided with {100 * power:.0f}% power (the minimum detectable "
                          f"difference); intra-document correlation {cv.icc:.2f}, design effect "
                          f"{cv.design_effect:.2f}." + _caveats(row, cv))
-        if difference is None and row.ci:
+        if observed and row.ci:
             out["detail"] += (f" The observed difference is itself uncertain ({row.ci[0]:+.1f} to {row.ci[1]:+.1f}): "
                               "to be safe, plan for the smallest difference that matters (--difference).")
     return out
@@ -273,11 +275,17 @@ def _caveats(row: Any, cv: ClusteredVariance) -> str:
     return text
 
 
-def plan_sentence(plan: dict[str, Any], decision: str, power: float, assumed: bool) -> str:
-    """What more data would settle the row, in one plain sentence (the minimum detectable difference
-    and caveats go to `detail`)."""
+def plan_sentence(plan: dict[str, Any], decision: str, power: float, observed_diff: float | None) -> str:
+    """What more data would settle the row, in one plain sentence, saying which difference it assumed (the
+    minimum detectable difference and caveats go to `detail`)."""
     pct, n, diff = f"{100 * power:.0f}%", plan["n_documents"], plan["planned_difference"]
-    really = "is" if assumed else "is really"
+    if plan["assumed"] == "observed":
+        really = f"is really the observed {diff:+.1f} points"
+    elif plan["assumed"] == "given":
+        really = f"is {diff:+.1f} points (--difference)"
+    else:
+        seen = "" if observed_diff is None else f"; observed {observed_diff:+.1f}"
+        really = (f"is {diff:+.1f} points (the difference that matters, report.yaml plan.difference{seen})")
     if decision == NO_DECISION:
         return ("No decision at the floor or ceiling of the generator's accuracy: more documents would not help; "
                 "change the model or the benchmark.")
@@ -288,18 +296,21 @@ def plan_sentence(plan: dict[str, Any], decision: str, power: float, assumed: bo
     goal = plan["target"]["words"]
     if decision in (RAG, LONGCTX):
         return (f"Already decided ({decision}) with {n} documents; a sweep of about {needed} documents decides it "
-                f"with {pct} power if the difference {really} {diff:+.1f} points ({goal}).")
-    if needed >= MAX_DOCUMENTS:
-        more_words = f"{more} more, or more still: the bound of this planner"
-    elif plan.get("selection_floor") == needed and more > 0:
+                f"with {pct} power if the difference {really} ({goal}).")
+    if plan.get("beyond_search"):
+        return (f"More than {needed} documents: the simulated rule did not reach {pct} power up to that size if the "
+                f"difference {really} ({goal}).")
+    if plan.get("selection_floor") == needed and more > 0 and needed > MIN_DOCUMENTS:
         more_words = (f"{more} more: choosing among several configs needs {needed // 2} documents in each half of "
                       "the selection split")
+    elif plan.get("selection_floor") == needed and more > 0:
+        more_words = f"{more} more: nothing is decided on fewer than {MIN_DOCUMENTS} documents"
     elif more == 0:
         more_words = "no more than this sweep has: its interval came out wider by chance"
     else:
         more_words = f"{more} more"
     return (f"About {needed} documents ({more_words}) would decide this at {pct} power if the difference "
-            f"{really} {diff:+.1f} points ({goal}).")
+            f"{really} ({goal}); sized by simulating the verdict's rule on this sweep's documents.")
 
 
 def plan_column(plan: dict[str, Any], decision: str) -> str:
@@ -314,6 +325,6 @@ def plan_column(plan: dict[str, Any], decision: str) -> str:
 
 
 def plan_rows(vrows: list[Any], settings: ReportSettings, power: float = 0.8,
-              difference: float | None = None) -> list[dict[str, Any]]:
+              difference: float | None = None, observed: bool = False) -> list[dict[str, Any]]:
     """The plan of every verdict row, in the rows' order."""
-    return [plan_row(row, settings, power, difference) for row in vrows]
+    return [plan_row(row, settings, power, difference, observed) for row in vrows]

@@ -22,7 +22,7 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
 
 The difference is RAG minus long context in points (x100); with one config per arm its interval is
 eval.metrics.confidence.cluster_t (t with G - 1 degrees of freedom and the cluster-robust standard
-error over documents); cross-fitted, the median over `splits` partitions with t and G - 2 degrees of
+error over documents); cross-fitted, the mean over `splits` partitions with t and G - 2 degrees of
 freedom. Below MIN_DOCUMENTS documents a row decides nothing, whichever path. The decision follows
 `experiments.report.verdict.decision.decide`, and with several rows Holm's procedure keeps the chance of
 any wrong decision at 5% (experiments.report.verdict.family). The same-sample ("naive") best configs of
@@ -85,6 +85,7 @@ class VerdictRow:
     halves_agreement: float | None = None  # cross-fitted: share of the splits whose two halves chose them
     estimate: Estimate | None = None  # the difference's t distribution: interval and claim p-values
     ci_family: tuple[float, float] | None = None  # the interval at the family-adjusted level (family.py)
+    candidates: Candidates | None = None  # every config of both arms at this level: what the plan simulates
     pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
     tested: bool = False  # the row's decision is one of the report's family of tests
     p_decision: float | None = None  # p-value of the boundary test of the row's decision (report.verdict.family)
@@ -199,14 +200,13 @@ def _best(runs: list[Run], level: str | None, ids: set[str] | None = None) -> tu
     return r, s
 
 
-def _choose(lcs: list[Run], rags: list[Run], level: str | None, pricing: Pricing,
-            settings: ReportSettings) -> tuple[Run | None, Run | None, bool]:
+def _choose(lcs: list[Run], rags: list[Run], table: Candidates | None,
+            level: str | None) -> tuple[Run | None, Run | None, bool]:
     """(long context, RAG, RAG within tolerance) chosen on all samples, by the cross-fit's own rule
     (`Candidates.choose`): the best long context, then the cheapest RAG config within the tolerance of it
     (costs inside their measurement's noise count as equal: the better score wins), else the best RAG."""
-    if not lcs or not rags:
+    if table is None:
         return _best(lcs, level)[0], _best(rags, level)[0], False
-    table = _candidates(lcs, rags, level, _groups_of(lcs + rags, level), pricing, settings)
     n = len(table.documents)
     lc, rag, within = (int(x[0]) for x in table.choose(np.arange(n), np.ones((1, n))))
     return (lcs[lc] if lc >= 0 else None), (rags[rag] if rag >= 0 else None), bool(within)
@@ -270,15 +270,14 @@ def _costlier(rags: list[Run], keys: list[tuple[float, float]], level: str | Non
     return costlier
 
 
-def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None, groups: dict[str, str],
-                  pricing: Pricing, settings: ReportSettings) -> bool:
+def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None,
+                  settings: ReportSettings) -> bool:
     """Choose on each half of the documents and score on the other, over `settings.splits` partitions
     (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. False when the
     documents are too few to split."""
-    table = _candidates(lcs, rags, lvl, groups, pricing, settings)
-    everywhere = table.choose(np.arange(len(table.documents)), np.ones((1, len(table.documents))))
-    lc_pick, rag_pick, within = int(everywhere[0][0]), int(everywhere[1][0]), bool(everywhere[2][0])
-    row.lc, row.rag, row.within_tolerance = lcs[lc_pick], rags[rag_pick], within
+    table = row.candidates
+    row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, table, lvl)
+    lc_pick, rag_pick = lcs.index(row.lc), rags.index(row.rag)
     per_split = max(200, settings.resamples // settings.splits)
     rep = repeated_crossfit(table, settings.splits, per_split, settings.seed)
     if rep is None:
@@ -291,9 +290,9 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
     if not fit.halves_agree(lc_pick, rag_pick):
         chose += (f"; in the first, half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | "
                   f"{rags[rag_b].label}")
-    half_a = len({s[1] for s in fit.samples if s[1] in set(table.documents)}) // 2
+    half_a = len(table.documents) // 2
     row.selection = (f"cross-fitted by document over {len(rep.fits)} splits (seeds {settings.seed}-"
-                     f"{settings.seed + len(rep.fits) - 1}, median aggregated): {row.configs_compared} configs chosen "
+                     f"{settings.seed + len(rep.fits) - 1}, averaged): {row.configs_compared} configs chosen "
                      f"on each half (about {half_a} documents) and scored on the other; {chose}")
     row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
     row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
@@ -331,6 +330,24 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
                           _share_correct(row.lc, lvl, shared, settings.correct_threshold))
 
 
+def row_decision(estimate: Estimate | None, n_groups: int, naive: bool, rag_cheaper: bool | None,
+                 correct_shares: tuple[float, float] | None, settings: ReportSettings) -> tuple[Decision, bool]:
+    """(the decision a row's own interval makes, whether it joins the report's family): `decide`, then the
+    rules that withhold a decision whatever the interval says: configs chosen on the samples reported on
+    (`naive`), and fewer than MIN_DOCUMENTS documents. perf/small_sample_verdict.py calls it as the report does."""
+    decision = decide(estimate, settings.tolerance, rag_cheaper, correct_shares, settings.floor_share)
+    if naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but the configs were "
+                                          "chosen on the same samples (too few documents to split)")
+    few = n_groups < MIN_DOCUMENTS
+    if few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but {n_groups} document(s) are "
+                                          f"fewer than the {MIN_DOCUMENTS} a decision needs: questions about one "
+                                          "document rise and fall together, so few documents say little about "
+                                          "others; add documents")
+    return decision, not naive and not few and estimate is not None and decision.kind != NO_DECISION
+
+
 def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
     """The row of one benchmark and level: its configs, difference, interval and the decision its interval
     alone makes (the family's correction and the router come after, experiments.report.decisions)."""
@@ -339,21 +356,22 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)
     row.configs_compared = len(lcs) + len(rags)
     row.best_rag, row.best_rag_score = _best(rags, lvl)
-    row.naive_lc, row.naive_rag, _ = _choose(lcs, rags, lvl, pricing, settings)
     if not lcs or not rags:
         row.lc, row.lc_score = _best(lcs, lvl)
         row.rag, row.rag_score = row.best_rag, row.best_rag_score
         row.recommendation = recommend(row, settings)
         return row
     groups = _groups_of(lcs + rags, lvl)
+    row.candidates = _candidates(lcs, rags, lvl, groups, pricing, settings)
+    row.naive_lc, row.naive_rag, _ = _choose(lcs, rags, row.candidates, lvl)
     naive = False
     if len(lcs) == 1 and len(rags) == 1:
-        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, pricing, settings)
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, row.candidates, lvl)
         row.selection = "single config per arm (nothing chosen): all samples"
         _fixed_pair_row(row, lvl, groups, settings)
-    elif not _crossfit_row(row, lcs, rags, lvl, groups, pricing, settings):
+    elif not _crossfit_row(row, lcs, rags, lvl, settings):
         naive = True
-        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, lvl, pricing, settings)
+        row.lc, row.rag, row.within_tolerance = _choose(lcs, rags, row.candidates, lvl)
         row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
                          f"so the {row.configs_compared} configs were chosen on the samples reported on")
         _fixed_pair_row(row, lvl, groups, settings)
@@ -365,18 +383,8 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
                             deployment_cost(row.lc, pricing, settings, lvl))
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
-    row.decision = decide(row.estimate, settings.tolerance, row.rag_cheaper, row.known_correct_shares,
-                          settings.floor_share)
-    if naive and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
-        row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but the configs were "
-                                              "chosen on the same samples (too few documents to split)")
-    few = row.n_groups < MIN_DOCUMENTS
-    if few and row.decision.kind not in (INCONCLUSIVE, NO_DECISION):
-        row.decision = Decision(INCONCLUSIVE, f"the interval would say {row.decision.kind}, but {row.n_groups} "
-                                              f"document(s) are fewer than the {MIN_DOCUMENTS} a decision needs: "
-                                              "questions about one document rise and fall together, so few "
-                                              "documents say little about others; add documents")
-    row.tested = not naive and not few and row.estimate is not None and row.decision.kind != NO_DECISION
+    row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
+                                            row.known_correct_shares, settings)
     row.recommendation = recommend(row, settings)
     return row
 

@@ -1,0 +1,167 @@
+"""How many documents a sweep needs, found by simulating the rule the sweep will face.
+
+A formula that sizes a sweep as if one pair of configs had been fixed in advance promises too much
+where the verdict chooses among several configs: with the 3 cheapest RAG configs truly 6 points worse
+and the rest 4 better, it planned 110 documents and sweeps of that size decided in 42% of cases, not
+the 80% it stated (the selection sometimes takes a cheap, worse config). So the plan simulates the whole
+rule at candidate sizes:
+
+- the pilot's documents are drawn with replacement (each draw a document of its own, with every config's
+  scores on its questions: the configs' per-document means and their correlation are the pilot's);
+- each config's per-document means are spread by sqrt(P / (P - 1)) around its mean (a bootstrap of P
+  documents underestimates their variance by that factor, so a small pilot would plan too few);
+- every RAG config is shifted by one constant so that the pair the rule picks on the whole pilot differs
+  by the planned difference (`difference`: the one that matters to the team, by default; the observed
+  one on request); the configs' differences among themselves stay as observed;
+- each simulated sweep runs the rule: one config per arm, the mean difference with the CR1 standard
+  error and t with G - 1 degrees of freedom; several, the choice on each half scored on the other, over
+  SPLITS random splits, median aggregated, t with G - 2 degrees of freedom (the verdict's estimator
+  without its inner bootstrap, whose extra width for the choice is small); nothing decided below
+  MIN_DOCUMENTS documents or with too few to split; and with m decisions in the report each at 0.05 / m
+  (Holm's first step: conservative for the others);
+- the planned size is the smallest at which the planned decision is reached in at least `power` of the
+  simulated sweeps (a doubling search, then bisection).
+
+perf/plan_check.py checks the promise: sweeps of the planned size, run through the report's own verdict,
+decide at the stated rate.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from eval.metrics.confidence import Estimate
+from experiments.report.halves import MIN_GROUPS
+from experiments.report.verdict.crossfit import Candidates
+from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS, decide
+
+SPLITS = 3  # random splits per simulated cross-fitted sweep
+MAX_DOCUMENTS = 2000  # the largest sweep the search tries; beyond it the plan says "more than"
+
+
+@dataclass(frozen=True)
+class Sizing:
+    documents: int | None  # the planned size (None: not reached by MAX_DOCUMENTS)
+    share: float  # share of simulated sweeps of that size (or of MAX_DOCUMENTS) reaching the planned decision
+    sweeps: int  # simulated sweeps per size
+    shift: float  # points added to every RAG config's scores to plant the planned difference
+    tried: dict[int, float]  # size -> share reached
+
+
+def pilot_difference(table: Candidates) -> float:
+    """The difference (points) of the pair the rule picks on all the pilot's documents."""
+    n = len(table.documents)
+    lc, rag, _ = table.choose(np.arange(n), np.ones((1, n)))
+    pair = int(table.pair_index(lc, rag)[0])
+    return 100 * float(table.pair_sums[pair].sum() / max(table.pair_counts[pair].sum(), 1))
+
+
+def planted(table: Candidates, shift: float) -> Candidates:
+    """A copy of `table` whose RAG configs score `shift` points more on every question, and whose
+    per-document means lie sqrt(P / (P - 1)) farther from each config's mean over the P pilot documents:
+    a bootstrap of P documents has (P - 1) / P of their variance, so a small pilot would plan too few."""
+    p = len(table.documents)
+    widen = np.sqrt(p / (p - 1)) if p > 1 else 1.0
+
+    def spread(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        mean = sums.sum(axis=1, keepdims=True) / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        return counts * mean + widen * (sums - counts * mean)
+
+    out = copy.copy(table)
+    out.lc_sums = spread(table.lc_sums, table.lc_counts)
+    out.rag_sums = spread(table.rag_sums + shift / 100 * table.rag_counts, table.rag_counts)
+    out.pair_sums = spread(table.pair_sums + shift / 100 * table.pair_counts, table.pair_counts)
+    return out
+
+
+def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """(mean, CR1 variance of the mean) of clustered values given per-cluster sums and counts."""
+    n, g = counts.sum(), sums.size
+    mean = sums.sum() / n
+    return float(mean), float(g / (g - 1) * np.sum((sums - counts * mean) ** 2) / n ** 2)
+
+
+def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Generator) -> tuple[Estimate | None, bool]:
+    """The rule's estimate (points) on the sweep of pilot documents `draws`; (None, naive) when it cannot
+    make one; naive: too few documents to split among several configs."""
+    g = draws.size
+    if table.pair_sums.shape[0] == 1:  # one config per arm: nothing chosen
+        sums, counts = table.pair_sums[0, draws], table.pair_counts[0, draws]
+        if counts.sum() == 0 or g < 2:
+            return None, False
+        mean, var = _cr1(sums, counts)
+        return Estimate(100 * mean, 100 * float(np.sqrt(var)), g - 1, g), False
+    half = g // 2
+    if half < MIN_GROUPS:
+        return None, True
+    means, variances = [], []
+    p = len(table.documents)
+    for _ in range(SPLITS):
+        order = rng.permutation(g)
+        halves = (draws[order[:half]], draws[order[half:]])
+        picks = []
+        for h in halves:
+            w = np.bincount(h, minlength=p).astype(float)[None, :]
+            lc, rag, _ = table.choose(np.arange(p), w)
+            picks.append(int(table.pair_index(lc, rag)[0]))
+        if min(picks) < 0:
+            return None, False
+        parts = [(table.pair_sums[picks[0], halves[1]], table.pair_counts[picks[0], halves[1]]),
+                 (table.pair_sums[picks[1], halves[0]], table.pair_counts[picks[1], halves[0]])]
+        total = sum(c.sum() for _, c in parts)
+        mean = sum(s.sum() for s, _ in parts) / total
+        var = sum((c.sum() / total) ** 2 * _cr1(s, c)[1] for s, c in parts)
+        means.append(float(mean))
+        variances.append(var)
+    m, v = np.array(means), np.array(variances)
+    center = float(np.median(m))
+    se = float(np.sqrt(np.median(v + (m - center) ** 2)))
+    return Estimate(100 * center, 100 * se, g - 2, g), False
+
+
+def share_reached(table: Candidates, n_docs: int, goal: str, tolerance: float, rag_cheaper: bool | None,
+                  alpha: float, sweeps: int, rng: np.random.Generator) -> float:
+    """Share of `sweeps` simulated sweeps of `n_docs` documents whose decision is `goal`."""
+    reached = 0
+    p = len(table.documents)
+    for _ in range(sweeps):
+        draws = rng.integers(0, p, n_docs)
+        est, naive = simulated_estimate(table, draws, rng)
+        if est is None or naive or n_docs < MIN_DOCUMENTS:
+            continue
+        reached += decide(est, tolerance, rag_cheaper, alpha=alpha).kind == goal
+    return reached / sweeps
+
+
+def size_by_simulation(table: Candidates, planned: float, goal: str, tolerance: float, rag_cheaper: bool | None,
+                       power: float = 0.8, family_size: int = 1, sweeps: int = 200, seed: int = 0,
+                       max_documents: int = MAX_DOCUMENTS) -> Sizing:
+    """The smallest sweep (documents) at which the rule decides `goal` in at least `power` of simulated
+    sweeps, with the pilot's RAG configs shifted so that its chosen pair differs by `planned` points."""
+    shift = planned - pilot_difference(table)
+    world = planted(table, shift)
+    alpha = ALPHA / max(1, family_size)
+    rng = np.random.default_rng(seed)
+    several = table.pair_sums.shape[0] > 1
+    tried: dict[int, float] = {}
+
+    def ok(n: int) -> bool:
+        if n not in tried:
+            tried[n] = share_reached(world, n, goal, tolerance, rag_cheaper, alpha, sweeps, rng)
+        return tried[n] >= power
+
+    lo = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if several else 2)
+    if ok(lo):
+        return Sizing(lo, tried[lo], sweeps, shift, tried)
+    hi = lo * 2
+    while not ok(hi):
+        if hi >= max_documents:
+            return Sizing(None, tried[hi], sweeps, shift, tried)
+        lo, hi = hi, min(hi * 2, max_documents)
+    while hi - lo > max(1, lo // 20):  # within 5%: the simulation's own noise is larger
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return Sizing(hi, tried[hi], sweeps, shift, tried)

@@ -1,0 +1,123 @@
+"""Does the verdict keep its promises at the sample sizes teams bring? Coverage of the 95% interval and
+the share of false `rag` decisions on simulated sweeps with a known truth, per number of documents, for
+one config per arm and for 12 RAG configs (cross-fitted), with the report's own code
+(experiments.simulate.scores: cluster_t, the repeated cross-fit, row_decision); the learned router's
+interval on a null; and what several answers per question (`generator.samples`) buy.
+
+    python perf/small_sample_verdict.py [--sweeps 1000] [--sweeps-12 400] [--sizes 2,4,6,8,12,20,40]
+        [--router-sweeps 150] [--samples-sweeps 400]
+
+The data model (experiments.simulate.scores): 3 questions per document, document difficulty shared by
+every config (sd 0.15), a per-config per-document effect (sd 0.08), base accuracy 0.6; RAG cheaper, so
+`rag` means "RAG is better, or at most 2 points worse" (tolerance 2). At a truth of -2 points every
+`rag` is false (the goal: at most 2.5%, accepted up to 3%); at -5 points about 1%. Coverage: the share of
+95% intervals holding the truth (goal 93.5-96.5%). Below the minimum of documents nothing is decided.
+The router (experiments.report.router.fit) on the "null" scenario of experiments.simulate.router (nothing
+to learn): how often its interval holds the true 0 and how often it would say `route` (lower end above
++2). The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import common  # noqa: F401  (sets up the path)
+import numpy as np
+
+from experiments.report.settings import load_settings
+from experiments.report.verdict.decision import MIN_DOCUMENTS, RAG
+from experiments.simulate.scores import simulated_scores, simulated_verdict
+
+TOLERANCE = 2.0
+
+
+def cell(n_docs: int, n_rag: int, truth: float, sweeps: int, settings, seed: int, samples: int = 1) -> dict:
+    """Coverage, decision shares and mean interval width over `sweeps` sweeps."""
+    rng = np.random.default_rng(seed)
+    covered = decided_rag = decided = with_interval = 0
+    widths = []
+    for _ in range(sweeps):
+        sweep = simulated_scores(rng, n_docs, 3, truth, n_rag, samples=samples)
+        decision, est, _ = simulated_verdict(sweep, settings)
+        if est is not None:
+            lo, hi = est.interval(0.95)
+            with_interval += 1
+            covered += lo <= truth <= hi
+            widths.append(hi - lo)
+        decided_rag += decision.kind == RAG
+        decided += decision.kind in ("rag", "longctx")
+    return {"coverage": covered / max(1, with_interval), "rag": decided_rag / sweeps, "decided": decided / sweeps,
+            "width": float(np.mean(widths)) if widths else None, "sweeps": sweeps}
+
+
+def router_null(n_docs: int, sweeps: int, settings, seed: int) -> dict:
+    """The learned router where nothing can be learned: coverage of 0 and false `route` (lower end > +2)."""
+    from experiments.report.router.features import router_features
+    from experiments.report.router.fit import route
+    from experiments.simulate.router import simulated_pair
+
+    covered = route_said = fitted = 0
+    for i in range(sweeps):
+        lc, rag = simulated_pair("null", n_docs=n_docs, per_doc=3, seed=seed + i)
+        result = route(router_features(lc, rag), seed=settings.seed, n_resamples=settings.resamples,
+                       splits=settings.splits)
+        if result is None:
+            continue
+        fitted += 1
+        lo, hi = result.ci
+        covered += lo <= 0.0 <= hi  # routing truly gains nothing over the better arm (within its noise)
+        route_said += lo > TOLERANCE
+    return {"coverage_of_0": covered / max(1, fitted), "route": route_said / max(1, fitted), "sweeps": fitted}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sweeps", type=int, default=1000, help="sweeps per cell with one config per arm")
+    ap.add_argument("--sweeps-12", type=int, default=400, help="sweeps per cell with 12 RAG configs")
+    ap.add_argument("--sizes", default="2,4,6,8,12,20,40")
+    ap.add_argument("--router-sweeps", type=int, default=150, help="0: skip the router")
+    ap.add_argument("--router-sizes", default="8,12,20,40")
+    ap.add_argument("--samples-sweeps", type=int, default=400, help="0: skip the several-answers comparison")
+    ap.add_argument("--resamples", type=int, default=2000)
+    args = ap.parse_args()
+    settings = load_settings(tolerance=TOLERANCE, resamples=args.resamples)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    out: dict = {"min_documents": MIN_DOCUMENTS, "tolerance": TOLERANCE, "cells": {}}
+    t0 = time.perf_counter()
+    print(f"{'documents':>9} | {'1 config: coverage':>18} {'rag@-2':>7} {'rag@-5':>7} | "
+          f"{'12 configs: coverage':>20} {'rag@-2':>7} {'rag@-5':>7}", flush=True)
+    for n in sizes:
+        row = {}
+        for n_rag, sweeps in ((1, args.sweeps), (12, args.sweeps_12)):
+            if not sweeps:
+                continue
+            at2 = cell(n, n_rag, -2.0, sweeps, settings, seed=1000 * n + n_rag)
+            at5 = cell(n, n_rag, -5.0, sweeps, settings, seed=7000 * n + n_rag)
+            row[n_rag] = {"coverage": at2["coverage"], "rag_at_-2": at2["rag"], "rag_at_-5": at5["rag"],
+                          "width": at2["width"], "sweeps": sweeps}
+        out["cells"][n] = row
+        fmt = lambda r: (f"{100 * r['coverage']:17.1f}% {100 * r['rag_at_-2']:6.1f}% {100 * r['rag_at_-5']:6.1f}%"  # noqa: E731
+                         if r else f"{'-':>18} {'-':>7} {'-':>7}")
+        print(f"{n:>9} | {fmt(row.get(1))} | {fmt(row.get(12)):>37}", flush=True)
+    if args.router_sweeps:
+        out["router_null"] = {}
+        for n in [int(x) for x in args.router_sizes.split(",")]:
+            r = router_null(n, args.router_sweeps, settings, seed=50_000 + n)
+            out["router_null"][n] = r
+            print(f"router, null, {n} documents: interval holds 0 in {100 * r['coverage_of_0']:.1f}%, says route in "
+                  f"{100 * r['route']:.1f}% ({r['sweeps']} sweeps)", flush=True)
+    if args.samples_sweeps:
+        out["samples"] = {}
+        for samples in (1, 4):
+            r = cell(12, 1, 10.0, args.samples_sweeps, settings, seed=90_000 + samples, samples=samples)
+            out["samples"][samples] = r
+            print(f"12 documents x 3 questions, RAG truly +10, {samples} answer(s) per question: decided rag in "
+                  f"{100 * r['rag']:.1f}%, mean interval width {r['width']:.1f} points", flush=True)
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
