@@ -102,6 +102,7 @@ class Record(TypedDict, total=False):
     evidence_retained: float | None  # share of gold evidence spans that survived truncation
     docs_retained: float | None  # share of gold documents that kept any text
     distractors_retained: float | None
+    samples: list[dict[str, Any]]  # generator.samples > 1: each answer and its score ("score" is their mean)
     # a question without references (`scoring: pairwise`): ok, no score until experiments.pairwise judged it
     scoring: str
     question: str  # the question as asked (every record whose sample has one; a router reads its wording)
@@ -190,6 +191,24 @@ def scored_record(base: dict[str, Any], prediction: str, values: MetricValues | 
         return failed_record(base, values.describe(), secrets, **answer)
     return {**base, "status": OK, "prediction": prediction, "score": values["score"], "scores": dict(values),
             **answer}
+
+
+def sampled_record(base: dict[str, Any], predictions: list[str], values: list[MetricValues | NoJudgment],
+                   usage: dict[str, Any], cost_usd: float | None, meta: dict[str, Any],
+                   secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """Several answers to one question (`generator.samples`): each scored, the record's `score` and every
+    numeric `scores` value the mean over the answers (what the report's document-level resampling reads),
+    `prediction` the first answer, `samples` each answer with its score. Usage and cost are those of all
+    the answers. One answer without a judgment makes the record failed, as a single answer's would."""
+    missing = next((v for v in values if isinstance(v, NoJudgment)), None)
+    if missing is not None:
+        return scored_record(base, predictions[0], missing, usage, cost_usd, meta, secrets)
+    keys = [k for k in values[0] if all(isinstance(v.get(k), (int, float)) and not isinstance(v.get(k), bool)
+                                        for v in values)]
+    mean = {k: sum(float(v[k]) for v in values) / len(values) for k in keys}
+    record = scored_record(base, predictions[0], {**values[0], **mean}, usage, cost_usd, meta, secrets)
+    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, values)]
+    return record
 
 
 def pairwise_record(base: dict[str, Any], question: str, prediction: str, usage: dict[str, Any],

@@ -102,7 +102,12 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
+        if ans.texts:
+            raise ValueError("generator.samples > 1 cannot be judged pairwise (a question without references)")
         return schema.pairwise_record(base, sample.question, ans.text, u, cost, ans.meta)
+    if ans.texts:  # generator.samples: every answer scored, the question's score their mean
+        each = [metrics.score(sample.metric, t, sample.reference(), judge=judge) for t in ans.texts]
+        return schema.sampled_record(base, ans.texts, each, u, cost, ans.meta, secrets)
     values = metrics.score(sample.metric, ans.text, sample.reference(), judge=judge)
     return schema.scored_record(base, ans.text, values, u, cost, ans.meta, secrets)
 

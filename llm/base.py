@@ -61,3 +61,9 @@ class Generator(ABC):
     def sampling_params(self) -> dict:
         """Everything besides the prompt that changes the output (part of the cache key)."""
         return {}
+
+
+def samples_of(generator: Generator) -> int:
+    """How many answers per question `generator` gives (1 unless generator.samples asked for more:
+    llm.factory.SampledGenerator returns them prompt after prompt)."""
+    return int(getattr(generator, "samples", 1) or 1)

@@ -38,6 +38,8 @@ def response_key(model_id: str, prompt: Prompt, params: dict) -> str:
         entry["chat"] = False
     if prompt.repetition_penalty is not None:
         entry["repetition_penalty"] = prompt.repetition_penalty
+    if prompt.sample:
+        entry["sample"] = prompt.sample
     payload = json.dumps(entry, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 

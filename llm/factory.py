@@ -15,6 +15,7 @@ Backends are created once per process and configuration, so the jobs of a Hydra 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,44 @@ def _backend(cfg_json: str) -> Generator:
 
 
 def build_generator(cfg: dict[str, Any], cache_dir: str | Path | None = None) -> Generator:
+    """The configured backend, with the response cache under `cache_dir`. `samples` (default 1) is not the
+    backend's: it asks the arms for that many independent answers per question, each drawn at the
+    backend's temperature and scored, their mean the question's score (`samples_of`)."""
+    cfg = dict(cfg)
+    samples = int(cfg.pop("samples", 1) or 1)
+    if samples < 1:
+        raise ValueError(f"generator.samples={samples}: must be at least 1")
+    if samples > 1 and not float(cfg.get("temperature") or 0.0) > 0:
+        raise ValueError(f"generator.samples={samples} draws several answers per question, which needs "
+                         "generator.temperature > 0 (greedy decoding gives the same answer every time)")
     gen = _backend(json.dumps(cfg, sort_keys=True))
     if cache_dir is not None and gen.generates:
         gen = CachedGenerator(gen, ResponseCache(Path(cache_dir) / "responses.sqlite"))
+    if samples > 1:
+        gen = SampledGenerator(gen, samples)
     return gen
+
+
+class SampledGenerator(Generator):
+    """A generator asked for `samples` answers per prompt (the prompt with `sample` = 0..samples - 1); its
+    `generate` returns them prompt after prompt (samples x len(prompts) generations)."""
+
+    def __init__(self, inner: Generator, samples: int):
+        self.inner, self.samples = inner, samples
+        self.model_id, self.context_window, self.tokenizer = inner.model_id, inner.context_window, inner.tokenizer
+        self.generates = inner.generates
+
+    @property
+    def calls(self) -> int | None:
+        return getattr(self.inner, "calls", None)
+
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        return self.inner.prompt_tokens(prompt)
+
+    def sampling_params(self) -> dict:
+        return {**self.inner.sampling_params(), "samples": self.samples}
+
+    def generate(self, prompts: list[Prompt]) -> list[Generation]:
+        asked = [replace(p, sample=k) for p in prompts for k in range(self.samples)]
+        return self.inner.generate(asked)
+

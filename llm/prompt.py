@@ -25,7 +25,8 @@ class Prompt:
     without the chat template; a chat API gets it as one system message (what LooGLE's released
     scripts do for open and GPT models respectively). `repetition_penalty` (HF semantics) is
     honoured by the transformers backend and sent to OpenAI-compatible servers other than
-    OpenAI's, whose API has no such parameter. Both are part of the response-cache key.
+    OpenAI's, whose API has no such parameter. Both are part of the response-cache key, as is `sample`
+    (the k-th of `generator.samples` answers drawn at the model's temperature: each is its own entry).
     """
 
     user: str
@@ -35,6 +36,7 @@ class Prompt:
     meta: dict[str, Any] = field(default_factory=dict)
     chat: bool = True
     repetition_penalty: float | None = None
+    sample: int = 0  # which of a question's independent answers this is (generator.samples > 1): part of the cache key
 
     @classmethod
     def from_template(cls, tpl: "PromptTemplate", context: str, question: str, **kw: Any) -> "Prompt":

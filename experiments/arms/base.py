@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, NamedTuple
 
 from eval.sample import Sample
+from llm.base import samples_of
 from llm.prompt import Generation, PromptTooLong
 
 # what the verdict compares an arm as: the whole document, retrieved chunks, or neither (a floor, a router)
@@ -66,6 +67,7 @@ class Answer:
     text: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)  # prompt/completion tokens, latency, ttft, cached
     skipped: str | None = None
+    texts: list[str] | None = None  # every answer when the generator gives several per question (`text` the first)
 
 
 def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[str, Any]:
@@ -114,9 +116,13 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
         # retrieval only: no answer, but the prompt a generator would have received is counted
         answers += [Answer(s, meta={**p.meta, "prompt_tokens": generator.prompt_tokens(p)}) for s, p in ready]
     else:
+        n = samples_of(generator)  # generator.samples: n answers per prompt, one after another
         gens = generator.generate([p for _, p in ready]) if ready else []
-        answers += [Answer(s, meta=dict(p.meta), text=g.text,
-                           usage=usage_of([g], p.meta.get("retrieval_s"))) for (s, p), g in zip(ready, gens)]
+        for k, (s, p) in enumerate(ready):
+            mine = gens[k * n:(k + 1) * n]
+            answers.append(Answer(s, meta=dict(p.meta), text=mine[0].text,
+                                  texts=[g.text for g in mine] if n > 1 else None,
+                                  usage=usage_of(mine, p.meta.get("retrieval_s"))))
     order = {s.id: i for i, s in enumerate(samples)}
     return sorted(answers, key=lambda a: order[a.sample.id])
 

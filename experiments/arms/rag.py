@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from experiments.arms.base import ROLE_RAG, ArmSpec, Curve, IndexShape
+from llm.base import samples_of
 from experiments.arms.longctx import LongContextSpec
 
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
@@ -137,6 +138,8 @@ class RetrievesFirstSpec(ArmSpec):
 
     @classmethod
     def answer(cls, arm, generator, samples):
+        if samples_of(generator) > 1:
+            raise ValueError(f"generator.samples > 1 is not supported by arm={cls.name} (it answers once per question)")
         return arm.answer(samples)
 
     @classmethod

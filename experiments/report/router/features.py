@@ -56,6 +56,7 @@ class RouterFeatures:
     cost_lc: np.ndarray | None = None
     cost_rag: np.ndarray | None = None
     cost_unit: str | None = None
+    kinds: dict[str, str] = field(default_factory=dict)  # question id -> its task (the oracle's finest cell)
 
     @property
     def n(self) -> int:
@@ -122,6 +123,7 @@ def router_features(
     cost_lc, cost_rag, unit = _costs(lc_recs, rag_recs, cost_unit)
     return RouterFeatures(
         ids=ids,
+        kinds={i: str(rg.get("task") or "") for i, rg in zip(ids, rag_recs)},
         groups=groups,
         X=X,
         used=used,

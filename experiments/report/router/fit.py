@@ -59,7 +59,7 @@ from eval.metrics.confidence import Estimate, over_splits
 from experiments.report.halves import MIN_GROUPS, split_documents
 from experiments.report.verdict.oracle import corrected_oracle
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
-from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_task_feature
+from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_cue_feature, is_task_feature
 
 @dataclass
 class RouterResult:
@@ -98,6 +98,14 @@ class RouterResult:
         return (f"router {self.router_mean:.1f} vs best arm {self.best_arm_mean:.1f} (oracle {self.oracle_mean:.1f}): "
                 f"Δ {self.diff:+.1f} [{self.ci[0]:+.1f}, {self.ci[1]:+.1f}] over {self.n_groups} documents; "
                 f"oracle gap closed {gap}; {100 * self.share_rag:.0f}% routed to RAG; weights: {weights}")
+
+
+def _kinds(features: RouterFeatures) -> dict[str, str]:
+    """Each question's kind for the noise-corrected oracle: its task and the wording cues it has (the
+    indicator features), so a question-level signal the router may read is one the oracle can see too."""
+    cols = [j for j, name in enumerate(features.used) if is_task_feature(name) or is_cue_feature(name)]
+    return {i: "|".join([features.kinds.get(i, "")] + [str(int(features.X[k, j])) for j in cols])
+            for k, i in enumerate(features.ids)}
 
 
 def _utility_offset(features: RouterFeatures, cost_weight: float) -> np.ndarray:
@@ -203,7 +211,7 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     router_mean, best_mean = float(np.mean([r["router"] for r in runs])), float(np.mean([r["best"] for r in runs]))
     oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
     corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
-                                 dict(zip(features.ids, features.groups)))
+                                 dict(zip(features.ids, features.groups)), _kinds(features))
     real = corrected is not None and corrected.real
     gap = corrected.score - best_mean if real else 0.0
     full = fit_ridge(features.X, d, features.used, ridge)

@@ -7,8 +7,8 @@ It also bounds too high: with one noisy 0/1 answer per arm, the per-question bet
 often luck (two equal arms that each answer 60% right make an oracle of 84%), so a perfect router
 closed only 82-85% of the oracle's gap in simulations, and the gap was large where routing could gain
 nothing. `corrected_oracle` takes the noise out: each question is answered by the arm that scored
-better on the OTHER questions of its document (leave one out; a document with one question by the
-other documents), so no question's own luck picks its arm. What it gains over the better single arm
+better on the OTHER questions of its kind (task) in its document, else of its document, else of the
+other documents (leave one out), so no question's own luck picks its arm. What it gains over the better single arm
 (`excess`, with a t interval over documents) is real only when that interval is above 0: then routing
 by document can gain something, and the report says what a router could reach.
 """
@@ -37,25 +37,37 @@ class CorrectedOracle:
         return self.excess is not None and self.excess.p_above(0.0) < ALPHA
 
 
-def corrected_oracle(first: dict[str, float], second: dict[str, float],
-                     groups: dict[str, str]) -> CorrectedOracle | None:
-    """Each shared sample answered by the config that scored better on the other samples of its document
-    (`groups[id]`; ties and documents of one sample: the other documents decide; then `first`)."""
+def corrected_oracle(first: dict[str, float], second: dict[str, float], groups: dict[str, str],
+                     kinds: dict[str, str] | None = None) -> CorrectedOracle | None:
+    """Each shared sample answered by the config that scored better on the other samples of its kind in its
+    document (`kinds[id]`, e.g. the task: a question-level signal such as "lookups favour RAG" shows there),
+    else on the other samples of its document (`groups[id]`), else on the other documents; then `first`."""
     ids = sorted(set(first) & set(second))
     if not ids:
         return None
     a, b = np.array([first[i] for i in ids]), np.array([second[i] for i in ids])
     docs = [groups.get(i, i) for i in ids]
-    index = {d: j for j, d in enumerate(dict.fromkeys(docs))}
-    col = np.array([index[d] for d in docs])
-    n_doc = np.bincount(col).astype(float)
-    sum_a, sum_b = np.bincount(col, weights=a), np.bincount(col, weights=b)
-    others = n_doc[col] - 1  # the other samples of each sample's document
+    cells = [f"{d}\x00{(kinds or {}).get(i, '')}" for d, i in zip(docs, ids)]
+    lean = np.zeros(len(ids))
+    decided = np.zeros(len(ids), dtype=bool)
+    for keys in (cells, docs):  # the finest level with other samples and a difference decides
+        index = {k: j for j, k in enumerate(dict.fromkeys(keys))}
+        col = np.array([index[k] for k in keys])
+        n = np.bincount(col).astype(float)
+        diff = np.bincount(col, weights=a - b)
+        others = n[col] - 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            here = np.where(others > 0, (diff[col] - (a - b)) / others, 0.0)
+        take = ~decided & (here != 0)
+        lean[take], decided = here[take], decided | take
+    doc_index = {d: j for j, d in enumerate(dict.fromkeys(docs))}
+    dcol = np.array([doc_index[d] for d in docs])
+    n_doc = np.bincount(dcol).astype(float)
+    d_doc = np.bincount(dcol, weights=a - b)
+    rest = len(ids) - n_doc[dcol]
     with np.errstate(invalid="ignore", divide="ignore"):
-        lean = np.where(others > 0, ((sum_a[col] - a) - (sum_b[col] - b)) / others, 0.0)
-        rest = len(ids) - n_doc[col]  # the samples of the other documents
-        away = np.where(rest > 0, ((a.sum() - sum_a[col]) - (b.sum() - sum_b[col])) / np.maximum(rest, 1), 0.0)
-    pick_a = np.where(lean != 0, lean > 0, away >= 0)
+        away = np.where(rest > 0, ((a - b).sum() - d_doc[dcol]) / np.maximum(rest, 1), 0.0)
+    pick_a = np.where(decided, lean > 0, away >= 0)
     chosen = np.where(pick_a, a, b)
     better = a if a.mean() >= b.mean() else b
     return CorrectedOracle(100 * float(chosen.mean()), 100 * float(better.mean()),
@@ -82,10 +94,12 @@ def oracle_router(first: Run, second: Run, level: str | None = None) -> OracleRe
     choice = {i: "first" if a[i] > b[i] else "second" if b[i] > a[i] else "tie" for i in shared}
     best = [max(a[i], b[i]) for i in shared]
     share = lambda kind: sum(c == kind for c in choice.values()) / len(shared)  # noqa: E731
-    groups = {str(r["id"]): str(r.get("group") or f"sample:{r['id']}") for r in first.records_at(level)}
+    recs = first.records_at(level)
+    groups = {str(r["id"]): str(r.get("group") or f"sample:{r['id']}") for r in recs}
+    kinds = {str(r["id"]): str(r.get("task") or "") for r in recs}
     return OracleResult(score=100 * sum(best) / len(best), n=len(shared), share_first=share("first"),
                         share_second=share("second"), share_tie=share("tie"), choice=choice,
-                        corrected=corrected_oracle(a, b, groups))
+                        corrected=corrected_oracle(a, b, groups, kinds))
 
 
 def mean_prompt_tokens(result: OracleResult, first: Run, second: Run) -> float | None:

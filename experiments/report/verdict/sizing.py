@@ -9,14 +9,17 @@ rule at candidate sizes:
 - the pilot's documents are drawn with replacement (each draw a document of its own, with every config's
   scores on its questions: the configs' per-document means and their correlation are the pilot's);
 - each config's per-document means are spread by sqrt(P / (P - 1)) around its mean (a bootstrap of P
-  documents underestimates their variance by that factor, so a small pilot would plan too few);
+  documents underestimates their variance by that factor), and each simulated sweep by a further random
+  sqrt((P - 1) / chi2(P - 1)): the variance P pilot documents estimate is itself uncertain, and planning
+  on its point value left 8-document pilots' sweeps deciding in 64% where 80% was promised;
 - every RAG config is shifted by one constant so that the pair the rule picks on the whole pilot differs
   by the planned difference (`difference`: the one that matters to the team, by default; the observed
   one on request); the configs' differences among themselves stay as observed;
 - each simulated sweep runs the rule: one config per arm, the mean difference with the CR1 standard
   error and t with G - 1 degrees of freedom; several, the choice on each half scored on the other, over
-  SPLITS random splits, median aggregated, t with G - 2 degrees of freedom (the verdict's estimator
-  without its inner bootstrap, whose extra width for the choice is small); nothing decided below
+  SPLITS random splits averaged as the verdict does (eval.metrics.confidence.over_splits), t with G - 2
+  degrees of freedom (the verdict's estimator with the fixed-choice standard error of each split in place
+  of its inner bootstrap); nothing decided below
   MIN_DOCUMENTS documents or with too few to split; and with m decisions in the report each at 0.05 / m
   (Holm's first step: conservative for the others);
 - the planned size is the smallest at which the planned decision is reached in at least `power` of the
@@ -33,12 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate
+from eval.metrics.confidence import Estimate, over_splits
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.crossfit import Candidates
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS, decide
 
-SPLITS = 3  # random splits per simulated cross-fitted sweep
+SPLITS = 10  # random splits per simulated cross-fitted sweep
 MAX_DOCUMENTS = 2000  # the largest sweep the search tries; beyond it the plan says "more than"
 
 
@@ -64,17 +67,10 @@ def planted(table: Candidates, shift: float) -> Candidates:
     per-document means lie sqrt(P / (P - 1)) farther from each config's mean over the P pilot documents:
     a bootstrap of P documents has (P - 1) / P of their variance, so a small pilot would plan too few."""
     p = len(table.documents)
-    widen = np.sqrt(p / (p - 1)) if p > 1 else 1.0
-
-    def spread(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        mean = sums.sum(axis=1, keepdims=True) / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-        return counts * mean + widen * (sums - counts * mean)
-
     out = copy.copy(table)
-    out.lc_sums = spread(table.lc_sums, table.lc_counts)
-    out.rag_sums = spread(table.rag_sums + shift / 100 * table.rag_counts, table.rag_counts)
-    out.pair_sums = spread(table.pair_sums + shift / 100 * table.pair_counts, table.pair_counts)
-    return out
+    out.rag_sums = table.rag_sums + shift / 100 * table.rag_counts
+    out.pair_sums = table.pair_sums + shift / 100 * table.pair_counts
+    return _spread_by(out, np.sqrt(p / (p - 1)) if p > 1 else 1.0)
 
 
 def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
@@ -116,20 +112,34 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
         var = sum((c.sum() / total) ** 2 * _cr1(s, c)[1] for s, c in parts)
         means.append(float(mean))
         variances.append(var)
-    m, v = np.array(means), np.array(variances)
-    center = float(np.median(m))
-    se = float(np.sqrt(np.median(v + (m - center) ** 2)))
-    return Estimate(100 * center, 100 * se, g - 2, g), False
+    est = over_splits([100 * x for x in means], [100 * float(np.sqrt(v)) for v in variances], g - 2, g)
+    return est, False
+
+
+def _spread_by(table: Candidates, factor: float) -> Candidates:
+    """`table` with every config's per-document means `factor` times as far from its mean."""
+    def spread(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        mean = sums.sum(axis=1, keepdims=True) / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        return counts * mean + factor * (sums - counts * mean)
+
+    out = copy.copy(table)
+    out.lc_sums, out.rag_sums = spread(table.lc_sums, table.lc_counts), spread(table.rag_sums, table.rag_counts)
+    out.pair_sums = spread(table.pair_sums, table.pair_counts)
+    return out
 
 
 def share_reached(table: Candidates, n_docs: int, goal: str, tolerance: float, rag_cheaper: bool | None,
                   alpha: float, sweeps: int, rng: np.random.Generator) -> float:
-    """Share of `sweeps` simulated sweeps of `n_docs` documents whose decision is `goal`."""
+    """Share of `sweeps` simulated sweeps of `n_docs` documents whose decision is `goal`. Each sweep is drawn
+    from a world whose spread between documents is the pilot's times sqrt((P - 1) / chi2(P - 1)): what P
+    pilot documents say about the variance, uncertainty included, so a small pilot's luck in its variance
+    does not set the size (the plan is the chance of deciding averaged over what the variance may be)."""
     reached = 0
     p = len(table.documents)
     for _ in range(sweeps):
+        world = _spread_by(table, float(np.sqrt((p - 1) / rng.chisquare(p - 1)))) if p > 2 else table
         draws = rng.integers(0, p, n_docs)
-        est, naive = simulated_estimate(table, draws, rng)
+        est, naive = simulated_estimate(world, draws, rng)
         if est is None or naive or n_docs < MIN_DOCUMENTS:
             continue
         reached += decide(est, tolerance, rag_cheaper, alpha=alpha).kind == goal
