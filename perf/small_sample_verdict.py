@@ -5,7 +5,7 @@ one config per arm and for 12 RAG configs (cross-fitted), with the report's own 
 interval on a null; and what several answers per question (`generator.samples`) buy.
 
     python perf/small_sample_verdict.py [--sweeps 1000] [--sweeps-12 400] [--sizes 2,4,6,8,12,20,40]
-        [--router-sweeps 150] [--samples-sweeps 400]
+        [--router-sweeps 150] [--samples-sweeps 400] [--through-report 50]
 
 The data model (experiments.simulate.scores): 3 questions per document, document difficulty shared by
 every config (sd 0.15), a per-config per-document effect (sd 0.08), base accuracy 0.6; RAG cheaper, so
@@ -14,7 +14,8 @@ every config (sd 0.15), a per-config per-document effect (sd 0.08), base accurac
 95% intervals holding the truth (goal 93.5-96.5%). Below the minimum of documents nothing is decided.
 The router (experiments.report.router.fit) on the "null" scenario of experiments.simulate.router (nothing
 to learn): how often its interval holds the true 0 and how often it would say `route` (lower end above
-+2). The last line is one JSON object.
++2). `--through-report`: RAG truly 5 points worse over 2 and 4 documents x 3 questions, through
+`python -m experiments.report` itself: how often it says `rag`. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -72,6 +73,30 @@ def router_null(n_docs: int, sweeps: int, settings, seed: int) -> dict:
     return {"coverage_of_0": covered / max(1, fitted), "route": route_said / max(1, fitted), "sweeps": fitted}
 
 
+def through_report(n_docs: int, sweeps: int, seed: int) -> dict:
+    """The public path: run folders of one RAG config truly 5 points worse (and cheaper), `n_docs` documents
+    x 3 questions, each read by `python -m experiments.report` (its main, in this process)."""
+    import csv
+    import tempfile
+    from contextlib import redirect_stdout
+    from io import StringIO
+    from pathlib import Path
+
+    from experiments.report.page.build import main as report_main
+    from experiments.simulate.sweeps import known_truth_sweep
+
+    said = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(sweeps):
+            where = Path(tmp) / f"s{i}"
+            known_truth_sweep(where, -0.05, n_rag_configs=1, n_docs=n_docs, questions_per_doc=3, seed=seed + i)
+            with redirect_stdout(StringIO()):
+                assert report_main([str(where), "--out", str(where / "report")]) == 0
+            with open(where / "report" / "verdict.csv", newline="", encoding="utf-8") as f:
+                said += next(csv.DictReader(f))["decision"] == RAG
+    return {"documents": n_docs, "sweeps": sweeps, "rag": said}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweeps", type=int, default=1000, help="sweeps per cell with one config per arm")
@@ -81,6 +106,7 @@ def main() -> None:
     ap.add_argument("--router-sizes", default="8,12,20,40")
     ap.add_argument("--samples-sweeps", type=int, default=400, help="0: skip the several-answers comparison")
     ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--through-report", type=int, default=50, help="sweeps per size through the report CLI (0: skip)")
     args = ap.parse_args()
     settings = load_settings(tolerance=TOLERANCE, resamples=args.resamples)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -108,6 +134,13 @@ def main() -> None:
             out["router_null"][n] = r
             print(f"router, null, {n} documents: interval holds 0 in {100 * r['coverage_of_0']:.1f}%, says route in "
                   f"{100 * r['route']:.1f}% ({r['sweeps']} sweeps)", flush=True)
+    if args.through_report:
+        out["through_report"] = []
+        for n in (2, 4):
+            r = through_report(n, args.through_report, seed=70_000 + n)
+            out["through_report"].append(r)
+            print(f"python -m experiments.report, RAG truly 5 points worse, {n} documents x 3 questions: rag in "
+                  f"{r['rag']} of {r['sweeps']} sweeps", flush=True)
     if args.samples_sweeps:
         out["samples"] = {}
         for samples in (1, 4):
