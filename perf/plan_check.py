@@ -63,7 +63,7 @@ def pilot_check(tmp: Path, truth: float, pilots: int, per_pilot: int, power: flo
     planned, decided, simulated, too_big = [], 0, 0, 0
     for p in range(pilots):
         row = simulated_rows(tmp / f"pilot_{p}", truth, 10, settings, seed=50_000 + p)[0]
-        plan = plan_rows([row], settings, power, difference=None if observed else 100 * truth)[0]
+        plan = plan_rows([row], settings, power, difference=None if observed else 100 * truth, observed=observed)[0]
         n = plan["documents_needed"]
         planned.append(n)
         if n is None or n > cap:
@@ -83,7 +83,7 @@ def pilot_check(tmp: Path, truth: float, pilots: int, per_pilot: int, power: flo
 
 
 def rule_check(truths: list[float], planned: float, pilot_docs: int, pilots: int, per_pilot: int, power: float,
-               settings, seed: int, label: str) -> dict:
+               settings, seed: int, label: str, max_documents: int = 2000) -> dict:
     """D / E: plan each pilot by simulating the rule (experiments.report.verdict.sizing), then run sweeps of
     the planned size from the true model through the verdict's own code."""
     import numpy as np
@@ -96,8 +96,8 @@ def rule_check(truths: list[float], planned: float, pilot_docs: int, pilots: int
     for p in range(pilots):
         pilot = simulated_scores(rng, pilot_docs, 3, 0.0, truths=truths)
         sized = size_by_simulation(candidates(pilot, settings.tolerance), planned, "rag", settings.tolerance, True,
-                                   power, 1, settings.plan_sweeps, seed=p)
-        n = sized.documents or 2000
+                                   power, 1, settings.plan_sweeps, seed=p, max_documents=max_documents)
+        n = sized.documents or max_documents
         planned_sizes.append(n)
         for _ in range(per_pilot):
             decision, _, _ = simulated_verdict(simulated_scores(rng, n, 3, 0.0, truths=truths), settings)
@@ -129,14 +129,18 @@ def main() -> None:
     ap.add_argument("--rule-sweeps", type=int, default=40, help="sweeps of the planned size per pilot in D and E")
     ap.add_argument("--pilot-docs", type=int, default=20, help="documents of a pilot in check D")
     ap.add_argument("--quick", action="store_true", help="only checks D and E")
+    ap.add_argument("--max-documents", type=int, default=2000, help="the largest sweep D and E plan (smoke runs)")
+    ap.add_argument("--plan-sweeps", type=int, default=200, help="simulated sweeps per size in the plan")
     args = ap.parse_args()
-    settings = load_settings(tolerance=2.0, resamples=args.resamples)
+    settings = load_settings(tolerance=2.0, resamples=args.resamples, plan_sweeps=args.plan_sweeps)
     t0, figures = time.perf_counter(), {"power": args.power, "tolerance": 2.0}
     figures["D_selection_matters"] = rule_check([-6.0] * 3 + [4.0] * 9, 4.0, args.pilot_docs, args.rule_pilots,
-                                                args.rule_sweeps, args.power, settings, 11, "D selection matters")
+                                                args.rule_sweeps, args.power, settings, 11, "D selection matters",
+                                                args.max_documents)
     for truth in (10.0, 25.0):
         figures[f"E_pilot_8_truth_{truth:g}"] = rule_check([truth], truth, 8, args.rule_pilots, args.rule_sweeps,
-                                                           args.power, settings, 12, f"E 8-document pilots, +{truth:g}")
+                                                           args.power, settings, 12, f"E 8-document pilots, +{truth:g}",
+                                                           args.max_documents)
     if args.quick:
         figures["seconds"] = round(time.perf_counter() - t0, 1)
         common.emit(figures)

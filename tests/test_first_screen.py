@@ -111,13 +111,16 @@ def test_each_answer_row_states_its_verdict_csv_row(report):
         assert (cells["benchmark"], cells["level"]) == (v["benchmark"], v["level"])
         assert cells["decision"].strip("*") == v["decision"] != ""
         kinds.add(v["decision"])
-        assert cells["long context"] == v["longctx_config"] and cells["RAG"] == v["rag_config"]
+        assert cells["long context (score)"] == f"{v['longctx_config']} ({float(v['longctx_score']):.1f})"
+        assert cells["RAG (score)"] == f"{v['rag_config']} ({float(v['rag_score']):.1f})"
+        assert cells["documents"] == v["n_groups"]
         assert cells["to decide"] == v["to_decide"]
         for col, key in (("prompt tokens RAG÷LC", "prompt_token_ratio"), ("latency RAG÷LC", "latency_ratio"),
                          ("cost RAG÷LC", "cost_ratio")):
             assert _numbers(cells[col])[0] == pytest.approx(float(v[key]), abs=0.006), (col, row)
-        if int(v["n_groups"]) >= 2:
-            want = [float(v["diff_rag_minus_longctx"]), float(v["ci95_low"]), float(v["ci95_high"])]
+        if int(v["n_groups"]) >= 2:  # the family-adjusted interval where the report makes several decisions
+            lo, hi = (("ci_family_low", "ci_family_high") if v["ci_family_low"] else ("ci95_low", "ci95_high"))
+            want = [float(v["diff_rag_minus_longctx"]), float(v[lo]), float(v[hi])]
             assert _numbers(cells["Δ RAG−LC [95% CI]"]) == pytest.approx(want, abs=0.051), row
     assert "rag" in kinds and "inconclusive" in kinds  # the fixture's rows differ: the table is not one repeated row
 
@@ -128,12 +131,13 @@ def test_a_one_document_row_shows_a_dash_and_why(report):
     _, rows = _answer_table(md)
     row = next(dict(zip(ANSWER_HEAD, r)) for r in rows if r[0] == "one_doc")
     v = next(r for r in _verdict(out) if r["benchmark"] == "one_doc")
-    assert v["n_groups"] == "1" and v["ci95_low"] == v["ci95_high"] == "50.0"  # a collapsed interval in verdict.csv
+    assert v["n_groups"] == "1" and v["ci95_low"] == v["ci95_high"] == ""  # one document: no interval at all
     assert row["Δ RAG−LC [95% CI]"] == "-"
     # +50 on one document decides nothing
     assert v["decision"] == "inconclusive" and row["decision"].strip("*") == "inconclusive"
     note = next(line for line in md.split("\n") if line.startswith("- one_doc · 2k"))
-    assert "no Δ interval" in note and "+50.0 over one document (6 questions)" in note and "cannot vary" in note
+    assert "no Δ interval" in note and "+50.0 over one document (6 questions)" in note
+    assert "nothing varies between documents" in note
     assert md.index(CAPTION) < md.index(note) < md.index("## 1. Verdict")
     assert "[+50.0, +50.0]" not in md.split("## 1. Verdict")[0]
     assert "+50.0 (one document: no interval)" in md  # the full table keeps the point estimate, without a fake interval

@@ -168,13 +168,16 @@ def test_plan_check_script_prints_json_figures():
 
     from tests.conftest import ROOT
 
-    args = ["--sweeps", "3", "--pilots", "2", "--sweeps-per-pilot", "2", "--resamples", "200", "--big-pilot", "60"]
+    args = ["--sweeps", "3", "--pilots", "2", "--sweeps-per-pilot", "2", "--resamples", "200", "--big-pilot", "60",
+            "--rule-pilots", "1", "--rule-sweeps", "1", "--pilot-docs", "12", "--max-documents", "40", "--plan-sweeps",
+            "20"]
     res = subprocess.run([sys.executable, "perf/plan_check.py", *args], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert res.returncode == 0, res.stderr
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     assert figures["A_rag_better_8"]["planned_documents"] > 10 and figures["A_rag_better_8"]["sweeps"] == 3
     assert figures["C_observed_difference"]["planned_median"] is not None and figures["seconds"] > 0
+    assert 0 <= figures["D_selection_matters"]["decided_share"] <= 1 and figures["E_pilot_8_truth_25"]["sweeps"] == 1
 
 
 def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_path, capsys):
@@ -186,6 +189,9 @@ def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_p
     assert plan_main([str(tmp_path / "sweep"), "--observed"]) == 0
     row = json.loads(capsys.readouterr().out.strip().splitlines()[0])
     assert row["decision"] == "inconclusive" and row["selection_floor"] == 2 * MIN_GROUPS
-    assert row["documents_needed"] == 2 * MIN_GROUPS and row["more_documents"] == 2 * MIN_GROUPS - 6
-    assert f"needs {MIN_GROUPS} documents in each half of the selection split" in row["sentence"]
-    assert row["column"] == f"~{2 * MIN_GROUPS} docs (+{2 * MIN_GROUPS - 6})"
+    # the simulated rule never plans below the selection's floor (a 6-document pilot's variance is uncertain,
+    # so the plan may ask for more)
+    assert row["documents_needed"] >= 2 * MIN_GROUPS and row["more_documents"] == row["documents_needed"] - 6
+    if row["documents_needed"] == 2 * MIN_GROUPS:
+        assert f"needs {MIN_GROUPS} documents in each half of the selection split" in row["sentence"]
+    assert row["column"] == f"~{row['documents_needed']} docs (+{row['more_documents']})"

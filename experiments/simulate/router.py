@@ -5,8 +5,8 @@ Each document has a length drawn log-uniformly between 1k and 64k tokens (long c
 is truncated above), a difficulty shared by its questions (a normal shift on the logit scale, so
 questions of one document rise and fall together), and `per_doc` questions with their own question
 length and five retrieved chunks with scores. Scenarios:
-- "length": RAG answers right with probability 0.85 on documents under 8k tokens and 0.3 above;
-  long context the other way round. A router reading the document's length can nearly reach the
+- "length": RAG answers right with probability 0.85 on documents under 8k tokens and 0.3 above
+  (+ `rag_shift`); long context the other way round. A router reading the document's length can nearly reach the
   oracle; neither arm alone can.
 - "null": both arms answer right with probability 0.6 (+ `rag_shift` for RAG), whatever the
   features: nothing to learn, a router should not beat the better arm.
@@ -42,7 +42,7 @@ def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int 
         full = int(np.exp(rng.uniform(np.log(1_000), np.log(64_000))))
         shift = rng.normal(0, doc_sd)
         if scenario == "length":
-            p_rag, p_lc = (0.85, 0.3) if full < SHORT else (0.3, 0.85)
+            p_rag, p_lc = (0.85 + rag_shift, 0.3) if full < SHORT else (0.3 + rag_shift, 0.85)
         else:
             p_rag, p_lc = 0.6 + rag_shift, 0.6
         for q in range(per_doc):
@@ -73,7 +73,7 @@ def _as_record(rec: dict, benchmark: str) -> dict:
 
 
 def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0,
-                       benchmark: str = "sim", selfroute: bool = False):
+                       benchmark: str = "sim", selfroute: bool = False, rag_shift: float = 0.0):
     """`simulated_pair` written as two run directories (`root`/lc, `root`/rag) the report reads, and with
     `selfroute` a third (`root`/selfroute) whose records take RAG's answer where RAG's top retrieval score
     is above the median, else long context's, each with its `route`."""
@@ -82,7 +82,7 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
     from experiments.simulate.sweeps import write_run
 
     root = Path(root)
-    lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed)
+    lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed, rag_shift=rag_shift)
     lc, rag = [_as_record(r, benchmark) for r in lc], [_as_record(r, benchmark) for r in rag]
     write_run(root / "lc", {"arm": LC, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
               lc)

@@ -115,8 +115,8 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
             "selection", "to decide", "recommendation"]
     rows = []
     for v, plan in zip(vrows, plans):
-        delta = "-" if v.diff is None or v.ci is None else (f"{v.diff:+.1f} (one document: no interval)"
-                                                            if v.n_groups < 2 else delta_cell(v))
+        delta = "-" if v.diff is None else (f"{v.diff:+.1f} (one document: no interval)"
+                                            if v.n_groups < 2 or v.ci is None else delta_cell(v))
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
                                                f"{100 * v.oracle.share_second:.0f}% LC, "
                                                f"{100 * v.oracle.share_tie:.0f}% tie)")

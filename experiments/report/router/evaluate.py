@@ -152,7 +152,7 @@ def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, r
     ids = [i for i in result.routes if i in scores]
     if not ids:
         return None
-    best = [float((rag if result.arm_rag[i] else lc)[i]["score"]) for i in ids]
+    best = [result.best_by_id[i] for i in ids]  # the learned router's best arm, averaged over its splits
     mine = [scores[i] for i in ids]
     est = cluster_t([100 * (m - b) for m, b in zip(mine, best)], [groups[i] for i in ids])
     routes = [r.get("route") for r in run.answered(level) if r.get("route")]

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate, over_splits
+from eval.metrics.confidence import ROUTER_SPLIT_NOISE_SHARE, Estimate, over_splits
 from experiments.report.halves import MIN_GROUPS, split_documents
 from experiments.report.verdict.oracle import corrected_oracle
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
@@ -88,7 +88,8 @@ class RouterResult:
     estimate: Estimate | None = None  # Δ's t distribution: the interval and the route test read it
     oracle_corrected: float | None = None  # the noise-corrected oracle (experiments.report.verdict.oracle)
     oracle_real: bool = False  # its gain over the better arm is real (its interval is above 0)
-    arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG
+    arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG (first split)
+    best_by_id: dict[str, float] = field(default_factory=dict)  # sample id -> best-arm score (0..1), over the splits
     model: RidgeModel | None = None  # the fit on all questions: what a deployment runs
 
     def summary(self) -> str:
@@ -174,7 +175,7 @@ def _one_split(features: RouterFeatures, d: np.ndarray, offset: np.ndarray, seed
     best = np.where(arm_rag, features.s_rag, features.s_lc)
     errors = 100 * _resampled_diffs(features, d, offset, in_a, n_resamples, seed, ridge)
     return {"half_a": half_a, "half_b": half_b, "in_a": in_a, "routes_rag": routes_rag, "arm_rag": arm_rag,
-            "chosen": chosen, "router": 100 * float(router.mean()), "best": 100 * float(best.mean()),
+            "chosen": chosen, "router": 100 * float(router.mean()), "best": 100 * float(best.mean()), "best_q": best,
             "se": float(np.std(errors, ddof=1)) if errors.size > 1 else 0.0}
 
 
@@ -205,10 +206,11 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     first = runs[0]
     n_groups = len(first["half_a"]) + len(first["half_b"])
     estimate = over_splits([r["router"] - r["best"] for r in runs], [r["se"] for r in runs], max(1, n_groups - 2),
-                           n_groups)
+                           n_groups, ROUTER_SPLIT_NOISE_SHARE)
     center = estimate.value
     lo, hi = estimate.interval(0.95)
     router_mean, best_mean = float(np.mean([r["router"] for r in runs])), float(np.mean([r["best"] for r in runs]))
+    best_q = np.mean([r["best_q"] for r in runs], axis=0)  # each question's best-arm score, averaged over splits
     oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
     corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
                                  dict(zip(features.ids, features.groups)), _kinds(features))
@@ -231,4 +233,5 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
         n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
         estimate=estimate, oracle_corrected=corrected.score if corrected else None, oracle_real=real, model=full,
-        arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)})
+        arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)},
+        best_by_id={i: float(b) for i, b in zip(features.ids, best_q)})
