@@ -119,7 +119,7 @@ def summarize(paths: list[str], settings: ReportSettings) -> Summary:
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
     """The report as a document (and the images and router files it wrote into `out`)."""
     doc = Document("RAG vs long context: decision report")
-    images = add_answer(doc, s.vrows, s.plans, settings, out)  # the first screen: the answer, then the forest plot
+    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing)  # the first screen: answer, forest plot
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)

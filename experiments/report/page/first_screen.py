@@ -22,6 +22,7 @@ from typing import Any
 from experiments.report.page.cells import ratio
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
+from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.rows import VerdictRow
@@ -113,7 +114,7 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               out: Path) -> list[Path]:
+               out: Path, pricing: Pricing | None = None) -> list[Path]:
     """The answer table, its notes and the forest plot; returns the plot file (if drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
                   css_class="answer"))
@@ -134,19 +135,20 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         + (f" (\"fam.\": adjusted for the report's {family} decisions, Holm: it clears a boundary exactly when "
            "the decision stands)" if family > 1 else "")
         + "; scores: each chosen config's mean score (x100) on the samples the difference is over; "
-        f"ratios: RAG ÷ long context ({pricing_words(settings)}); "
+        f"ratios: RAG ÷ long context ({pricing_words(settings, pricing)}); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
         "rule and the full table: section 1."))
     return [path] if path else []
 
 
-def pricing_words(settings: ReportSettings) -> str:
-    """How the cost ratio was priced, in a few words."""
-    kind = settings.price.spec.get("kind", "none")
-    name = settings.price.spec.get("name")
-    what = {"per_token": "priced per token", "hourly": "priced by measured time"}.get(kind, "no price")
-    return f"cost per answer at {settings.queries_per_doc:g} queries per document, {what}" + (
-        f" ({name})" if name else "")
+def pricing_words(settings: ReportSettings, pricing: Pricing | None) -> str:
+    """How the cost ratio was priced, in a few words (experiments.report.pricing.Pricing.source)."""
+    source = pricing.source if pricing is not None else "none"
+    what = {"records": "each record's own cost as priced at run time", "hourly": "priced by measured time",
+            "tokens": "priced per token", "none": "no price"}.get(source, source)
+    if source == "records" and pricing is not None and pricing.hourly_rate is not None:
+        what += " (by measured time)"
+    return f"cost per answer at {settings.queries_per_doc:g} queries per document, {what}"
 
 
 def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],
