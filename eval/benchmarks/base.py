@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from eval.sample import PromptTemplate, Sample
 
@@ -31,15 +31,28 @@ SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad", "cache_dir")
 COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
 
 
+MAX_NAMED = 50  # names kept per loss (the count is always whole)
+
+
 @dataclass
 class LoadResult:
     samples: list[Sample]
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     # what eval.describe says besides counts (LaRA: evidence, metric)
     notes: dict[str, Any] = field(default_factory=dict)
+    # what the load lost or read doubtfully, for the run's metrics.json and the report's notes: one entry per kind,
+    # {"kind", "count", "names" (the first MAX_NAMED: files, question ids, "file:line: ..."), "hint"}
+    losses: list[dict[str, Any]] = field(default_factory=list)
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def lose(self, kind: str, names: list[str], hint: str = "") -> None:
+        """Record a loss of `kind`: what was left out or read doubtfully, each named (nothing when `names` is
+        empty)."""
+        if names:
+            self.losses.append({"kind": kind, "count": len(names), "names": [str(n) for n in names[:MAX_NAMED]],
+                                "hint": hint})
 
 
 class Benchmark(ABC):
@@ -69,3 +82,9 @@ class Benchmark(ABC):
     @abstractmethod
     def load(self, cfg: dict[str, Any]) -> LoadResult:
         """The samples of the `benchmark` config group `cfg` (a plain dict); checks its own keys."""
+
+    def level_by_tokens(self, result: LoadResult, cfg: dict[str, Any], count_tokens: Callable[[str], int]) -> bool:
+        """Put each sample in its length level by `count_tokens` (the generator's own tokenizer) instead of
+        the approximate count it was loaded with; True when the benchmark does (default: its levels stay,
+        as a public benchmark's levels are its own)."""
+        return False
