@@ -107,7 +107,7 @@ def load_benchmark(cfg: dict[str, Any], count_tokens: Callable[[str], int] | Non
         benchmark.level_by_tokens(result, dict(cfg), count_tokens)
     if bad:
         result.skip("bad records", len(bad))
-        result.lose("bad records (benchmark.skip_bad=true)", [str(e) for e in bad])
+        result.lose("bad record(s) left out (benchmark.skip_bad=true)", [str(e) for e in bad])
         more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
         log.warning("%s: skipped %d bad records (benchmark.skip_bad=true): %s%s", name, len(bad),
                     "; ".join(str(e) for e in bad[:3]), more)

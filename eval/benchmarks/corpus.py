@@ -172,13 +172,13 @@ def _check_documents(root: Path, parsed: list[ParsedDocument], bad: list[BadFile
         log.warning("%s: left out %d file(s) that could not be read (benchmark.skip_bad=true): %s", root, len(bad),
                     _listed(bad))
         result.skip("unreadable files", len(bad))
-        result.lose("unreadable files left out (benchmark.skip_bad=true)", [f"{b.path}: {b.reason}" for b in bad])
+        result.lose("unreadable file(s) left out (benchmark.skip_bad=true)", [f"{b.path}: {b.reason}" for b in bad])
     if not parsed:
         raise ValueError(f"benchmark.path={str(root)!r}: no document in it could be read")
     for d in parsed:
         for w in d.warnings:
             log.warning("%s: %s", d.doc_id, w)
-    result.lose("documents read with a warning", [f"{d.doc_id}: {w}" for d in parsed for w in d.warnings])
+    result.lose("document(s) read with a warning", [f"{d.doc_id}: {w}" for d in parsed for w in d.warnings])
 
 
 def _read_documents(config: CorpusConfig, skip_bad: bool, leave_out: tuple[Path, ...],
@@ -202,7 +202,7 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float, r
         shown = "; ".join(f"{qid}: {quote[:50]!r} ({q:.2f})" for qid, quote, q in unaligned[:3])
         log.warning("%d evidence quote(s) did not align to their documents (quality < %.2f), left out: %s%s",
                     len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
-        result.lose("evidence quotes that did not align, left out", [
+        result.lose("evidence quote(s) that did not align, left out", [
             f"{qid}: {quote[:60]!r} (aligned {q:.2f} < {threshold:.2f})" for qid, quote, q in unaligned],
             hint="copy the quote verbatim from the document as the parser reads it; such a question has no evidence "
                  "recall, or less")
@@ -352,18 +352,18 @@ class CorpusBenchmark(Benchmark):
             log.warning("%s: left out %d question(s) about files that could not be read: %s%s", qpath, len(orphaned),
                         "; ".join(orphaned[:5]), f" (+{len(orphaned) - 5} more)" if len(orphaned) > 5 else "")
             result.skip("questions about unreadable files", len(orphaned))
-            result.lose("questions about unreadable files, left out", orphaned)
+            result.lose("question(s) about unreadable files, left out", orphaned)
         if several:
             log.warning("%s: %d CSV answers cell(s) read as ONE answer although they look like several (%s): %s%s",
                         qpath, len(several), CSV_ANSWERS_HINT, "; ".join(several[:3]),
                         f" (+{len(several) - 3} more)" if len(several) > 3 else "")
-            result.lose("CSV answers cells read as one answer", several, hint=CSV_ANSWERS_HINT)
+            result.lose("CSV answers cell(s) read as one answer", several, hint=CSV_ANSWERS_HINT)
         if rejected:
             log.warning("%s: left out %d question(s) a reviewer did not approve (approve column): %s%s", qpath,
                         len(rejected), ", ".join(rejected[:5]), f" (+{len(rejected) - 5} more)" if len(rejected) > 5
                         else "")
             result.skip("questions not approved in review", len(rejected))
-            result.lose("questions not approved in review, left out", rejected)
+            result.lose("question(s) not approved in review, left out", rejected)
         if qrels is not None:
             qrels.check_queries(seen)
             if unjudged:
@@ -371,7 +371,7 @@ class CorpusBenchmark(Benchmark):
                             len(unjudged), qrels.path, ", ".join(unjudged[:5]),
                             f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
                 result.skip("questions without relevant documents in qrels", len(unjudged))
-                result.lose("questions without relevant documents in qrels, left out", unjudged)
+                result.lose("question(s) without relevant documents in qrels, left out", unjudged)
 
     def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: Qrels | None,
                  result: LoadResult, unreadable: set[str]) -> tuple[list[Sample], list[tuple[str, str, float]]]:

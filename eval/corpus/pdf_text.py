@@ -138,21 +138,29 @@ def table_pages(data: bytes) -> list[TablePage]:
     return out
 
 
+def _pages(pages: list[int]) -> str:
+    return "page" if len(pages) == 1 else "pages"
+
+
+def _are(pages: list[int]) -> str:
+    return "is" if len(pages) == 1 else "are"
+
+
 def table_warning(pages: list[TablePage], ranges) -> str | None:
-    """One warning naming the pages that are mostly a table, those that gave almost no text apart."""
+    """One warning naming the pages that are mostly a table (the PDF parsers read none as a table), those that
+    gave almost no text apart."""
     if not pages:
         return None
     empty = [p.page for p in pages if p.empty]
     loose = [p.page for p in pages if not p.empty]
     parts = []
     if empty:
-        parts.append(f"page(s) {ranges(empty)} almost no text from their table cells (drawn as images or "
-                     "outlines?): that content is not in the document")
+        parts.append(f"{_pages(empty)} {ranges(empty)} {_are(empty)} mostly a table whose cells gave almost no text "
+                     "(drawn as images or outlines?): that content is not in the document")
     if loose:
-        parts.append(f"page(s) {ranges(loose)} their cells as loose text, one value after another, without rows "
-                     "and columns")
-    return (f"{len(pages)} page(s) are mostly a table, which the PDF parsers do not read as a table: "
-            + "; ".join(parts))
+        parts.append(f"{_pages(loose)} {ranges(loose)} {_are(loose)} mostly a table, read as loose text (one cell "
+                     "after another, without rows and columns)")
+    return "; ".join(parts)
 
 
 __all__ = ["HYPHEN_PREFIXES", "TABLE_SHARE", "TablePage", "dehyphenate", "table_pages", "table_warning"]

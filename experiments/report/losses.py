@@ -92,7 +92,7 @@ def _load_rows(runs: list[Run]) -> list[LoadLossRow]:
             key = (row.benchmark, row.kind)
             if key not in best or row.count > best[key].count:
                 best[key] = row
-    return sorted(best.values(), key=lambda r: (r.benchmark, r.kind))
+    return sorted(best.values(), key=lambda r: r.benchmark)  # stable: in the order the load met them
 
 
 def losses(runs: list[Run]) -> Losses:

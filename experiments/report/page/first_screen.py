@@ -116,10 +116,11 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)
+NAME_CHARS = 160  # a longer name is cut
 
 
 def _names(names: list[str], count: int) -> str:
-    shown = "; ".join(f"`{n}`" if len(n) <= 60 else f"`{n[:57]}...`" for n in names[:SHOWN])
+    shown = "; ".join(f"`{n}`" if len(n) <= NAME_CHARS else f"`{n[:NAME_CHARS - 3]}...`" for n in names[:SHOWN])
     return shown + (f" (+{count - min(len(names), SHOWN)} more)" if count > min(len(names), SHOWN) else "")
 
 
