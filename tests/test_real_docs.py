@@ -445,3 +445,53 @@ def test_the_first_screen_says_what_was_lost_before_scoring(swept):
     assert html.index("Lost before scoring") < html.index('data-file="verdict_forest.png"')
     # the long manual sits in its own level, by the generator's tokens
     assert re.search(r"\| corpus \| 8k-32k \|", md) and re.search(r"\| corpus \| 0-8k \|", md)
+
+
+# ---------------------------------------------------------------- the run's own lines
+
+
+def test_a_time_estimate_comes_from_the_generated_answers_and_is_said_again_when_the_pace_moves():
+    from experiments.eta import TimeEstimate
+
+    now = [0.0]
+    est = TimeEstimate(40, "longctx", clock=lambda: now[0])
+    now[0] = 1.0
+    assert est.answered(4, generated=False) is None  # served from the cache: says nothing of the pace
+    now[0] = 31.0
+    first = est.answered(2, generated=True)  # 30 s for 2 answers: 15 s each, 34 left
+    assert first == ("time estimate, longctx: about 8 min more for 34 of 40 questions (15.0 s an answer over the 2 "
+                     "generated so far)")
+    now[0] = 61.0  # a quarter of the way, 10 s an answer: the estimate moved by more than a third, said again
+    assert est.answered(4, generated=True).startswith("time estimate, longctx: about 5 min more for 30 of 40")
+    now[0] = 161.0  # half way, still 10 s an answer: 200 s left against 300 said, not more than a third
+    assert est.answered(10, generated=True) is None
+    est2 = TimeEstimate(8, "rag bm25 c256 k2", clock=lambda: now[0])
+    now[0] = 71.0
+    assert est2.answered(8, generated=True) is None  # all done: nothing left to estimate
+
+
+def test_context_cuts_name_each_document_cut_or_dropped_and_the_evidence_lost():
+    from eval.sample import Document, PromptTemplate, Sample
+    from experiments.context_cuts import context_cuts, cuts_line
+
+    text_a, text_b = "A" * 1000, "B" * 500
+    context = f"[a.pdf]\n{text_a}\n\n[b.txt]\n{text_b}"
+    b_start = len(f"[a.pdf]\n{text_a}\n\n")
+    docs = [Document("a.pdf", 0, len(f"[a.pdf]\n{text_a}"), header="[a.pdf]\n"),
+            Document("b.txt", b_start, len(context), header="[b.txt]\n")]
+    samples = [Sample(f"q{i}", "corpus", "qa", "en", "0-8k", context, "?", ["x"], PromptTemplate("{context}{question}"),
+                      "contains_tokens", documents=docs, group="g") for i in range(3)]
+    kept = [[0, 8 + 300], [8 + 900, 8 + 1000]]  # a.pdf: its first 300 and last 100 characters; b.txt: dropped
+    records = [{"id": f"q{i}", "status": "ok", "truncated": True, "kept_spans": kept, "evidence_retained": r}
+               for i, r in enumerate([1.0, 0.5, 0.0])]
+    cuts = context_cuts(samples, records, 8192)
+    assert cuts["documents_cut"] == [{"document": "a.pdf", "chars": 1000, "kept": [[0, 300], [900, 1000]]},
+                                     {"document": "b.txt", "chars": 500, "kept": []}]
+    assert (cuts["evidence_lost"], cuts["evidence_gone"]) == (["q1", "q2"], ["q2"])
+    assert cuts_line(cuts) == ("2 of 2 documents cut to fit the 8,192-token window: a.pdf (kept chars 0-300 and "
+                               "900-1,000 of 1,000); b.txt (dropped whole (500 chars)); the evidence of 2 of 3 "
+                               "questions was cut away (1 of them wholly): q1, q2")
+    untouched = [{**r, "truncated": False, "kept_spans": [[0, len(context)]], "evidence_retained": 1.0}
+                 for r in records]
+    assert cuts_line(context_cuts(samples, untouched, 8192)) is None
+    assert context_cuts(samples, [{"id": "q0", "status": "ok"}], 8192) is None  # an arm that does not say

@@ -7,7 +7,11 @@ whole `documents`, or `none`), whether one context joins several documents (`mul
 its chunks with titles, long context may drop whole documents), the long-context `truncation` policy its
 prompts default to, and its prompt `templates`. It turns the `benchmark` config group into samples
 with `load(cfg) -> LoadResult`; `eval.benchmarks.load_benchmark` then selects tasks, levels and limit
-the same way for every benchmark.
+the same way for every benchmark. A `LoadResult` counts what was skipped (`skipped`) and names what the load
+lost or read doubtfully (`losses`: the runner writes them to metrics.json, the report's first screen names
+them). A benchmark whose length levels are in the generator's own tokens (benchmark=corpus: does a team's
+document fit the model's window?) re-levels its samples in `level_by_tokens` when the runner hands it the
+generator's token count.
 
 A new benchmark is one module with one subclass plus `conf/benchmark/<name>.yaml`; `register` adds
 it (the built-in ones are registered lazily by module path in `eval.benchmarks`).
