@@ -120,6 +120,7 @@ NAME_CHARS = 160  # a longer name is cut
 
 
 def _names(names: list[str], count: int) -> str:
+    names = [n.replace("`", "'") for n in names]  # each is shown as a code span
     shown = "; ".join(f"`{n}`" if len(n) <= NAME_CHARS else f"`{n[:NAME_CHARS - 3]}...`" for n in names[:SHOWN])
     return shown + (f" (+{count - min(len(names), SHOWN)} more)" if count > min(len(names), SHOWN) else "")
 
@@ -130,7 +131,8 @@ def cut_line(c: CutRow) -> str:
     if c.n_documents_cut is None:
         head = f"{c.config} cut the context of {c.questions_cut} of {c.questions} questions to fit {window}"
     else:
-        docs = "; ".join(f"`{d['document']}` ({kept_words(d)})" for d in c.documents_cut[:SHOWN])
+        docs = "; ".join(f"`{str(d['document']).replace('`', chr(39))}` ({kept_words(d)})"
+                         for d in c.documents_cut[:SHOWN])
         more = f"; +{c.n_documents_cut - SHOWN} more" if c.n_documents_cut > SHOWN else ""
         head = (f"{c.config} cut {c.n_documents_cut} of {c.documents} documents to fit {window}: {docs}{more}")
     if c.n_evidence_lost:
