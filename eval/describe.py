@@ -8,7 +8,9 @@
 document); `skipped` is {reason: count} for items the loader could not build. Samples whose
 metadata names a `domain` (LaRA) are also counted per domain and per length level, domain and task
 (`by_domain`, `by_level_domain_task`); `notes` is what the loader says besides counts (LaRA: how
-evidence is defined, which metric is official, which files were missing).
+evidence is defined, which metric is official, which files were missing); `losses` names what the load left
+out or read doubtfully (benchmark=corpus: unreadable files and their questions, quotes that did not align,
+CSV cells read as one answer, documents read with a warning), as a run's metrics.json does.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def describe(result: LoadResult) -> dict[str, Any]:
         }
     if result.notes:
         out["notes"] = dict(result.notes)
+    if result.losses:
+        out["losses"] = [dict(x) for x in result.losses]
     return out
 
 

@@ -26,6 +26,7 @@ from typing import Any, Iterable, TypedDict
 from eval.metrics import MetricValues, NoJudgment
 from eval.storage import append_synced, atomic_write_text
 from experiments.redact import redact_text
+from llm.stopping import LEAD_IN
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ ANSWERED = frozenset({OK})  # the model answered: tokens, latency, cost
 # (eval.evidence.split_kinds), so no table averages one with the other.
 RECALL_KEYS = ("evidence_recall", "doc_recall")  # {n: share in the top-n chunks}
 LENGTH = "length"  # finish_reason of an answer cut at its token limit
+# finish_reasons of a cut answer: at the token limit, or ended after a bare lead-in (llm/stopping.py)
+CUT = frozenset({LENGTH, LEAD_IN})
 PAIRWISE = "pairwise"  # `scoring` of an answer scored later, against another arm's (experiments.pairwise)
 
 SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs_retained")
@@ -80,7 +83,8 @@ class Record(TypedDict, total=False):
     ttft_s: float | None
     cached: bool  # every generation came from the response cache
     calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)
-    finish_reason: str | None  # how the answer ended: "stop", "length" (cut at max_new_tokens), ...; None: unknown
+    finish_reason: str | None  # how the answer ended: "stop", "length" (cut at max_new_tokens), "lead_in" (ended
+    # after a bare lead-in such as "The two rules:", stop strings set), "repetition", ...; None: unknown
     cost_usd: float | None
     # what the arm put in the prompt (ok and retrieved)
     context_tokens: int

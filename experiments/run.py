@@ -39,6 +39,8 @@ from eval import metrics
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document
 from eval.metrics.reference_free import is_pairwise
 from eval.sample import Sample
+from experiments.context_cuts import context_cuts, cuts_line
+from experiments.eta import TimeEstimate
 from experiments.run_metrics import aggregate
 from experiments.logs import set_log_level
 from experiments.arms import Answer, arm_spec
@@ -127,6 +129,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
                dynamic_ncols=True)
+    estimate = TimeEstimate(len(todo), arm_label(knobs))
     spec = arm_spec(knobs["arm"])
     siblings: dict[str, list[Sample]] = {}
     for s in samples:
@@ -154,9 +157,18 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
                 log.warning("%s skipped: %s", rec["id"], rec["reason"])
             store.append(rec)
             bar.update(1)
+        said = estimate.answered(len(records), any(schema.is_answered(r) and not r.get("cached") for r in records))
+        if said:
+            log.info("%s", said)
     bar.close()
     by_id = store.load()
     return [by_id[s.id] for s in samples if s.id in by_id]
+
+
+def arm_label(knobs: dict[str, Any]) -> str:
+    """The config point in a few words for the log: `longctx`, `rag bm25 c256 k2`."""
+    short = {"retriever": "", "chunk_size": "c", "top_k": "k"}
+    return " ".join([str(knobs["arm"]), *(f"{p}{knobs[k]}" for k, p in short.items() if knobs.get(k) is not None)])
 
 
 def _build_judge(cfg: DictConfig, samples: list[Sample]):
@@ -179,19 +191,25 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     set_log_level(cfg.run.get("log_level", "info"))
     spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
-    loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True))
-    if not loaded.samples:
-        raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
-    judge = _build_judge(cfg, loaded.samples)
     from llm.factory import build_generator
 
+    # the tokenizer now (weights load on the first generation): a corpus's length levels count its tokens
     generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
+    loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True), count_tokens=generator.tokenizer.count)
+    if not loaded.samples:
+        raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
+    _say_losses(loaded.losses)
+    judge = _build_judge(cfg, loaded.samples)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
+    cuts = context_cuts(loaded.samples, records, getattr(generator, "context_window", None))
+    line = cuts_line(cuts)
+    if line:
+        log.warning("%s: %s", arm_label(knobs), line)
     cache_stats = spec.cache_stats(arm)
     truncation = spec.embedder_truncation(arm)
     if truncation and truncation["truncated"]:
@@ -200,7 +218,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
                     truncation["embedder"], truncation["truncated"], truncation["chunks"], 100 * truncation["share"],
                     truncation.get("max_input_tokens", "?"))
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
-              "skipped_at_load": loaded.skipped, "generation_calls": getattr(generator, "calls", None),
+              "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
+              "generation_calls": getattr(generator, "calls", None),
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
               "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
               "embedder_truncation": truncation, "price": price,
@@ -210,6 +229,14 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)
     return result
+
+
+def _say_losses(losses: list[dict[str, Any]]) -> None:
+    """One line before the answers: what the load left out or read doubtfully (each was named when it happened;
+    the report's first screen names them again)."""
+    if losses:
+        log.warning("loaded with losses (named above; in metrics.json and the report): %s",
+                    "; ".join(f"{x['count']} {x['kind']}" for x in losses))
 
 
 def run_secrets(cfg: DictConfig) -> set[str]:

@@ -86,8 +86,9 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         vals = [r[key] for r in ok if r.get(key) is not None]
         out[f"{key}_mean"] = round(mean(vals), 4 if key != "cost_usd" else 8) if vals else None
     ended = [r["finish_reason"] for r in answered if r.get("finish_reason")]
-    # answers that hit max_new_tokens: their scores may understate the arm
-    out["answers_cut_share"] = round(ended.count(schema.LENGTH) / len(ended), 4) if ended else None
+    # answers that hit max_new_tokens or ended after a bare lead-in: their scores may understate the arm
+    out["answers_cut_share"] = round(sum(e in schema.CUT for e in ended) / len(ended), 4) if ended else None
+    out["answers_lead_in_share"] = round(ended.count(schema.LEAD_IN) / len(ended), 4) if ended else None
     latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
     out["latency_s_p50"] = round(quantile(latencies, 0.5), 4) if latencies else None
     out["latency_s_p95"] = round(quantile(latencies, 0.95), 4) if latencies else None

@@ -21,7 +21,9 @@ or any server speaking the OpenAI chat-completions or completions API.
   (`Generation.finish_reason`: TGI's `eos_token` and `stop_sequence` are "stop"); an empty one
   (TGI's completions chunks before the last) is no finish_reason; vLLM's "abort" (a request it gave
   up on) is a cut-off answer (`StreamCut`), asked again. A stream that ends without a finish_reason,
-  or whose connection the server closes mid-answer, is cut off too.
+  or whose connection the server closes mid-answer, is cut off too. With `stop` strings (which the
+  server applies), an answer that came back as a bare lead-in ("The two rules:") ends "lead_in", a cut
+  answer, as the transformers backend's would (llm/stopping.py).
 - The API key is read from the environment variable named by `api_key_env`, never from config.
 """
 
@@ -38,6 +40,7 @@ from typing import Any
 from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
+from llm.stopping import finish_after_stop
 from llm.retrying import (Attempt, AttemptTimeout, GenerationError, MalformedResponse, RetryingCalls, StreamCut,
                           closed_by_server, describe_error)
 
@@ -276,5 +279,7 @@ class OpenAICompatGenerator(Generator):
             with self._count_lock:  # one tokenizer shared by the request threads
                 prompt_tokens = self.prompt_tokens(prompt)
                 completion_tokens = self.tokenizer.count(text) if text else 0
+        # a server applies stop strings itself: an answer it stopped right after a bare lead-in is a cut answer
+        finish = finish_after_stop(text, finish, self.stop if not isinstance(prompt, ChatRequest) else None)
         return Generation(text=text.strip(), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                           latency_s=latency, ttft_s=ttft, finish_reason=finish)

@@ -65,7 +65,8 @@ class Generation:
 
     `finish_reason` is how the answer ended, where the backend says: "stop" (end of sequence or a
     stop string), "length" (the token limit), "repetition" (the transformers backend with `stop_loops` ended an
-    answer that repeated itself), or another reason a server gave ("content_filter", ...);
+    answer that repeated itself), "lead_in" (stop strings set: the answer ended as a bare lead-in such as "The two
+    rules:", before any content; llm/stopping.py), or another reason a server gave ("content_filter", ...);
     None when the backend does not report it.
     """
 

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
 from llm.prompt import Generation, Prompt
+from llm.stopping import finish_after_stop, first_stop
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,7 @@ class TransformersGenerator(Generator):
         params = {"temperature": self.temperature, "dtype": self.dtype}
         if self.stop:  # only when set, so answers cached before stop strings existed keep their keys
             params["stop"] = list(self.stop)
+            params["stop_after_content"] = True  # a stop string right after a bare lead-in is passed over
         if self.stop_loops:
             params["stop_loops"] = True
         return params
@@ -171,19 +173,20 @@ class TransformersGenerator(Generator):
             )
 
     def _text_and_finish(self, tokens: list[int], limit: int) -> tuple[str, str]:
-        """The answer's text, cut before the first stop string (which it does not include, as in OpenAI's API;
-        unlike it, a stop string inside the answer's leading whitespace does not count, so a reply that opens
-        with a newline is not cut to nothing), and how it ended: "stop" at an end-of-sequence token, a stop
-        string or before its limit, else "length"."""
+        """The answer's text, cut before the first stop string that follows content (which it does not include,
+        as in OpenAI's API; unlike it, a stop string inside the answer's leading whitespace or right after a bare
+        lead-in does not count: llm/stopping.py), and how it ended: "stop" at an end-of-sequence token, a stop
+        string or before its limit, "lead_in" when that answer is a bare lead-in (stop strings set), else
+        "length"."""
         text = self._hf_tok.decode(tokens, skip_special_tokens=True)
         cut = _first_stop(text, self.stop)
         if cut is not None:
             return text[:cut].strip(), "stop"
         if tokens and tokens[-1] in self._stop_ids():
-            return text.strip(), "stop"
+            return text.strip(), finish_after_stop(text, "stop", self.stop)
         if self.stop_loops and _looping(tokens):
             return text.strip(), "repetition"
-        return text.strip(), "length" if len(tokens) >= limit else "stop"
+        return text.strip(), finish_after_stop(text, "length" if len(tokens) >= limit else "stop", self.stop)
 
     def _hits_stop(self, tokens: list[int]) -> bool:
         """Whether an unfinished answer's text holds a stop string, or (`stop_loops`) the answer has begun to
@@ -416,10 +419,8 @@ def _stop_strings(stop) -> tuple[str, ...]:
 
 
 def _first_stop(text: str, stop: tuple[str, ...]) -> int | None:
-    """Where the earliest stop string starts in `text` after its leading whitespace, or None."""
-    start = len(text) - len(text.lstrip())
-    found = [i for i in (text.find(s, start) for s in stop) if i >= 0]
-    return min(found) if found else None
+    """Where the first stop string that follows content starts in `text` (llm/stopping.py), or None."""
+    return first_stop(text, stop)
 
 
 LOOP_SPAN = 12  # tokens a repeated block must cover (at least 3 copies) before an answer counts as looping

@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
+from llm.stopping import finish_after_stop
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,9 @@ def restore_order(items: Sequence[Any], order: Sequence[int]) -> list[Any]:
     return out
 
 
-def generation_from_output(output: Any, latency_s: float) -> Generation:
-    """A `vllm.RequestOutput` -> Generation, usage from its token ids."""
+def generation_from_output(output: Any, latency_s: float, stop: Sequence[str] | None = None) -> Generation:
+    """A `vllm.RequestOutput` -> Generation, usage from its token ids; with `stop` strings, an answer that ended
+    as a bare lead-in is "lead_in" (llm/stopping.py)."""
     first = output.outputs[0]
     ttft = None
     metrics = getattr(output, "metrics", None)
@@ -116,9 +118,9 @@ def generation_from_output(output: Any, latency_s: float) -> Generation:
     if isinstance(first_token, (int, float)) and isinstance(arrival, (int, float)) and first_token >= arrival:
         ttft = float(first_token - arrival)
     finish = getattr(first, "finish_reason", None)  # "stop" | "length" | "abort" (vLLM's CompletionOutput)
+    finish = finish_after_stop(first.text, finish if isinstance(finish, str) else None, stop)
     return Generation(text=first.text.strip(), prompt_tokens=len(output.prompt_token_ids),
-                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft,
-                      finish_reason=finish if isinstance(finish, str) else None)
+                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft, finish_reason=finish)
 
 
 class VLLMGenerator(Generator):
@@ -180,7 +182,7 @@ class VLLMGenerator(Generator):
         t0 = time.perf_counter()
         outputs = engine.generate(requests, params, use_tqdm=False)
         share = (time.perf_counter() - t0) / len(prompts)
-        return restore_order([generation_from_output(o, share) for o in outputs], order)
+        return restore_order([generation_from_output(o, share, self.cfg.get("stop")) for o in outputs], order)
 
 
 def vllm_generator(**cfg: Any) -> VLLMGenerator:

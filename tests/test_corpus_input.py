@@ -206,12 +206,12 @@ def test_each_question_is_scored_by_what_it_has(tmp_path):
             {"id": "bare", "question": "Code?", "documents": ["a.txt"]}]
     got = load_benchmark({"name": "corpus", "path": str(root), "questions": str(_write(tmp_path / "q.jsonl", rows))})
     by = {s.id: s for s in got.samples}
-    assert {k: s.metric for k, s in by.items()} == {"answered": "contains_all", "quoted": "evidence_judge",
+    assert {k: s.metric for k, s in by.items()} == {"answered": "contains_tokens", "quoted": "evidence_judge",
                                                     "lost": "pairwise_judge", "bare": "pairwise_judge"}
     assert by["quoted"].reference_extra == {"question": "Code?",  # the document's own words, its capital T
                                             "evidence": ["The launch code for the spring release is ALPHA-7"]}
     assert by["bare"].reference_extra == {"question": "Code?", "evidence": []}
-    assert got.notes["questions by metric"] == {"contains_all": 1, "evidence_judge": 1, "pairwise_judge": 2}
+    assert got.notes["questions by metric"] == {"contains_tokens": 1, "evidence_judge": 1, "pairwise_judge": 2}
     assert got.notes["evidence quotes not aligned"] == 2
     chosen = load_benchmark({"name": "corpus", "path": str(root), "questions": str(tmp_path / "q.jsonl"),
                              "metric": "qa_f1"})  # benchmark.metric scores the answered; the rest keep a judge

@@ -55,7 +55,7 @@ def test_through_benchmark_corpus_the_evidence_is_the_same_text(samples, written
     by_id = {s.id: s for s in samples}
     for s in loaded.samples:
         original = by_id[s.id]
-        assert s.answers == original.answers and s.metric == "contains_all"
+        assert s.answers == original.answers and s.metric == "contains_tokens"
         got = [_words(s.context[e.start:e.end]) for e in s.evidence]
         assert got == [_words(original.context[e.start:e.end]) for e in original.evidence]
         assert all(e.quality == 1.0 for e in s.evidence)

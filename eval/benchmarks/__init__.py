@@ -17,7 +17,7 @@ A new benchmark: one module with a `Benchmark` subclass, `register(TheClass)` (o
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from eval.data_files import skipping_bad_records
 from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult
@@ -94,14 +94,20 @@ def multi_document(name: str) -> bool:
     return name in BENCHMARKS and benchmark_class(name).multi_document
 
 
-def load_benchmark(cfg: dict[str, Any]) -> LoadResult:
-    """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`."""
+def load_benchmark(cfg: dict[str, Any], count_tokens: Callable[[str], int] | None = None) -> LoadResult:
+    """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`. `count_tokens`: the
+    generator's token count, for a benchmark whose length levels are in the generator's tokens
+    (`Benchmark.level_by_tokens`: benchmark=corpus); without it they are approximate tokens."""
     name = cfg.get("name")
     cls = benchmark_class(name)
+    benchmark = cls()
     with skipping_bad_records(bool(cfg.get("skip_bad"))) as bad:
-        result = cls().load(dict(cfg))
+        result = benchmark.load(dict(cfg))
+    if count_tokens is not None:
+        benchmark.level_by_tokens(result, dict(cfg), count_tokens)
     if bad:
         result.skip("bad records", len(bad))
+        result.lose("bad record(s) left out (benchmark.skip_bad=true)", [str(e) for e in bad])
         more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
         log.warning("%s: skipped %d bad records (benchmark.skip_bad=true): %s%s", name, len(bad),
                     "; ".join(str(e) for e in bad[:3]), more)

@@ -7,7 +7,11 @@ whole `documents`, or `none`), whether one context joins several documents (`mul
 its chunks with titles, long context may drop whole documents), the long-context `truncation` policy its
 prompts default to, and its prompt `templates`. It turns the `benchmark` config group into samples
 with `load(cfg) -> LoadResult`; `eval.benchmarks.load_benchmark` then selects tasks, levels and limit
-the same way for every benchmark.
+the same way for every benchmark. A `LoadResult` counts what was skipped (`skipped`) and names what the load
+lost or read doubtfully (`losses`: the runner writes them to metrics.json, the report's first screen names
+them). A benchmark whose length levels are in the generator's own tokens (benchmark=corpus: does a team's
+document fit the model's window?) re-levels its samples in `level_by_tokens` when the runner hands it the
+generator's token count.
 
 A new benchmark is one module with one subclass plus `conf/benchmark/<name>.yaml`; `register` adds
 it (the built-in ones are registered lazily by module path in `eval.benchmarks`).
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from eval.sample import PromptTemplate, Sample
 
@@ -31,15 +35,28 @@ SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad", "cache_dir")
 COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
 
 
+MAX_NAMED = 50  # names kept per loss (the count is always whole)
+
+
 @dataclass
 class LoadResult:
     samples: list[Sample]
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     # what eval.describe says besides counts (LaRA: evidence, metric)
     notes: dict[str, Any] = field(default_factory=dict)
+    # what the load lost or read doubtfully, for the run's metrics.json and the report's notes: one entry per kind,
+    # {"kind", "count", "names" (the first MAX_NAMED: files, question ids, "file:line: ..."), "hint"}
+    losses: list[dict[str, Any]] = field(default_factory=list)
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def lose(self, kind: str, names: list[str], hint: str = "") -> None:
+        """Record a loss of `kind`: what was left out or read doubtfully, each named (nothing when `names` is
+        empty)."""
+        if names:
+            self.losses.append({"kind": kind, "count": len(names), "names": [str(n) for n in names[:MAX_NAMED]],
+                                "hint": hint})
 
 
 class Benchmark(ABC):
@@ -69,3 +86,9 @@ class Benchmark(ABC):
     @abstractmethod
     def load(self, cfg: dict[str, Any]) -> LoadResult:
         """The samples of the `benchmark` config group `cfg` (a plain dict); checks its own keys."""
+
+    def level_by_tokens(self, result: LoadResult, cfg: dict[str, Any], count_tokens: Callable[[str], int]) -> bool:
+        """Put each sample in its length level by `count_tokens` (the generator's own tokenizer) instead of
+        the approximate count it was loaded with; True when the benchmark does (default: its levels stay,
+        as a public benchmark's levels are its own)."""
+        return False

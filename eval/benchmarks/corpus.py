@@ -11,15 +11,18 @@ null` caches nothing), so a rerun reads the same text, with the same char offset
 without a byte order mark), UTF-16 or GB18030; a file mixing encodings is refused, naming the line:
 
 - `question` (required); `id` (else a stable hash of the question);
-- `answers`: reference answers (a list or one text); scored with `contains_all` by default (every
-  answer appears in the prediction), or with any registered metric via `benchmark.metric`;
+- `answers`: reference answers (a list or one text); scored with `contains_tokens` by default (every
+  answer appears in the prediction as whole tokens, punctuation kept as tokens and code exact:
+  eval/metrics/contains_tokens.py), or with any registered metric via `benchmark.metric`;
 - `documents`: the paths (relative to the folder) the question is about;
 - `evidence`: verbatim quotes from those documents that answer it; each is aligned to a char span of
   the context (exact, else fuzzy, `evidence_threshold`), so `evidence_recall@n` and
   `evidence_retained` work as on LooGLE, whatever the chunking; quotes that do not align are counted
   and named in one warning;
 - `task`: a label for per-type scores (default `qa`).
-In a CSV a list field holds a JSON list (`["a", "b"]`) or one value.
+In a CSV a list field holds a JSON list (`["a", "b"]`) or one value: an `answers` cell such as
+`pointer; length; capacity` is one answer (a prediction must hold all of it, in that order), so such
+cells are counted and named in a warning and in the report's notes.
 
 BEIR's format is read too: a `queries.jsonl` row `{_id, text}` is a question (told by its keys), and
 `qrels`: a BEIR qrels TSV (header `query-id<TAB>corpus-id<TAB>score`) gives each query its documents,
@@ -30,11 +33,16 @@ was not loaded is an error naming file and line (`skip_bad: true`: skipped and c
 
 Scoring: a question labelled `task: unanswerable` (the document names what it asks about but does not
 state the answer; `python -m testset` writes such questions) is scored by `refusal`: 1 when the answer
-declines, 0 for a made-up answer. Else a question with `answers` is scored by `contains_all` (or
+declines, 0 for a made-up answer. Else a question with `answers` is scored by `contains_tokens` (or
 `benchmark.metric`); one without
 answers but with aligned evidence quotes by `evidence_judge` (a judge grades the answer against the
 quotes); one with neither by `pairwise_judge` (long context's answer against RAG's). Every sample
 carries `reference_extra = {"question", "evidence": the source text of each aligned quote}`.
+
+Length levels (`level_edges`, default 0-8k, 8k-32k, 32k-128k, 128k+): the context's tokens counted by the
+run's generator (`Benchmark.level_by_tokens`; the runner passes its tokenizer), so a level says whether a
+document fits the model's window; loaded without a generator (`python -m eval.describe`), approximate
+tokens.
 
 `context`: `documents` (a question's context is its `documents`: the default where questions name
 them) or `corpus` (the whole folder: "the knowledge base in the prompt" against RAG over it; the
@@ -52,11 +60,13 @@ stops the load naming file, line and field, or with `skip_bad: true` is skipped 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from eval.align import TokenIndex, align_all
 from eval.benchmarks.common import check_keys
@@ -162,11 +172,13 @@ def _check_documents(root: Path, parsed: list[ParsedDocument], bad: list[BadFile
         log.warning("%s: left out %d file(s) that could not be read (benchmark.skip_bad=true): %s", root, len(bad),
                     _listed(bad))
         result.skip("unreadable files", len(bad))
+        result.lose("unreadable file(s) left out (benchmark.skip_bad=true)", [f"{b.path}: {b.reason}" for b in bad])
     if not parsed:
         raise ValueError(f"benchmark.path={str(root)!r}: no document in it could be read")
     for d in parsed:
         for w in d.warnings:
             log.warning("%s: %s", d.doc_id, w)
+    result.lose("document(s) read with a warning", [f"{d.doc_id}: {w}" for d in parsed for w in d.warnings])
 
 
 def _read_documents(config: CorpusConfig, skip_bad: bool, leave_out: tuple[Path, ...],
@@ -185,22 +197,54 @@ def _read_documents(config: CorpusConfig, skip_bad: bool, leave_out: tuple[Path,
     return parsed, bad
 
 
-def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float) -> None:
+def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float, result: LoadResult) -> None:
     if unaligned:
         shown = "; ".join(f"{qid}: {quote[:50]!r} ({q:.2f})" for qid, quote, q in unaligned[:3])
         log.warning("%d evidence quote(s) did not align to their documents (quality < %.2f), left out: %s%s",
                     len(unaligned), threshold, shown, f" (+{len(unaligned) - 3} more)" if len(unaligned) > 3 else "")
+        result.lose("evidence quote(s) that did not align, left out", [
+            f"{qid}: {quote[:60]!r} (aligned {q:.2f} < {threshold:.2f})" for qid, quote, q in unaligned],
+            hint="copy the quote verbatim from the document as the parser reads it; such a question has no evidence "
+                 "recall, or less")
+
+
+# An answers cell of a CSV that looks like several answers written as one: "pointer; length; capacity"
+_SEVERAL = re.compile(r";|\s\|\s|\n")
+CSV_ANSWERS_HINT = 'several answers in a CSV cell are a JSON list: ["pointer", "length", "capacity"]'
+
+
+def _one_cell_several_answers(q: Question) -> str | None:
+    """The `answers` cell of a CSV row that holds one text looking like several answers (None: not such a row)."""
+    cell = q.row.data.get("answers")
+    if not q.row.source.lower().endswith(".csv") or not isinstance(cell, str) or cell.lstrip().startswith("["):
+        return None
+    return cell if _SEVERAL.search(cell.strip()) else None
+
+
+def _unreadable_documents(row: Row, unreadable: set[str]) -> list[str]:
+    """The files a question row names that were left out as unreadable (skip_bad)."""
+    if not unreadable:
+        return []
+    named = row.data.get("documents")
+    names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    if isinstance(named, str) and named.lstrip().startswith("["):
+        try:
+            names = json.loads(named)
+        except json.JSONDecodeError:
+            names = [named]
+    return [str(n) for n in names if str(n) in unreadable]
 
 
 UNANSWERABLE_TASK = "unanswerable"  # testset's label of questions the document cannot answer
+DEFAULT_METRIC = "contains_tokens"  # questions with reference answers (benchmark.metric overrides it)
 
 
 def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:
-    """`refusal` for a question labelled `task: unanswerable`; else `contains_all` with reference answers; else
+    """`refusal` for a question labelled `task: unanswerable`; else `contains_tokens` with reference answers; else
     `evidence_judge` with aligned evidence; else `pairwise_judge`."""
     if task == UNANSWERABLE_TASK:
         return "refusal"
-    return "contains_all" if answers else ("evidence_judge" if evidence_texts else "pairwise_judge")
+    return DEFAULT_METRIC if answers else ("evidence_judge" if evidence_texts else "pairwise_judge")
 
 
 class CorpusBenchmark(Benchmark):
@@ -223,13 +267,26 @@ class CorpusBenchmark(Benchmark):
                                       (qpath, *([qrels_path] if qrels_path else [])), result)
         docs = {d.doc_id: d for d in parsed}
         qrels = Qrels(qrels_path, docs) if qrels_path else None
-        result.samples, unaligned = self._samples(config, docs, qpath, qrels, result)
-        _warn_unaligned(unaligned, config.evidence_threshold)
+        result.samples, unaligned = self._samples(config, docs, qpath, qrels, result, {b.path for b in bad})
+        _warn_unaligned(unaligned, config.evidence_threshold, result)
         result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
                              "evidence quotes not aligned": len(unaligned),
                              "documents with warnings": sum(1 for d in parsed if d.warnings),
                              "questions by metric": dict(Counter(s.metric for s in result.samples))})
         return result
+
+    def level_by_tokens(self, result: LoadResult, cfg: dict, count_tokens: Callable[[str], int]) -> bool:
+        """Length levels by the generator's own tokens (a document's level says whether it fits the generator's
+        window; approximate tokens put an 8.7k-token PDF in `0-8k`): each distinct context counted once."""
+        edges = self._config(cfg).level_edges
+        counted: dict[str, int] = {}
+        for s in result.samples:
+            if s.context not in counted:
+                counted[s.context] = int(count_tokens(s.context))
+            s.metadata["tokens"] = counted[s.context]
+            s.length_level = length_level(counted[s.context], edges)
+        result.notes["length levels"] = "by the generator's tokens"
+        return True
 
     @staticmethod
     def _config(cfg: dict) -> CorpusConfig:
@@ -261,15 +318,23 @@ class CorpusBenchmark(Benchmark):
         return q
 
     def _questions(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path,
-                   qrels: Qrels | None, result: LoadResult) -> Iterator[Question]:
+                   qrels: Qrels | None, result: LoadResult, unreadable: set[str]) -> Iterator[Question]:
         """The checked questions of the file; those without answers, evidence or documents after qrels
-        (BEIR queries of another split) are left out, counted and named."""
+        (BEIR queries of another split), and those about a file left out as unreadable (`unreadable`, with
+        skip_bad), are left out, counted and named."""
         seen: set[str] = set()
         unjudged: list[str] = []
         rejected: list[str] = []
+        orphaned: list[str] = []
+        several: list[str] = []
         for row in question_rows(qpath):
             q = None
             with record_guard():  # a bad row raises, or is skipped and counted (skip_bad)
+                gone = _unreadable_documents(row, unreadable)
+                if gone:
+                    orphaned.append(f"{row.data.get('id') or row.data.get('_id') or f'line {row.line}'} "
+                                    f"({', '.join(gone)})")
+                    continue
                 q = self._checked(row, seen, docs, qrels, config)
                 if not approved(row):
                     rejected.append(q.id)
@@ -279,12 +344,26 @@ class CorpusBenchmark(Benchmark):
             if qrels is not None and not (q.documents or q.answers or q.evidence):
                 unjudged.append(q.id)
                 continue
+            cell = _one_cell_several_answers(q)
+            if cell is not None:
+                several.append(f"{q.id}: {cell[:60]!r}")
             yield q
+        if orphaned:
+            log.warning("%s: left out %d question(s) about files that could not be read: %s%s", qpath, len(orphaned),
+                        "; ".join(orphaned[:5]), f" (+{len(orphaned) - 5} more)" if len(orphaned) > 5 else "")
+            result.skip("questions about unreadable files", len(orphaned))
+            result.lose("question(s) about unreadable files, left out", orphaned)
+        if several:
+            log.warning("%s: %d CSV answers cell(s) read as ONE answer although they look like several (%s): %s%s",
+                        qpath, len(several), CSV_ANSWERS_HINT, "; ".join(several[:3]),
+                        f" (+{len(several) - 3} more)" if len(several) > 3 else "")
+            result.lose("CSV answers cell(s) read as one answer", several, hint=CSV_ANSWERS_HINT)
         if rejected:
             log.warning("%s: left out %d question(s) a reviewer did not approve (approve column): %s%s", qpath,
                         len(rejected), ", ".join(rejected[:5]), f" (+{len(rejected) - 5} more)" if len(rejected) > 5
                         else "")
             result.skip("questions not approved in review", len(rejected))
+            result.lose("question(s) not approved in review, left out", rejected)
         if qrels is not None:
             qrels.check_queries(seen)
             if unjudged:
@@ -292,14 +371,15 @@ class CorpusBenchmark(Benchmark):
                             len(unjudged), qrels.path, ", ".join(unjudged[:5]),
                             f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
                 result.skip("questions without relevant documents in qrels", len(unjudged))
+                result.lose("question(s) without relevant documents in qrels, left out", unjudged)
 
     def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: Qrels | None,
-                 result: LoadResult) -> tuple[list[Sample], list[tuple[str, str, float]]]:
+                 result: LoadResult, unreadable: set[str]) -> tuple[list[Sample], list[tuple[str, str, float]]]:
         contexts = _Contexts(docs)
         everything = tuple(sorted(docs))
         samples: list[Sample] = []
         unaligned: list[tuple[str, str, float]] = []
-        for q in self._questions(config, docs, qpath, qrels, result):
+        for q in self._questions(config, docs, qpath, qrels, result, unreadable):
             with record_guard():
                 mode = config.context or ("documents" if q.documents else "corpus")
                 if mode == "documents" and not q.documents:

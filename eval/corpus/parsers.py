@@ -2,9 +2,12 @@
 `.docx`; what may have lost text said as the document's warnings, and the key a parse is cached by.
 
 A PDF keeps where each page starts (`page_starts`, char offsets), so evidence can be reported by
-page (`page_of`). What may have lost text is said, not hidden: pages with almost no text (probably
-scanned; there is no OCR) and words glued together (a PDF without spaces) are `warnings` of the
-document. A file that cannot be parsed (encrypted or broken PDF, no text) is `Unparsable`.
+page (`page_of`); its words hyphenated at line ends are made whole (eval/corpus/pdf_text.py). An HTML
+page gives its main content, inline elements run on with their neighbours (eval/corpus/html_text.py).
+What may have lost text is said, not hidden: pages with almost no text (probably scanned; there is no
+OCR), pages that are mostly a table (read as loose text, or giving almost no text) and words glued
+together (a PDF without spaces) are `warnings` of the document. A file that cannot be parsed
+(encrypted or broken PDF, no text) is `Unparsable`.
 
 Parsing is keyed by `document_key` (SHA-256 of the file's bytes, its suffix, `PARSER_VERSION` and the
 versions of the parsing libraries), so a cache (`eval.corpus.cache`) hands back the same text, and so
@@ -23,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from eval.corpus.html_text import html_text
+from eval.corpus.pdf_text import dehyphenate, table_pages, table_warning
 from eval.registry import MissingExtra, require
 
 
@@ -30,7 +35,7 @@ from eval.registry import MissingExtra, require
 log = logging.getLogger(__name__)
 
 
-PARSER_VERSION = 3  # bump when a parser's output changes: cached parses of older versions are not used
+PARSER_VERSION = 4  # bump when a parser's output changes: cached parses of older versions are not used
 
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -163,14 +168,11 @@ def _text_file(data: bytes) -> ParsedDocument:
 
 
 def _html_file(data: bytes) -> ParsedDocument:
-    bs4 = require("bs4", "benchmark=corpus (HTML)", DOCS_HINT)
-    text, encoding = decoded(data)
-    soup = bs4.BeautifulSoup(text, "lxml")
-    for tag in soup(["script", "style", "noscript", "template"]):
-        tag.decompose()
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    lines = [line.strip() for line in soup.get_text("\n").splitlines()]
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    """The page's main content (navigation, header, footer, search and scripts left out), inline elements run on
+    with their neighbours: eval/corpus/html_text.py."""
+    require("bs4", "benchmark=corpus (HTML)", DOCS_HINT)
+    markup, encoding = decoded(data)
+    text, title = html_text(markup)
     return ParsedDocument("", text, title=title, warnings=_guess_warnings(encoding))
 
 
@@ -214,6 +216,9 @@ def _pdf_file(data: bytes) -> ParsedDocument:
             raise
         except Exception as second:  # noqa: BLE001 - both failed: the file is named with both reasons
             raise Unparsable(f"unreadable PDF (pypdf: {first}; pypdfium2: {second})") from None
+    pages, joined = dehyphenate(pages)
+    if joined:
+        log.debug("joined %d words hyphenated at line ends", joined)
     starts, parts, at = [], [], 0
     for page in pages:
         page = reflow(page)
@@ -225,6 +230,9 @@ def _pdf_file(data: bytes) -> ParsedDocument:
     if near_empty and len(near_empty) < len(parts):
         doc.warnings.append(f"{len(near_empty)} of {len(parts)} pages have almost no text (scanned? no OCR): "
                             f"pages {_ranges(near_empty)}")
+    tables = table_warning([t for t in table_pages(data) if t.page not in near_empty], _ranges)
+    if tables:
+        doc.warnings.append(tables)
     return doc
 
 

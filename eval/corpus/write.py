@@ -31,7 +31,7 @@ lines) and how many quotes aligned exactly, fuzzily or not at all. From Python: 
 types)` writes loaded samples and returns what it wrote; `read_back(written)` measures what survived.
 Samples without a question or a reference answer (LooGLE's summaries) cannot be a corpus question and
 are counted as left out, as is document-level evidence (a question's `documents` name its whole
-context). Scoring through `benchmark=corpus` is `contains_all` unless `benchmark.metric` says otherwise.
+context). Scoring through `benchmark=corpus` is `contains_tokens` unless `benchmark.metric` says otherwise.
 """
 
 from __future__ import annotations

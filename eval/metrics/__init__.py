@@ -109,5 +109,6 @@ def score(name: str, prediction: str, reference: Reference, judge: Any = None) -
 
 
 # Registration happens on import of the metric modules.
-from eval.metrics import clongeval, contains, lara, loogle, lveval, reference_free, refusal  # noqa: E402,F401
+from eval.metrics import clongeval, contains, contains_tokens, lara, loogle, lveval  # noqa: E402,F401
+from eval.metrics import reference_free, refusal  # noqa: E402,F401
 from eval.metrics import judge as _judge_metrics  # noqa: E402,F401

@@ -75,7 +75,8 @@ def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]
         row["cost_per_answer_usd"] = round(c, 8) if c is not None else None
         row["index_cost_per_doc_usd"] = round(pricing.index_cost_per_doc(r), 8)
         ended = [x["finish_reason"] for x in r.answered() if x.get("finish_reason")]
-        row["answers_cut_share"] = round(ended.count(schema.LENGTH) / len(ended), 4) if ended else None
+        row["answers_cut_share"] = round(sum(e in schema.CUT for e in ended) / len(ended), 4) if ended else None
+        row["answers_lead_in_share"] = round(ended.count(schema.LEAD_IN) / len(ended), 4) if ended else None
         cut = r.metrics.get("embedder_truncation") or {}
         row["embedder_truncated_share"] = cut.get("share")
         row["embedder_input_limit"] = cut.get("max_input_tokens")

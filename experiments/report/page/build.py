@@ -33,6 +33,7 @@ from typing import Any
 from eval.storage import atomic_write_text
 from experiments.report.decisions import verdicts
 from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.losses import Losses, losses
 from experiments.report.other_arms import OtherArmsRow, other_arms
 from experiments.report.overlap import SplitRow, question_groups, split_rows
 from experiments.report.page.document import Document, to_html, to_markdown
@@ -93,6 +94,7 @@ class Summary:
     diagnostics: Diagnostics
     splits: list[SplitRow]
     question_groups: dict[str, tuple[int, int]]
+    lost: Losses | None = None  # documents cut to fit the window, what the load left out
 
 
 def summarize(paths: list[str], settings: ReportSettings) -> Summary:
@@ -113,13 +115,14 @@ def summarize(paths: list[str], settings: ReportSettings) -> Summary:
                    pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs),
                    what_if(runs, vrows, pricing, settings),
                    diagnose(runs, settings.correct_threshold, settings.evidence_threshold),
-                   split_rows(runs), question_groups(runs))
+                   split_rows(runs), question_groups(runs), losses(runs))
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
     """The report as a document (and the images and router files it wrote into `out`)."""
     doc = Document("RAG vs long context: decision report")
-    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing)  # the first screen: answer, forest plot
+    # the first screen: the answer, what was lost before scoring, then the forest plot
+    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing, s.lost)
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)

@@ -23,6 +23,8 @@ from experiments.report.page.cells import ratio
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.report.pricing import Pricing
+from experiments.context_cuts import kept_words
+from experiments.report.losses import CutRow, LoadLossRow, Losses
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.rows import VerdictRow
@@ -114,13 +116,15 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               out: Path, pricing: Pricing | None = None) -> list[Path]:
-    """The answer table, its notes and the forest plot; returns the plot file (if drawn)."""
+               out: Path, pricing: Pricing | None = None, lost: Losses | None = None) -> list[Path]:
+    """The answer table, its notes, what was lost before scoring, and the forest plot; returns the plot file
+    (if drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
                   css_class="answer"))
     notes = answer_notes(vrows)
     if notes:
         doc.add(Bullets(notes))
+    add_losses(doc, lost)
     path = forest_plot(forest_rows(vrows), settings.tolerance, out / FOREST_FILE)
     left_out = [f"{row_name(v)} ({no_interval_reason(v)})" for v in vrows if v.diff is None]
     if path is None:
@@ -149,6 +153,51 @@ def pricing_words(settings: ReportSettings, pricing: Pricing | None) -> str:
     if source == "records" and pricing is not None and pricing.hourly_rate is not None:
         what += " (by measured time)"
     return f"cost per answer at {settings.queries_per_doc:g} queries per document, {what}"
+
+
+SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)
+NAME_CHARS = 160  # a longer name is cut
+
+
+def _names(names: list[str], count: int) -> str:
+    names = [n.replace("`", "'") for n in names]  # each is shown as a code span
+    shown = "; ".join(f"`{n}`" if len(n) <= NAME_CHARS else f"`{n[:NAME_CHARS - 3]}...`" for n in names[:SHOWN])
+    return shown + (f" (+{count - min(len(names), SHOWN)} more)" if count > min(len(names), SHOWN) else "")
+
+
+def cut_line(c: CutRow) -> str:
+    """One config's documents cut to fit the window, and the questions whose evidence went with them."""
+    window = f"the {c.window:,}-token window" if c.window else "the window"
+    if c.n_documents_cut is None:
+        head = f"{c.config} cut the context of {c.questions_cut} of {c.questions} questions to fit {window}"
+    else:
+        docs = "; ".join(f"`{str(d['document']).replace('`', chr(39))}` ({kept_words(d)})"
+                         for d in c.documents_cut[:SHOWN])
+        more = f"; +{c.n_documents_cut - SHOWN} more" if c.n_documents_cut > SHOWN else ""
+        head = (f"{c.config} cut {c.n_documents_cut} of {c.documents} documents to fit {window}: {docs}{more}")
+    if c.n_evidence_lost:
+        tail = (f"the evidence of **{c.n_evidence_lost} of {c.questions_with_evidence} questions** was cut away "
+                f"({c.n_evidence_gone} wholly): {_names(c.evidence_lost, c.n_evidence_lost)}")
+    elif c.questions_with_evidence:
+        tail = "no question's evidence was cut away"
+    else:
+        tail = "no evidence quotes say whether answers were lost with it"
+    return f"{c.benchmark}: {head}; {tail}."
+
+
+def loss_line(row: LoadLossRow) -> str:
+    """One kind of load-time loss, counted and named."""
+    named = f": {_names(row.names, row.count)}" if row.names else ""
+    return f"{row.benchmark}: {row.count} {row.kind}{named}" + (f" ({row.hint})" if row.hint else "") + "."
+
+
+def add_losses(doc: Document, lost: Losses | None) -> None:
+    """What was lost before scoring, under the answer: documents cut to fit the window, and what the load left
+    out or read doubtfully (experiments/report/losses.py computes the rows)."""
+    if not lost:
+        return
+    doc.add(Paragraph("**Lost before scoring** (the answer above is over what was left):"),
+            Bullets([cut_line(c) for c in lost.cuts] + [loss_line(r) for r in lost.load]))
 
 
 def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],

@@ -211,8 +211,10 @@ def configs_section(doc: Document, vrows: list[VerdictRow], summary: list[dict[s
     capped = [row for row in summary if row.get("answers_cut_share")]
     if capped:
         doc.add(Paragraph(
-            "Answers cut at the token limit (the generator stopped at the benchmark's max_new_tokens, finish_reason "
-            "length): " + "; ".join(f"{row['config']} {pct(row['answers_cut_share'])}" for row in capped)
+            "Answers cut at the token limit or after a bare lead-in (finish_reason length: the generator stopped at "
+            "the benchmark's max_new_tokens; lead_in: the answer ended after \"The two rules:\" and before any "
+            "content): " + "; ".join(f"{row['config']} {pct(row['answers_cut_share'])}{_lead_in(row)}"
+                                     for row in capped)
             + ". A cut answer may miss what it was about to say, so such a config's score can understate it; "
             "compare arms only where their shares are alike, or raise benchmark.max_new_tokens."))
     cut = [row for row in summary if row.get("embedder_truncated_share")]
@@ -223,3 +225,9 @@ def configs_section(doc: Document, vrows: list[VerdictRow], summary: list[dict[s
             "its own tokens): " + "; ".join(
                 f"{row['config']} {pct(row['embedder_truncated_share'])} over {row['embedder_input_limit']} tokens"
                 for row in cut) + ". Smaller chunks, or an embedder that reads more, compare chunk sizes fairly."))
+
+
+def _lead_in(row: dict[str, Any]) -> str:
+    """" (8% after a lead-in)" where some of a config's cut answers ended after a bare lead-in."""
+    share = row.get("answers_lead_in_share")
+    return f" ({pct(share)} after a lead-in)" if share else ""

@@ -1,0 +1,155 @@
+"""An HTML page's main content as text, with BeautifulSoup and lxml.
+
+**Main content.** A page saved from a site carries the site around the text: navigation, a header and a
+footer, a search box, a keyboard-shortcuts pop-up, scripts. They are left out: the page's `<main>` (or its
+`role="main"` element) is its content where it has one that holds at least a fifth of the page's text (else
+its `<article>` elements, else its `<body>`), and inside it `<nav>`, `<header>`, `<footer>`, `<aside>`,
+`<form>`, `<dialog>`, `<menu>`, buttons and inputs, elements whose `role` is navigation, banner, contentinfo,
+search, dialog or menu, hidden elements (`hidden`, `aria-hidden="true"`, `display: none`) and scripts, styles
+and templates are dropped. A page without any of these is read whole, as before.
+
+**Text.** Inline elements (`<code>`, `<a>`, `<em>` ...) run on with their neighbours, so "default to
+<code>i32</code>." reads "default to i32." with no space before the full stop; white space inside a block
+collapses to one space as a browser shows it, `<pre>` keeps its own; `<br>` is a line break; block elements
+(paragraphs, headings, list items, tables ...) are separated by a blank line, a table's rows by a line break
+and its cells by a tab.
+The `<title>` opens the text (a blank line after it) unless the content already starts with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Elements that are a page's furniture, not its content.
+BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "dialog", "menu", "button", "input", "select",
+                    "textarea", "script", "style", "noscript", "template", "svg", "iframe", "object")
+BOILERPLATE_ROLES = frozenset({"navigation", "banner", "contentinfo", "search", "dialog", "alertdialog", "menu",
+                               "menubar", "toolbar"})
+MAIN_SHARE = 0.2  # a <main> holding less than this share of the page's text is not taken for its content
+BLOCK_TAGS = frozenset({
+    "address", "article", "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "html", "li", "main", "ol", "p", "pre",
+    "section", "summary", "table", "tbody", "tfoot", "thead", "ul"})
+_BREAK = "\x00"  # a block boundary while the text is assembled
+_KEEP = str.maketrans({"\n": "\x01", " ": "\x02", "\t": "\x03"})  # <pre> white space, kept through the clean-up
+_RESTORE = str.maketrans({"\x01": "\n", "\x02": " ", "\x03": "\t"})
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+def _hidden(tag: Any) -> bool:
+    attrs = tag.attrs or {}
+    return ("hidden" in attrs or str(attrs.get("aria-hidden", "")).lower() == "true"
+            or bool(_HIDDEN_STYLE.search(str(attrs.get("style", "")))))
+
+
+def _furniture(tag: Any) -> bool:
+    if tag.name in BOILERPLATE_TAGS or _hidden(tag):
+        return True
+    role = str((tag.attrs or {}).get("role", "")).lower()
+    return role in BOILERPLATE_ROLES
+
+
+SECTIONING = frozenset({"article", "main", "section"})  # a <header>/<footer> inside one is that part's own
+
+
+def _page_furniture(tag: Any, root: Any) -> bool:
+    """Furniture of the page: a <header> or <footer> counts only outside any article, main or section
+    (inside one it holds that part's heading or notes)."""
+    if not _furniture(tag):
+        return False
+    if tag.name in ("header", "footer"):
+        for parent in tag.parents:
+            if parent is root:
+                return root.name not in SECTIONING
+            if parent.name in SECTIONING:
+                return False
+    return True
+
+
+def drop_furniture(root: Any) -> None:
+    """Remove the page's furniture from `root` (in place)."""
+    doomed = [t for t in root.find_all(True) if _page_furniture(t, root)]
+    for tag in doomed:
+        if not tag.decomposed:
+            tag.decompose()
+
+
+def _text_length(node: Any) -> int:
+    return len("".join(node.get_text(" ").split()))
+
+
+def content_root(soup: Any) -> list[Any]:
+    """The elements that hold the page's content: its `<main>` (or role=main), else its `<article>`s, else
+    its `<body>` (or the whole document), furniture removed."""
+    body = soup.body or soup
+    for tag in body.find_all(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    total = _text_length(body)
+    mains = body.find_all("main") or body.find_all(attrs={"role": "main"})
+    mains = [m for m in mains if not any(p in mains for p in m.parents)]
+    roots = mains if mains and sum(_text_length(m) for m in mains) >= MAIN_SHARE * total else []
+    if not roots:
+        articles = body.find_all("article")
+        articles = [a for a in articles if not any(p in articles for p in a.parents)]
+        roots = articles if articles and sum(_text_length(a) for a in articles) >= MAIN_SHARE * total else [body]
+    for root in roots:
+        drop_furniture(root)
+    return roots
+
+
+def _pieces(node: Any, out: list[str], pre: bool) -> None:
+    from bs4 import NavigableString, Tag
+    from bs4.element import Comment, Declaration, Doctype, ProcessingInstruction
+
+    for child in node.children:
+        if isinstance(child, (Comment, Declaration, Doctype, ProcessingInstruction)):
+            continue
+        if isinstance(child, NavigableString):
+            out.append(str(child).translate(_KEEP) if pre else re.sub(r"\s+", " ", str(child)))
+        elif isinstance(child, Tag):
+            name = child.name
+            if name == "br":
+                out.append("\n")
+            elif name == "tr":  # a table's rows on lines of their own, one after another
+                out.append("\n")
+                _pieces(child, out, pre)
+                out.append("\n")
+            elif name in ("td", "th"):
+                out.append("\t")
+                _pieces(child, out, pre)
+            elif name in BLOCK_TAGS:
+                out.append(_BREAK)
+                _pieces(child, out, pre or name == "pre")
+                out.append(_BREAK)
+            else:
+                _pieces(child, out, pre)
+
+
+def block_text(root: Any) -> str:
+    """The text of `root` as a reader sees it (the module docstring says how)."""
+    pieces: list[str] = []
+    _pieces(root, pieces, root.name == "pre")
+    blocks = []
+    for block in "".join(pieces).split(_BREAK):
+        lines = [line.strip(" \t") for line in block.split("\n")]
+        text = "\n".join(lines).strip("\n")
+        if text.strip():
+            blocks.append(text)
+    return "\n\n".join(blocks).translate(_RESTORE)
+
+
+def html_text(markup: str) -> tuple[str, str]:
+    """(text, title) of an HTML page: its main content as text, its `<title>` first."""
+    import bs4
+
+    soup = bs4.BeautifulSoup(markup, "lxml")
+    found = soup.head.find("title") if soup.head else soup.find("title")
+    title = " ".join(found.get_text(" ").split()) if found else ""
+    text = "\n\n".join(t for t in (block_text(r) for r in content_root(soup)) if t)
+    if title and not text.startswith(title):
+        text = f"{title}\n\n{text}" if text else title
+    return text, title
+
+
+__all__ = ["BOILERPLATE_ROLES", "BOILERPLATE_TAGS", "block_text", "content_root", "drop_furniture", "html_text"]
