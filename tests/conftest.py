@@ -82,3 +82,12 @@ def tiny_reranker(tmp_path_factory):
     from tests.tiny_models import tiny_cross_encoder
 
     return tiny_cross_encoder(tmp_path_factory.mktemp("tiny-reranker") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory):
+    """A tiny random-weight Llama folder (2 layers, hidden 64) with SmolLM2's tokenizer (testsupport/random_models.py):
+    the transformers backend's decoding paths in a fraction of a second (its answers are noise)."""
+    from testsupport.random_models import random_llama
+
+    return random_llama(tmp_path_factory.mktemp("tiny-llama") / "model", "tiny", dtype="float32")
