@@ -12,7 +12,7 @@ region (`span()`) reads it at both ends. On the CPU the wait is nothing, so the 
     prefill.seconds
 
 `device` is a string or `torch.device` ("cpu", "cuda", "cuda:1", "mps", "xpu", "auto" or None: the
-CPU), or any object with a `synchronize()` method (a stream, a test's fake device). Generation,
+CPU), any object with a `synchronize()` method (a stream, a test's fake device), or a tuple of these. Generation,
 embedding and reranking time their GPU work through here (llm/transformers_backend.py, rag/arm.py,
 rag/embedders.py, rag/rerank.py).
 """
@@ -35,6 +35,9 @@ def synchronizer(device: Any) -> Callable[[], None]:
     """What waits until `device` has finished the work queued on it (nothing for the CPU)."""
     if device is None:
         return _no_wait
+    if isinstance(device, (list, tuple)):  # several devices (an embedder here, a reranker there): wait for all
+        waits = [synchronizer(d) for d in device]
+        return lambda: [wait() for wait in waits] and None
     sync = getattr(device, "synchronize", None)
     if callable(sync):  # a stream, an event, a fake device
         return sync

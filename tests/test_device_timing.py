@@ -171,3 +171,40 @@ def test_a_prefix_the_tokens_do_not_share_falls_back_once_and_says_why(tiny_gen,
     said = [r.getMessage() for r in caplog.records if "prefix reuse fell back" in r.getMessage()]
     assert len(said) == 1 and "fewer than 2 leading tokens" in said[0]
     assert all(g.prefill_s is None for g in out)
+
+
+def test_a_clock_over_several_devices_waits_for_each():
+    log: list = []
+    first, second = FakeDevice(log), FakeDevice(log)
+    second.synchronize = lambda: log.append("sync 2")
+    DeviceClock((first, second), clock=lambda: log.append("clock") or 0.0).now()
+    assert log == ["sync", "sync 2", "clock"]
+
+
+def test_rag_timers_wait_for_the_embedder_and_the_reranker_devices(generator, minilm):
+    """The RAG arm's index build and retrieval are timed by a clock that waits for the devices its embedder and
+    reranker run on (here a real MiniLM and cross-encoder-shaped scorer whose devices are fakes that record)."""
+    from rag.arm import RagArm, RagConfig, devices_of
+    from rag.rerank import Reranker
+    from rag.retrievers import DenseRetriever
+
+    log: list = []
+    retriever = DenseRetriever(minilm)
+    assert devices_of(retriever, None) == ("cpu",)
+
+    class Scorer:
+        device = FakeDevice(log)
+
+        def score(self, query, passages):
+            log.append("rerank")
+            return [float(len(p)) for p in passages]
+
+    reranker = Reranker(Scorer(), candidates=4)
+    arm = RagArm(generator, retriever, RagConfig(chunk_size=64, chunk_overlap=8, top_k=2), reranker=reranker)
+    arm.clock = DeviceClock(devices_of(retriever, reranker), clock=lambda: log.append("clock") or 0.0)
+    sample = make_haystack(seed=2, language="en", tokens=300, n_questions=1)[0]
+    prompt = arm.build(sample)
+    assert prompt.meta["retrieval_s"] == 0.0
+    rerank_at = log.index("rerank")
+    assert log[rerank_at + 1: rerank_at + 3] == ["sync", "clock"], "the reranker's work is waited for, then timed"
+    assert log.count("clock") == 4  # index build and retrieval, each read at both ends
