@@ -88,7 +88,7 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               out: Path) -> list[Path]:
+               out: Path, cost_basis: str = "") -> list[Path]:
     """The answer table, its notes and the forest plot; returns the plot file (if drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
                   css_class="answer"))
@@ -105,7 +105,8 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
     doc.add(Paragraph(
         "Δ: RAG minus long context in points (x100) with its 95% interval over documents; "
-        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document); "
+        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
+        + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
         "rule and the full table: section 1."))
     return [path] if path else []
