@@ -208,3 +208,55 @@ def test_rag_timers_wait_for_the_embedder_and_the_reranker_devices(generator, mi
     rerank_at = log.index("rerank")
     assert log[rerank_at + 1: rerank_at + 3] == ["sync", "clock"], "the reranker's work is waited for, then timed"
     assert log.count("clock") == 4  # index build and retrieval, each read at both ends
+
+
+def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_stay(tiny_gen):
+    """Inside `fixed_width` the key length is the buffer's capacity at every step (one cuDNN plan per document on a
+    GPU); the masked decode over it gives the logits of a plain cache."""
+    import torch
+    from transformers import DynamicCache
+
+    from llm.transformers_backend import CAPACITY_STEP, _cache_arg, fixed_width, grow_in_place
+
+    model = tiny_gen.model
+    ids = torch.randint(10, 40000, (1, 300))
+    plain, grown = DynamicCache(config=model.config), DynamicCache(config=model.config)
+    assert grow_in_place(grown, room=10)
+    seen = []
+    with torch.inference_mode():
+        for cache in (plain, grown):
+            model(ids, **_cache_arg(model, cache), use_cache=True)
+        with fixed_width(plain, 400) as none:
+            assert none is None
+        with fixed_width(grown, 305) as width:
+            assert width % CAPACITY_STEP == 0 and width >= 310
+            layer = grown.layers[0]
+            one = torch.zeros(*layer._k.shape[:-2], 1, layer._k.shape[-1])
+            for t in range(3):
+                keys, _ = layer.update(one, one)
+                seen.append(keys.shape[-2])
+            layer.crop(300)
+            blocked = torch.finfo(model.dtype).min
+            mask = torch.full((1, width), blocked)
+            mask[:, :301] = 0.0
+            step = ids[:, :1]
+            fixed = model(step, attention_mask=mask[None, None], position_ids=torch.tensor([[300]]),
+                          **_cache_arg(model, grown), use_cache=True).logits
+        loose = model(step, **_cache_arg(model, plain), use_cache=True).logits
+        assert layer.update(one, one)[0].shape[-2] == 302, "outside: the filled part"
+    assert seen == [width] * 3
+    assert torch.allclose(fixed, loose, atol=1e-5)
+
+
+def test_decoding_on_cuda_keeps_off_kernels_that_plan_per_shape():
+    import torch
+
+    from llm.transformers_backend import steady_attention
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    with steady_attention("cpu"):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    with steady_attention("cuda:0"):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before
