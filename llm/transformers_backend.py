@@ -702,7 +702,8 @@ class TokenStream:
 
     def _run(self, max_new_tokens: int) -> None:
         try:
-            self._out = self._gen._decode(self._ids, max_new_tokens=max_new_tokens, streamer=self._streamer)
+            with steady_attention(self._gen.device):
+                self._out = self._gen._decode(self._ids, max_new_tokens=max_new_tokens, streamer=self._streamer)
         except BaseException as err:  # noqa: BLE001 - re-raised in the consuming thread
             self._error = err
             self._streamer.end()
