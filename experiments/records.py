@@ -81,11 +81,15 @@ class Record(TypedDict, total=False):
     prefill_s: float | None  # long context with prefix reuse: the whole shared-prefix prefill of its group
     prefix_group_size: int | None  # questions that shared that prefill
     ttft_s: float | None
+    latency_repeats_s: list[float]  # run.timing_repeats: what one user waited at each re-timing (experiments/retime.py)
+    generation_repeats_s: list[float]  # run.timing_repeats: the charged generation seconds at each re-timing
     cached: bool  # every generation came from the response cache
     calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)
     finish_reason: str | None  # how the answer ended: "stop", "length" (cut at max_new_tokens), "lead_in" (ended
     # after a bare lead-in such as "The two rules:", stop strings set), "repetition", ...; None: unknown
     cost_usd: float | None
+    cached_prompt_tokens: int | None  # prompt tokens the endpoint read from its prompt cache (at the cached rate)
+    cache_write_tokens: int | None  # prompt tokens the endpoint wrote to its prompt cache (at the write rate)
     # what the arm put in the prompt (ok and retrieved)
     context_tokens: int
     # RAG

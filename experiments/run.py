@@ -43,11 +43,12 @@ from experiments.context_cuts import context_cuts, cuts_line
 from experiments.eta import TimeEstimate
 from experiments.run_metrics import aggregate
 from experiments.logs import set_log_level
+from experiments.retime import retime
 from experiments.arms import Answer, arm_spec
 from experiments import redact
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import build_cost_model
+from llm.cost import build_cost_model, full_rate_note
 from experiments import records as schema
 from experiments.records import RecordStore, write_json_atomic
 
@@ -64,7 +65,7 @@ def arm_knobs(cfg: DictConfig) -> dict[str, Any]:
 # Settings that choose which samples run (eval.benchmarks.SELECTION_KEYS), or how patiently a backend is
 # asked, but cannot change a sample's record: left out of the config hash, so changing them keeps a run resumable.
 OPERATIONAL_KEYS = ("timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency", "stream",
-                    "stream_usage", "api_key_env")
+                    "stream_usage", "api_key_env", "warmup")
 
 
 def config_hash(cfg: DictConfig) -> str:
@@ -102,7 +103,8 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     u = ans.usage
     # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
     seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
-    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds) if cost_model else None
+    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
+                           u.get("cache_write_tokens") or 0) if cost_model else None
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
         if ans.texts:
             raise ValueError("generator.samples > 1 cannot be judged pairwise (a question without references)")
@@ -204,8 +206,14 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
-    records = run_samples(loaded.samples, arm, generator, RecordStore(run_dir / "records.jsonl"), knobs, chash,
+    store = RecordStore(run_dir / "records.jsonl")
+    records = run_samples(loaded.samples, arm, generator, store, knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
+    repeats = int(cfg.run.get("timing_repeats") or 0)
+    if repeats:  # re-time a sample of the answers (experiments/retime.py)
+        by_id = {str(r["id"]): r for r in records}
+        retime(loaded.samples, by_id, arm, spec, generator, store, repeats, int(cfg.run.get("timing_groups") or 4))
+        records = [by_id[s.id] for s in loaded.samples if s.id in by_id]
     cuts = context_cuts(loaded.samples, records, getattr(generator, "context_window", None))
     line = cuts_line(cuts)
     if line:
@@ -217,7 +225,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
                     "rag.chunk_size counts the generator's tokens; use smaller chunks or an embedder that reads more.",
                     truncation["embedder"], truncation["truncated"], truncation["chunks"], 100 * truncation["share"],
                     truncation.get("max_input_tokens", "?"))
-    result = {"knobs": knobs, "config_hash": chash, **aggregate(records),
+    cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in records if schema.is_answered(r))
+    note = full_rate_note(cost_model, cached)
+    if note:
+        log.warning("%s", note)
+    result = {"knobs": knobs, "config_hash": chash, **aggregate(records), "cached_prompt_tokens_full_rate_note": note,
               "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
               "generation_calls": getattr(generator, "calls", None),
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),

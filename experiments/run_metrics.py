@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from eval.metrics.official import official_aggregate
 from eval.sample import level_sort_key
 from experiments import records as schema
+from experiments.retime import retimed_latency
 
 
 def _pct(values: list[float]) -> float | None:
@@ -91,7 +92,12 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["answers_lead_in_share"] = round(ended.count(schema.LEAD_IN) / len(ended), 4) if ended else None
     latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
     out["latency_s_p50"] = round(quantile(latencies, 0.5), 4) if latencies else None
+    out["latency_s_p90"] = round(quantile(latencies, 0.9), 4) if latencies else None
     out["latency_s_p95"] = round(quantile(latencies, 0.95), 4) if latencies else None
+    retimed = [x for x in (retimed_latency(r) for r in answered) if x is not None]
+    if retimed:  # run.timing_repeats: the per-answer medians of the re-timed latencies
+        out["latency_retimed"] = {"n": len(retimed), "p50": round(quantile(retimed, 0.5), 4),
+                                  "p90": round(quantile(retimed, 0.9), 4)}
     routes = [r["route"] for r in answered if r.get("route")]
     if routes:  # selfroute: which path answered
         out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}

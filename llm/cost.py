@@ -4,13 +4,24 @@ Two ways to pay for tokens:
 
 - `per_token` (APIs): `input_usd_per_million` and `output_usd_per_million`;
   cost = prompt_tokens * input / 1e6 + completion_tokens * output / 1e6.
+  Provider prompt caching (optional keys): `cached_input_usd_per_million` (a prompt token read from the
+  provider's cache: OpenAI bills it at 50-90% off, Anthropic at 10% of the input price),
+  `cache_write_usd_per_million` (a prompt token written to the cache: Anthropic 125% of the input price;
+  default the input price, as OpenAI's automatic caching charges nothing more), `min_cached_prefix_tokens`
+  (shorter prefixes are not cached: 1,024 at OpenAI and Anthropic) and `cache_ttl_s` (how long an entry
+  lives unused: the what-if assumes a document's questions come within it). A record's
+  `cached_prompt_tokens` (what the endpoint reported: OpenAI-compatible
+  `usage.prompt_tokens_details.cached_tokens`) are priced at the cached rate and its `cache_write_tokens`
+  at the write rate; with no cached rate in the price they are priced at the full input rate, and
+  `full_rate_cached_tokens` counts them so the run can say so.
 - `hourly` (self-hosted: a GPU or a CPU machine rented by the hour): `usd_per_hour` per device,
   times `devices`, charged for the time the request occupied them. `basis: latency` charges the
   measured `latency_s` of the record (right for one request at a time, as the transformers
   backend runs; the vLLM offline backend reports each request's share of its batch's wall time).
   `basis: throughput` charges tokens at a measured rate instead (right for a batching server whose
   per-request latencies overlap): seconds = prompt_tokens / prefill_tokens_per_s +
-  completion_tokens / decode_tokens_per_s.
+  completion_tokens / decode_tokens_per_s (prompt tokens the server reports as read from its prefix
+  cache skip the prefill).
 
 `build_cost_model(None)` (or `kind: none`) gives a model whose costs are None: no price table,
 no invented number.
@@ -30,6 +41,9 @@ from typing import Any, Mapping
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 
 KINDS = ("per_token", "hourly", "none")
+PER_TOKEN_KEYS = frozenset({"kind", "name", "input_usd_per_million", "output_usd_per_million",
+                            "cached_input_usd_per_million", "cache_write_usd_per_million", "min_cached_prefix_tokens",
+                            "cache_ttl_s"})
 BASES = ("latency", "throughput")
 
 
@@ -39,7 +53,8 @@ class CostModel:
     kind: str | None = None
     hourly_rate: float | None = None  # USD per hour of all devices (hourly prices only)
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float | None:
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+             cache_write_tokens: int = 0) -> float | None:
         return None
 
     def needs_tokens(self) -> bool:
@@ -55,17 +70,64 @@ class PerTokenCost(CostModel):
     input_usd_per_million: float
     output_usd_per_million: float
     name: str | None = None
+    cached_input_usd_per_million: float | None = None  # None: the price names no cached rate
+    cache_write_usd_per_million: float | None = None  # None: a cache write costs the input price
+    min_cached_prefix_tokens: int = 0
+    cache_ttl_s: float | None = None
     kind = "per_token"
+
+    def __post_init__(self) -> None:
+        self.full_rate_cached_tokens = 0  # cached prompt tokens priced at the full rate (no cached rate known)
 
     def needs_tokens(self) -> bool:
         return True
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float | None:
-        return (prompt_tokens * self.input_usd_per_million + completion_tokens * self.output_usd_per_million) / 1e6
+    @property
+    def caches(self) -> bool:
+        """Whether the price names a cached-input rate (provider prompt caching can be priced)."""
+        return self.cached_input_usd_per_million is not None
+
+    @property
+    def write_rate(self) -> float:
+        return self.input_usd_per_million if self.cache_write_usd_per_million is None \
+            else self.cache_write_usd_per_million
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+             cache_write_tokens: int = 0) -> float | None:
+        cached, written = max(0, int(cached_tokens or 0)), max(0, int(cache_write_tokens or 0))
+        if cached + written > prompt_tokens:
+            raise ValueError(f"{cached} cached + {written} cache-write prompt tokens exceed the prompt's "
+                             f"{prompt_tokens} tokens")
+        if cached and not self.caches:
+            self.full_rate_cached_tokens += cached
+        read = self.input_usd_per_million if not self.caches else self.cached_input_usd_per_million
+        fresh = prompt_tokens - cached - written
+        return (fresh * self.input_usd_per_million + cached * read + written * self.write_rate  # type: ignore[operator]
+                + completion_tokens * self.output_usd_per_million) / 1e6
+
+    def cache_terms(self, prompt_tokens: float, completion_tokens: float, prefix_tokens: float) -> tuple[float, float]:
+        """One document's answers with provider caching of its shared `prefix_tokens` (the first question
+        writes the prefix, the others read it within the time-to-live): (fixed cost per document, cost per
+        answer); q answers cost fixed + q x per_answer. A prefix below `min_cached_prefix_tokens`, or a price
+        without a cached rate, is not cached: (0, the plain cost)."""
+        plain = self.cost(int(round(prompt_tokens)), int(round(completion_tokens)), 0.0) or 0.0
+        if not self.caches or prefix_tokens < max(1, self.min_cached_prefix_tokens):
+            return 0.0, plain
+        prefix = min(float(prefix_tokens), float(prompt_tokens))
+        read = prefix * self.cached_input_usd_per_million / 1e6  # type: ignore[operator]
+        write = prefix * self.write_rate / 1e6
+        per_answer = plain - prefix * self.input_usd_per_million / 1e6 + read
+        return write - read, per_answer
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "per_token", "name": self.name, "input_usd_per_million": self.input_usd_per_million,
-                "output_usd_per_million": self.output_usd_per_million}
+        out = {"kind": "per_token", "name": self.name, "input_usd_per_million": self.input_usd_per_million,
+               "output_usd_per_million": self.output_usd_per_million}
+        for key in ("cached_input_usd_per_million", "cache_write_usd_per_million", "cache_ttl_s"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.min_cached_prefix_tokens:
+            out["min_cached_prefix_tokens"] = self.min_cached_prefix_tokens
+        return out
 
 
 @dataclass
@@ -85,15 +147,18 @@ class HourlyCost(CostModel):
     def needs_tokens(self) -> bool:
         return self.basis == "throughput"
 
-    def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float:
+    def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0) -> float:
         if self.basis == "latency":
             return float(latency_s)
-        return prompt_tokens / self.prefill_tokens_per_s + completion_tokens / self.decode_tokens_per_s  # type: ignore[operator]
+        prefilled = max(0, prompt_tokens - int(cached_tokens or 0))  # a prefix-cache hit skips its prefill
+        return prefilled / self.prefill_tokens_per_s + completion_tokens / self.decode_tokens_per_s  # type: ignore[operator]
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> float | None:
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+             cache_write_tokens: int = 0) -> float | None:
         if self.basis == "latency" and latency_s is None:
             return None
-        return self.seconds(prompt_tokens, completion_tokens, latency_s) * self.usd_per_hour * self.devices / 3600.0
+        seconds = self.seconds(prompt_tokens, completion_tokens, latency_s, cached_tokens)
+        return seconds * self.usd_per_hour * self.devices / 3600.0
 
     def describe(self) -> dict[str, Any]:
         out = {"kind": "hourly", "name": self.name, "usd_per_hour": self.usd_per_hour, "devices": self.devices,
@@ -101,6 +166,15 @@ class HourlyCost(CostModel):
         if self.basis == "throughput":
             out.update(prefill_tokens_per_s=self.prefill_tokens_per_s, decode_tokens_per_s=self.decode_tokens_per_s)
         return out
+
+
+def full_rate_note(model: CostModel, cached_tokens: int) -> str | None:
+    """The sentence that says cached prompt tokens were priced at the full input rate (the price names no cached
+    rate), or None when nothing was: the run's log and metrics.json and the report's pricing line use it."""
+    if not cached_tokens or not isinstance(model, PerTokenCost) or model.caches:
+        return None
+    return (f"{cached_tokens} prompt tokens the endpoint reported as read from its prompt cache were priced at the "
+            f"full input rate: price {model.name or '(unnamed)'} has no cached_input_usd_per_million")
 
 
 def _number(cfg: Mapping[str, Any], key: str, positive: bool = True) -> float:
@@ -121,8 +195,25 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
     if kind == "none":  # conf/price/none.yaml: priced at nothing known
         return CostModel()
     if kind == "per_token":
+        unknown = sorted(set(cfg) - PER_TOKEN_KEYS)
+        if unknown:
+            raise ValueError(f"price.{unknown[0]}: not a per_token price key; known: "
+                             f"{', '.join(sorted(PER_TOKEN_KEYS))}")
+        optional = {key: _number(cfg, key, positive=False) for key in ("cached_input_usd_per_million",
+                                                                        "cache_write_usd_per_million")
+                    if cfg.get(key) is not None}
+        if cfg.get("cache_ttl_s") is not None:
+            optional["cache_ttl_s"] = _number(cfg, "cache_ttl_s")
+        if cfg.get("min_cached_prefix_tokens") is not None:
+            minimum = cfg["min_cached_prefix_tokens"]
+            if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:
+                raise ValueError(f"price.min_cached_prefix_tokens must be a whole number >= 0, got {minimum!r}")
+            optional["min_cached_prefix_tokens"] = minimum
+        if "cache_write_usd_per_million" in optional and "cached_input_usd_per_million" not in optional:
+            raise ValueError("price.cache_write_usd_per_million is set without price.cached_input_usd_per_million: "
+                             "a cache that is written is read at the cached rate; give both")
         return PerTokenCost(_number(cfg, "input_usd_per_million", positive=False),
-                            _number(cfg, "output_usd_per_million", positive=False), name)
+                            _number(cfg, "output_usd_per_million", positive=False), name, **optional)
     if kind == "hourly":
         basis = cfg.get("basis", "latency")
         if basis not in BASES:

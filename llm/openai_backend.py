@@ -10,7 +10,10 @@ or any server speaking the OpenAI chat-completions or completions API.
   single read (and on connecting), as the HTTP client applies it.
 - `stream: true` streams the answer to measure the time to first token (`ttft_s`).
 - `usage` comes from the response; when a server gives none, tokens are counted locally with
-  `tokenizer` (the same tokenizer the arms budget with).
+  `tokenizer` (the same tokenizer the arms budget with). The prompt tokens it reports as read from the
+  provider's prompt cache (`prompt_tokens_details.cached_tokens`) or written to it (Anthropic's
+  `cache_creation_input_tokens`) are kept (`Generation.cached_prompt_tokens`, `cache_write_tokens`) and priced
+  at the price's cached and write rates (llm/cost.py).
 - Servers differ in details (testsupport/fake_servers.py imitates them for the tests), and each is
   taken as it comes: usage in a last chunk with no choices (OpenAI, asked with
   `stream_options.include_usage`), in every chunk as a running total (vLLM's
@@ -75,6 +78,26 @@ def finish_reason(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return FINISH_REASONS.get(value, value)
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cache_usage(usage: Any) -> tuple[int | None, int | None]:
+    """The prompt tokens a response's `usage` says were read from the provider's prompt cache and written to it:
+    OpenAI's and vLLM's `prompt_tokens_details.cached_tokens`; Anthropic's names (`cache_read_input_tokens`,
+    `cache_creation_input_tokens`) as OpenAI-compatible proxies pass them on. None where it says nothing."""
+    if usage is None:
+        return None, None
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        read = _whole(details.get("cached_tokens"))
+    else:
+        read = _whole(getattr(details, "cached_tokens", None))
+    if read is None:
+        read = _whole(getattr(usage, "cache_read_input_tokens", None))
+    return read, _whole(getattr(usage, "cache_creation_input_tokens", None))
 
 
 def resolve_api_key(api_key_env: str | None, base_url: str | None) -> str:
@@ -281,5 +304,7 @@ class OpenAICompatGenerator(Generator):
                 completion_tokens = self.tokenizer.count(text) if text else 0
         # a server applies stop strings itself: an answer it stopped right after a bare lead-in is a cut answer
         finish = finish_after_stop(text, finish, self.stop if not isinstance(prompt, ChatRequest) else None)
+        cached, written = cache_usage(usage)
         return Generation(text=text.strip(), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          latency_s=latency, ttft_s=ttft, finish_reason=finish)
+                          latency_s=latency, ttft_s=ttft, finish_reason=finish, cached_prompt_tokens=cached,
+                          cache_write_tokens=written)

@@ -63,6 +63,11 @@ class Generation:
     prompts that shared it, and `user_latency_s` what one user waits: the whole prefill plus the
     decode of the batch that answered them. Without reuse those stay None and a user waits `latency_s`.
 
+    `cached_prompt_tokens` are the prompt tokens the endpoint reports it read from its prompt cache (an
+    OpenAI-compatible `usage.prompt_tokens_details.cached_tokens`, vLLM's `num_cached_tokens`), priced at a
+    provider's cached rate; `cache_write_tokens` those it reports writing to it (Anthropic's
+    `cache_creation_input_tokens`), priced at its write rate. None: the endpoint said nothing.
+
     `finish_reason` is how the answer ended, where the backend says: "stop" (end of sequence or a
     stop string), "length" (the token limit), "repetition" (the transformers backend with `stop_loops` ended an
     answer that repeated itself), "lead_in" (stop strings set: the answer ended as a bare lead-in such as "The two
@@ -80,3 +85,5 @@ class Generation:
     prefix_group_size: int | None = None
     user_latency_s: float | None = None
     finish_reason: str | None = None
+    cached_prompt_tokens: int | None = None
+    cache_write_tokens: int | None = None

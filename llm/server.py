@@ -100,9 +100,14 @@ def max_tokens(body: dict[str, Any]) -> int:
     return value
 
 
-def usage_of(gen: Generation) -> dict[str, int]:
-    return {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
-            "total_tokens": gen.prompt_tokens + gen.completion_tokens}
+def usage_of(gen: Generation) -> dict[str, Any]:
+    """An answer's `usage`; with `prompt_tokens_details.cached_tokens` where the server knows how many prompt
+    tokens it read from a prompt cache (a test double that bills as a provider does: testsupport/fake_servers.py)."""
+    usage: dict[str, Any] = {"prompt_tokens": gen.prompt_tokens, "completion_tokens": gen.completion_tokens,
+                             "total_tokens": gen.prompt_tokens + gen.completion_tokens}
+    if gen.cached_prompt_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": gen.cached_prompt_tokens}
+    return usage
 
 
 def answer_id(chat: bool) -> str:
@@ -452,8 +457,12 @@ class OpenAICompatServer:
     def _generate_now(self, prompt: Prompt | str, limit: int) -> Generation:
         """The whole answer, in the caller's turn."""
         if isinstance(prompt, Prompt):
-            return self.backend.generate([prompt])[0]
-        return self.backend.complete(prompt, max_new_tokens=limit)
+            return self.account(prompt, self.backend.generate([prompt])[0])
+        return self.account(prompt, self.backend.complete(prompt, max_new_tokens=limit))
+
+    def account(self, prompt: Prompt | str, gen: Generation) -> Generation:
+        """The answer as its usage reports it (a test double adds what a provider would bill: cached tokens)."""
+        return gen
 
     def generate(self, prompt: Prompt | str, limit: int) -> Generation:
         """The whole answer, when its turn comes."""
@@ -473,7 +482,7 @@ class OpenAICompatServer:
             if hasattr(self.backend, "stream"):
                 pieces = self.backend.stream(prompt, max_new_tokens=limit)
                 yield from pieces
-                yield pieces.generation
+                yield self.account(prompt, pieces.generation)
             else:
                 gen = self._generate_now(prompt, limit)
                 yield gen.text

@@ -118,9 +118,11 @@ def generation_from_output(output: Any, latency_s: float, stop: Sequence[str] | 
     if isinstance(first_token, (int, float)) and isinstance(arrival, (int, float)) and first_token >= arrival:
         ttft = float(first_token - arrival)
     finish = getattr(first, "finish_reason", None)  # "stop" | "length" | "abort" (vLLM's CompletionOutput)
+    cached = getattr(output, "num_cached_tokens", None)  # prompt tokens its prefix cache served
     finish = finish_after_stop(first.text, finish if isinstance(finish, str) else None, stop)
     return Generation(text=first.text.strip(), prompt_tokens=len(output.prompt_token_ids),
-                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft, finish_reason=finish)
+                      completion_tokens=len(first.token_ids), latency_s=latency_s, ttft_s=ttft, finish_reason=finish,
+                      cached_prompt_tokens=cached if isinstance(cached, int) and cached >= 0 else None)
 
 
 class VLLMGenerator(Generator):

@@ -9,7 +9,6 @@ for retrieval-only runs.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from eval.evidence import Region, present_fraction, recall_at, split_kinds
 from eval.lexical_overlap import lexical_overlap
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
+from llm.timing import DeviceClock
 from rag.assembly import ORDERS, TITLES, join_chunks, order_chunks, select_chunks, titles_on, with_titles
 from eval.storage import DiskCache
 from rag.cache_keys import content_key, dump_json, load_json, text_hash
@@ -53,6 +53,13 @@ class RagConfig:
             raise ValueError(f"rag.doc_titles={self.doc_titles!r}; allowed: auto, true, false")
 
 
+def devices_of(retriever, reranker) -> tuple:
+    """The devices a retriever's embedder and a reranker's scorer run on (those that say: `device`)."""
+    found = [getattr(getattr(part, attr, None), "device", None)
+             for part, attr in ((retriever, "embedder"), (reranker, "scorer"))]
+    return tuple(dict.fromkeys(d for d in found if d is not None))
+
+
 class RagArm:
     name = "rag"
 
@@ -67,6 +74,8 @@ class RagArm:
         self.index_builds = 0
         self.index_seconds = 0.0  # chunk + embed + index build time of the documents indexed, total
         self.memory_hits = 0
+        # embedding and reranking may run on a GPU: their timed regions wait for it (llm/timing.py)
+        self.clock = DeviceClock(devices_of(retriever, reranker))
 
     # ------------------------------------------------------------ chunks and index, cached
     def _tokenizer_id(self) -> str:
@@ -102,10 +111,10 @@ class RagArm:
             self._indexes.move_to_end(key)
             self.memory_hits += 1
             return self._indexes[key]
-        t0 = time.perf_counter()
-        chunks = self.chunks_for(sample, key)
-        index = self.retriever.index([c.text for c in chunks], sample.language, self.cache, key)
-        self.index_seconds += self._build_seconds(key, time.perf_counter() - t0)
+        with self.clock.span() as build:
+            chunks = self.chunks_for(sample, key)
+            index = self.retriever.index([c.text for c in chunks], sample.language, self.cache, key)
+        self.index_seconds += self._build_seconds(key, build.seconds or 0.0)
         self.index_builds += 1
         self._indexes[key] = (chunks, index)
         while len(self._indexes) > self.max_indexes:
@@ -157,11 +166,12 @@ class RagArm:
         room = self._room(sample)
         chunks, index = self._index_for(sample)
         query = retrieval_query(sample)
-        t0 = time.perf_counter()  # what this question adds to a user's wait: query embedding, search, rerank
-        ranked = index.search(query, self._depth(len(chunks)))
-        if self.reranker is not None:
-            ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
-        retrieval_s = time.perf_counter() - t0
+        # what this question adds to a user's wait: query embedding, search, rerank
+        with self.clock.span() as retrieval:
+            ranked = index.search(query, self._depth(len(chunks)))
+            if self.reranker is not None:
+                ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
+        retrieval_s = retrieval.seconds or 0.0
         ranked_chunks = [chunks[i] for i, _ in ranked]
         if titles_on(self.cfg.doc_titles, len(sample.documents)):
             ranked_chunks = with_titles(ranked_chunks, sample.documents, self.gen.tokenizer.count)

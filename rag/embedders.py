@@ -107,6 +107,7 @@ class SentenceTransformerEmbedder:
 
         path, _ = resolve_model(model)
         device = resolve_device(device)
+        self.device = device  # where it runs: rag/arm.py's timers wait for it (llm/timing.py)
         try:
             self.model = SentenceTransformer(path, device=device)
         except (OSError, ValueError) as err:
@@ -174,6 +175,7 @@ class FlagM3Embedder:
                     "FlagEmbedding would give it random sparse and ColBERT heads; use backend=sentence_transformers "
                     "for a dense-only model")
         device = resolve_device(device)
+        self.device = device  # where it runs: rag/arm.py's timers wait for it (llm/timing.py)
         self.half = bool(fp16 and device.startswith("cuda"))
         try:
             self.model = BGEM3FlagModel(path, use_fp16=self.half, devices=device)

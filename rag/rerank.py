@@ -28,8 +28,9 @@ class CrossEncoderScorer:
         CrossEncoder = require("sentence_transformers", "reranker.kind=cross_encoder", "make install").CrossEncoder
 
         path, _ = resolve_model(model)
+        self.device = resolve_device(device)  # where it runs: rag/arm.py's timers wait for it (llm/timing.py)
         try:
-            self.model = CrossEncoder(path, device=resolve_device(device), max_length=max_length)
+            self.model = CrossEncoder(path, device=self.device, max_length=max_length)
         except (OSError, ValueError) as err:
             raise FileNotFoundError(
                 f"cannot load reranker {model!r} (reranker.model): {err}. Give a local directory or a hub id already "
@@ -51,6 +52,7 @@ class FlagRerankerScorer:
                                ).FlagReranker
         path, _ = resolve_model(model)
         device = resolve_device(device)
+        self.device = device  # where it runs: rag/arm.py's timers wait for it (llm/timing.py)
         try:
             self.model = FlagReranker(path, use_fp16=fp16 and device.startswith("cuda"), devices=device)
         except (OSError, ValueError) as err:

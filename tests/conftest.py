@@ -91,3 +91,12 @@ def estimate_of(lo: float, hi: float, df: float = 1e6):
     from eval.metrics.confidence import Estimate
 
     return Estimate((lo + hi) / 2, (hi - lo) / 2 / t.ppf(0.975, df), df, 10)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory):
+    """A tiny random-weight Llama folder (2 layers, hidden 64) with SmolLM2's tokenizer (testsupport/random_models.py):
+    the transformers backend's decoding paths in a fraction of a second (its answers are noise)."""
+    from testsupport.random_models import random_llama
+
+    return random_llama(tmp_path_factory.mktemp("tiny-llama") / "model", "tiny", dtype="float32")

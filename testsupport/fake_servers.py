@@ -65,6 +65,13 @@ makes this server answer as one of them:
 
 The faults apply in every dialect (the chunk a `cut` stream sends has the dialect's shape).
 
+Prompt caching, `--prompt-caching` (constructor `prompt_caching=True`): the usage bills as OpenAI's automatic
+prompt caching does, in `usage.prompt_tokens_details.cached_tokens` (vLLM's server reports it in the same
+field): the longest prefix of the prompt's tokens, in whole blocks of `cache_block` tokens (128) and at least
+`cache_min_tokens` long (1,024), that an earlier request's prompt began with, counts as read from the cache;
+every prompt's own prefixes are remembered for later requests. It is bookkeeping only (the model still reads
+the whole prompt): the double prices what a provider would bill, for clients and cost code to be tested against.
+
 Interrupting mode, `--interrupt-on-new-request` (constructor `interrupt_on_new_request=True`): like
 llama.cpp's Python server (whose default it is), a request that comes in while another generates
 interrupts that one: a streamed answer ends at once without a finish_reason (`data: [DONE]` after
@@ -80,7 +87,9 @@ import json
 import socket
 import threading
 import time
+import hashlib
 from collections import deque
+from dataclasses import replace
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -417,6 +426,37 @@ class FakeHandler(OpenAIHandler):
         self.close_connection = True  # the answer was never completed: this connection is done
 
 
+# -- prompt caching: what a provider bills as cached prompt tokens -----------------------------------
+
+
+class PromptCache:
+    """OpenAI's automatic prompt caching as billed: the prefixes (whole blocks, at least `min_tokens`) of the
+    prompts seen so far; `read_and_remember(ids)` gives the cached tokens of a new prompt, then remembers it."""
+
+    def __init__(self, min_tokens: int = 1024, block: int = 128):
+        if min_tokens < block or block < 1:
+            raise ValueError(f"prompt caching: min_tokens ({min_tokens}) must be >= block ({block}) >= 1")
+        self.min_tokens, self.block = int(min_tokens), int(block)
+        self._seen: set[bytes] = set()
+        self._lock = threading.Lock()
+
+    def _prefix_keys(self, ids: list[int]) -> list[tuple[int, bytes]]:
+        """(length, key) of every cacheable prefix of `ids`, shortest first (keys chained block by block)."""
+        out, digest = [], hashlib.sha256()
+        for end in range(self.block, len(ids) + 1, self.block):
+            digest.update(json.dumps(ids[end - self.block:end]).encode())
+            if end >= self.min_tokens:
+                out.append((end, digest.copy().digest()))
+        return out
+
+    def read_and_remember(self, ids: list[int]) -> int:
+        keys = self._prefix_keys(list(ids))
+        with self._lock:
+            hit = max((n for n, key in keys if key in self._seen), default=0)
+            self._seen.update(key for _, key in keys)
+        return hit
+
+
 # -- the server: the fault queue and interrupting mode -------------------------------------------
 
 
@@ -427,8 +467,10 @@ class FakeOpenAIServer(OpenAICompatServer):
 
     def __init__(self, backend, model_name: str | None = None, host: str = "127.0.0.1", port: int = 0,
                  request_log: str | Path | None = None, api_key: str | None = None, *, faults: Iterable[str] = (),
-                 dialect: str = "openai", interrupt_on_new_request: bool = False):
+                 dialect: str = "openai", interrupt_on_new_request: bool = False, prompt_caching: bool = False,
+                 cache_min_tokens: int = 1024, cache_block: int = 128):
         self.dialect = check_dialect(dialect)
+        self.prompt_cache = PromptCache(cache_min_tokens, cache_block) if prompt_caching else None
         self.interrupt_on_new_request = bool(interrupt_on_new_request)
         self._faults: deque[tuple[str, float | None]] = deque(parse_fault(f) for f in faults)
         self._waiting = 0  # generation requests waiting for their turn
@@ -470,6 +512,19 @@ class FakeOpenAIServer(OpenAICompatServer):
 
     def describe_request(self, entry: dict[str, Any]) -> str:
         return super().describe_request(entry) + (f" (fault {entry['fault']})" if entry.get("fault") else "")
+
+    def account(self, prompt: Prompt | str, gen: Generation) -> Generation:
+        """With prompt caching: the prompt tokens a provider would bill as read from its cache."""
+        if self.prompt_cache is None:
+            return gen
+        from llm.transformers_backend import render_prompt, uses_chat_template
+
+        hf = self.backend.tokenizer.hf
+        if isinstance(prompt, Prompt):
+            ids = hf(render_prompt(hf, prompt), add_special_tokens=not uses_chat_template(hf, prompt))["input_ids"]
+        else:
+            ids = hf(prompt, add_special_tokens=True)["input_ids"]
+        return replace(gen, cached_prompt_tokens=self.prompt_cache.read_and_remember(ids))
 
     # -- interrupting mode -------------------------------------------------------------
     @contextmanager
@@ -527,12 +582,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="a new request interrupts the one in flight, as llama.cpp's server does by default")
     parser.add_argument("--dialect", default="openai", choices=DIALECTS,
                         help="answer as this server does (see the module docstring): " + ", ".join(DIALECTS))
+    parser.add_argument("--prompt-caching", action="store_true",
+                        help="report cached prompt tokens as OpenAI's prompt caching bills them (1,024+ tokens, "
+                             "128-token blocks)")
     args = parser.parse_args(argv)
     faults = [f for f in args.faults.split(",") if f.strip()]
 
     def make_server(*positional: Any) -> FakeOpenAIServer:
         return FakeOpenAIServer(*positional, faults=faults, dialect=args.dialect,
-                                interrupt_on_new_request=args.interrupt_on_new_request)
+                                interrupt_on_new_request=args.interrupt_on_new_request,
+                                prompt_caching=args.prompt_caching)
 
     serve(parser, args, make_server)
 

@@ -77,8 +77,13 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[s
     reuse a share of one prefill plus a share of the batched decode). `latency_s`: what one user
     waits: `retrieval_s` (RAG) plus each call's time as served to that user (with prefix reuse
     the whole prefill and its batch's decode). `prefill_s` / `prefix_group_size`: the shared
-    prefill of the long-context call and how many questions shared it (None without reuse)."""
+    prefill of the long-context call and how many questions shared it (None without reuse).
+    `cached_prompt_tokens` / `cache_write_tokens`: the prompt tokens the endpoint reported reading from and
+    writing to its prompt cache (None when no call reported any), which a per-token price bills at its cached
+    and write rates."""
     ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
+    cached = [g.cached_prompt_tokens for g in gens if g.cached_prompt_tokens is not None]
+    written = [g.cache_write_tokens for g in gens if g.cache_write_tokens is not None]
     user = sum(g.user_latency_s if g.user_latency_s is not None else g.latency_s for g in gens)
     shared = [g for g in gens if g.prefill_s is not None]
     return {
@@ -93,6 +98,8 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[s
         "cached": all(g.cached for g in gens),
         "calls": len(gens),
         "finish_reason": gens[-1].finish_reason if gens else None,  # of the answer that counts
+        "cached_prompt_tokens": sum(cached) if cached else None,
+        "cache_write_tokens": sum(written) if written else None,
     }
 
 

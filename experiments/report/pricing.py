@@ -20,6 +20,16 @@ the charged generation time, which is used for both. Long-context records answer
 reuse carry `prefill_s` (their group's whole prefill) and `prefix_group_size`: `answer_cost_at`
 recomputes their cost with a prefix cache shared by q questions, or with no prefix cache (each
 question pays the whole prefill). Only a time price (hourly) separates the two; token prices do not.
+
+Provider prompt caching (a per-token price with `cached_input_usd_per_million`, conf/price/gpt-4o.yaml,
+claude-sonnet-4.yaml): a record's own `cached_prompt_tokens` / `cache_write_tokens` are billed at the cached and
+write rates; and for long context at q questions per document, the document (the record's `context_tokens`, the
+prompt's shared prefix) is written by the first question and read by the other q - 1 within the cache's
+time-to-live (`llm.cost.PerTokenCost.cache_terms`): `answer_cost_provider` per answer, `lc_provider_terms` for
+the break-even. The cached price is the report's when it names a per-token one, else that of the runs' records
+(metrics.json `price`) when they were all priced by one per-token price. `deployment_cost` (the verdict's cost
+ratio and cheapest-config choice) prices long context with provider caching when such a price is known, and
+`basis()` names the pricing it used.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ import json
 from statistics import mean
 from typing import Any
 
+from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
-from llm.cost import HourlyCost, PerTokenCost, build_cost_model
+from llm.cost import HourlyCost, PerTokenCost, build_cost_model, full_rate_note
 from experiments.report.runs import Run
 from experiments import records as schema
 
@@ -58,6 +69,22 @@ class Pricing:
                     self.hourly_rate = None
         if self.source == "hourly":
             self.hourly_rate = self.model.hourly_rate
+        # the per-token price with a cached rate that prices provider caching (None: provider caching not priced)
+        self.cache_model: PerTokenCost | None = None
+        if isinstance(self.model, PerTokenCost) and self.source == "tokens":
+            self.cache_model = self.model
+        elif self.source == "records" and len(self.run_prices) == 1:
+            try:
+                run_model = build_cost_model(json.loads(self.run_prices[0]))
+            except ValueError:
+                run_model = None
+            if isinstance(run_model, PerTokenCost):
+                self.cache_model = run_model
+        if self.cache_model is not None and not self.cache_model.caches:
+            self.cache_model = None
+        self.full_rate_cached = 0  # records' cached prompt tokens priced in full (the price names no cached rate)
+        if self.source == "tokens":
+            self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
 
     def describe(self) -> str:
         if self.source == "records":
@@ -71,6 +98,16 @@ class Pricing:
                     f"${self.model.output_usd_per_million:g} per million completion tokens.")
         else:
             text = "Generation cost: no price configured (price kind none)."
+        if self.cache_model is not None:
+            m = self.cache_model
+            ttl = f" within its {m.cache_ttl_s:g}-second time-to-live" if m.cache_ttl_s else ""
+            text += (f" Provider prompt caching ({m.name or 'the per-token price'}): cached prompt tokens at "
+                     f"${m.cached_input_usd_per_million:g} per million, cache writes at ${m.write_rate:g}, prefixes "
+                     f"from {m.min_cached_prefix_tokens} tokens; long context's document is written by a document's "
+                     f"first question and read by the others{ttl}.")
+        note = full_rate_note(self.model, self.full_rate_cached)
+        if note:
+            text += f" Note: {note}."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
                      f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "
@@ -91,7 +128,51 @@ class Pricing:
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None and self.model.needs_tokens():
             return None
-        return self.model.cost(pt or 0, ct or 0, charged_seconds(rec))
+        return self.model.cost(pt or 0, ct or 0, charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+
+    def basis(self) -> str:
+        """Which pricing the deployment cost (the verdict's cost ratio) uses, in a phrase."""
+        if self.cache_model is not None:
+            return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
+        if self.source == "records":
+            return "the records' own cost_usd" + ("" if self.hourly_rate is None else
+                                                  ", long context with a prefix cache")
+        if self.source == "hourly":
+            return f"measured machine time at ${self.hourly_rate:g} per hour, long context with a prefix cache"
+        if self.source == "tokens":
+            return f"{self.model.name or 'a'} per-token price without prompt caching"  # type: ignore[attr-defined]
+        return "no price"
+
+    def answer_cost_full(self, rec: dict[str, Any]) -> float | None:
+        """One answer's generation cost with every prompt token at the full input rate (no provider caching);
+        time prices and records' own costs as `answer_cost`."""
+        if self.source != "tokens" or not schema.is_answered(rec) or rec.get("prompt_tokens") is None:
+            return self.answer_cost(rec)
+        return self.model.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, charged_seconds(rec))
+
+    def answer_cost_provider(self, rec: dict[str, Any], queries_per_doc: float) -> float | None:
+        """One long-context answer's generation cost with provider caching when its document gets
+        `queries_per_doc` questions: the first writes the document (`context_tokens`), the others read it
+        (`PerTokenCost.cache_terms`). None without a per-token price that names a cached rate."""
+        terms = self._provider_terms(rec)
+        return None if terms is None else terms[1] + terms[0] / max(float(queries_per_doc), 1.0)
+
+    def _provider_terms(self, rec: dict[str, Any]) -> tuple[float, float] | None:
+        m = self.cache_model
+        if m is None or not schema.is_answered(rec) or rec.get("prompt_tokens") is None:
+            return None
+        return m.cache_terms(rec["prompt_tokens"], rec.get("completion_tokens") or 0, rec.get("context_tokens") or 0)
+
+    def lc_provider_terms(self, run: Run) -> tuple[float, float, float] | None:
+        """(fixed per document, per answer) with provider caching and the cost per answer without it, means over
+        the run's answers: q questions cost fixed + q x per_answer, or q x no_cache. None when not priced."""
+        terms = [(t[0], t[1], c) for rec in run.answered()
+                 if (t := self._provider_terms(rec)) is not None
+                 and (c := self.cache_model.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, 0.0))
+                 is not None]  # type: ignore[union-attr]
+        if not terms:
+            return None
+        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
 
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
@@ -110,7 +191,7 @@ class Pricing:
         """One answer's generation cost when its document gets `queries_per_doc` questions: with a
         prefix cache the document's prefill is paid once and shared; without one every question
         pays it whole. Records with no shared prefill (RAG, old runs) cost what they cost."""
-        base = self.answer_cost(rec)
+        base = self.answer_cost(rec) if prefix_cache else self.answer_cost_full(rec)
         prefill, group, rate = rec.get("prefill_s"), rec.get("prefix_group_size"), self.time_rate()
         if base is None or prefill is None or not group or rate is None:
             return base
@@ -120,7 +201,13 @@ class Pricing:
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
                             level: str | None = None) -> float | None:
-        """`mean_answer_cost` with every document asked `queries_per_doc` questions (see `answer_cost_at`)."""
+        """`mean_answer_cost` with every document asked `queries_per_doc` questions (see `answer_cost_at`); with
+        `prefix_cache`, long context under a per-token price with a cached rate is priced with provider caching
+        (`answer_cost_provider`)."""
+        if prefix_cache and self.cache_model is not None and run.spec.role == ROLE_LONGCTX:
+            costs = [c for c in (self.answer_cost_provider(r, queries_per_doc) for r in run.answered(level))
+                     if c is not None]
+            return mean(costs) if costs else None
         costs = [c for c in (self.answer_cost_at(r, queries_per_doc, prefix_cache) for r in run.answered(level))
                  if c is not None]
         return mean(costs) if costs else None
@@ -131,7 +218,7 @@ class Pricing:
         rate = self.time_rate()
         terms = []
         for rec in run.answered():
-            base = self.answer_cost(rec)
+            base = self.answer_cost_full(rec)
             if base is None:
                 continue
             prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
@@ -163,6 +250,13 @@ class Pricing:
         builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
         return self.ix.cost(tokens, run.spec.index_shape(run.knobs).model, self.hourly_rate,
                             secs / builds if secs and builds else None)
+
+
+def _cache_tokens(rec: dict[str, Any], prompt_tokens: int) -> tuple[int, int]:
+    """A record's prompt tokens read from and written to the endpoint's prompt cache (0 where it said nothing),
+    bounded by its prompt."""
+    read = min(int(rec.get("cached_prompt_tokens") or 0), prompt_tokens)
+    return read, min(int(rec.get("cache_write_tokens") or 0), prompt_tokens - read)
 
 
 def charged_seconds(rec: dict[str, Any]) -> float | None:

@@ -88,7 +88,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     """conf/report.yaml (or `path`), then any override that is not None.
 
     Overrides: tolerance, correct_threshold, evidence_threshold, queries_per_doc, latency_target_s,
-    price_in, price_out, gpu_hour_price, router_points_per_1k_tokens.
+    price (a conf/price preset name), price_in, price_out, gpu_hour_price, router_points_per_1k_tokens.
     """
     path = Path(path) if path else DEFAULTS_FILE
     if not path.exists():
@@ -130,7 +130,11 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         if overrides.get(key) is not None:
             whole = key in ("resamples", "seed", "splits", "plan_sweeps")
             setattr(s, key, int(overrides[key]) if whole else float(overrides[key]))
-    if overrides.get("gpu_hour_price") is not None:
+    if overrides.get("price") is not None:
+        if any(overrides.get(k) is not None for k in ("price_in", "price_out", "gpu_hour_price")):
+            raise ValueError("give either --price (a conf/price preset) or --price-in/--price-out or --gpu-hour-price")
+        s.price = Price(load_price(str(overrides["price"])) or {"kind": "none"}, from_command_line=True)
+    elif overrides.get("gpu_hour_price") is not None:
         if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
             raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")
         s.price = Price({"kind": "hourly", "name": "--gpu-hour-price",

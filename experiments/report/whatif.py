@@ -10,10 +10,15 @@ and q questions:
 
     long context, no prefix cache   q * n_lc
     long context, with prefix cache P + q * d_lc     (P: one prefill, d_lc: the rest of an answer)
+    long context, provider caching  W + q * r_lc     (W: the cache write's premium over a read, r_lc: an answer
+                                                      that reads the document from the provider's cache)
     RAG                             I + q * c_rag    (I: measured index build time, when recorded)
 
 break-even q* solves RAG = long context: I / (n_lc - c_rag) without a cache, (I - P) / (d_lc - c_rag)
-with one (RAG is cheaper from q* on; when d_lc < c_rag RAG is cheaper only up to q*).
+with one, (I - W) / (r_lc - c_rag) with provider caching (RAG is cheaper from q* on; when d_lc < c_rag RAG is
+cheaper only up to q*). Provider caching is priced only under a per-token price that names a cached rate
+(experiments/report/pricing.py); the first question of a document writes it and the others read it within the
+cache's time-to-live.
 Latency columns: `latency_s` is what one user waits (retrieval + generation as served to one user,
 the whole prefill included); the charged seconds (generation share + retrieval) are what a batch costs.
 """
@@ -25,7 +30,7 @@ from statistics import mean
 
 from experiments.run_metrics import quantile
 from experiments.report.verdict.oracle import oracle_router
-from experiments.arms import ROLE_OTHER, specs
+from experiments.arms import ROLE_LONGCTX, ROLE_OTHER, specs
 from experiments.report.pricing import Pricing, charged_seconds
 from experiments.report.settings import ReportSettings
 from experiments.report.runs import Run
@@ -52,6 +57,11 @@ class WhatIfRow:
     cost_per_1000_prefix_cache: float | None = None  # the same with a prefix cache (long context differs; RAG does not)
     break_even_prefix_cache: float | None = None  # against long context with a prefix cache
     break_even_prefix_cache_note: str = ""
+    # long context with provider prompt caching at the configured queries per document (per-token prices with a
+    # cached rate; other rows: their cost, which caching does not change; None: not priced)
+    cost_per_1000_provider_cache: float | None = None
+    break_even_provider_cache: float | None = None  # against long context with provider caching
+    break_even_provider_cache_note: str = ""
     charged_s_mean: float | None = None  # machine seconds an answer is charged (generation share + retrieval)
     index_s_per_doc: float | None = None  # measured index build seconds per document (metrics.json index_seconds)
 
@@ -65,13 +75,20 @@ def _mean(xs: list) -> float | None:
     return mean(xs) if xs else None
 
 
-def _costs_at(pricing: Pricing, records: list[dict], q: float, ix: float) -> tuple[float | None, float | None]:
-    """USD per 1,000 answers at q queries per document: (no prefix cache, with prefix cache)."""
+def _costs_at(pricing: Pricing, records: list[dict], q: float, ix: float,
+              shared_prefix: bool) -> tuple[float | None, float | None, float | None]:
+    """USD per 1,000 answers at q queries per document: (no prefix cache, with prefix cache, with provider
+    caching: only `shared_prefix` records, long context's, are cached; the others cost what they cost)."""
+    answered = [r for r in records if schema.is_answered(r)]
     out = []
     for cache in (False, True):
-        c = _mean([pricing.answer_cost_at(r, q, cache) for r in records if schema.is_answered(r)])
+        c = _mean([pricing.answer_cost_at(r, q, cache) for r in answered])
         out.append(None if c is None else 1000 * (c + ix / q))
-    return out[0], out[1]
+    provider = None
+    if pricing.cache_model is not None:
+        c = _mean([pricing.answer_cost_provider(r, q) if shared_prefix else pricing.answer_cost(r) for r in answered])
+        provider = None if c is None else 1000 * (c + ix / q)
+    return out[0], out[1], provider
 
 
 def _index_s_per_doc(run: Run) -> float | None:
@@ -80,20 +97,22 @@ def _index_s_per_doc(run: Run) -> float | None:
 
 
 def _make_row(bench: str, role: str, label: str, arm: str, score, records: list[dict], ix: float, pricing: Pricing,
-              settings: ReportSettings, index_s: float | None = None) -> WhatIfRow:
+              settings: ReportSettings, index_s: float | None = None, shared_prefix: bool = False) -> WhatIfRow:
     c = _mean([pricing.answer_cost(r) for r in records])
     lats = _latencies(records)
     lat = mean(lats) if lats else None
-    no_cache, cached = _costs_at(pricing, records, settings.queries_per_doc, ix)
+    no_cache, cached, provider = _costs_at(pricing, records, settings.queries_per_doc, ix, shared_prefix)
     charged = _mean([charged_seconds(r) for r in records if schema.is_answered(r)])
     return WhatIfRow(bench, role, label, arm, score, c, ix, no_cache, lat, quantile(lats, 0.95),
                      None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s,
-                     None, cost_per_1000_prefix_cache=cached, charged_s_mean=charged, index_s_per_doc=index_s)
+                     None, cost_per_1000_prefix_cache=cached, charged_s_mean=charged, index_s_per_doc=index_s,
+                     cost_per_1000_provider_cache=provider)
 
 
 def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSettings) -> WhatIfRow:
     return _make_row(bench, role, run.label, run.arm, run.score_at(), run.answered(), pricing.index_cost_per_doc(run),
-                     pricing, settings, _index_s_per_doc(run) if run.spec.indexed else None)
+                     pricing, settings, _index_s_per_doc(run) if run.spec.indexed else None,
+                     shared_prefix=run.spec.role == ROLE_LONGCTX)
 
 
 def break_even(index_cost: float, answer_cost: float | None, lc_answer_cost: float | None) -> tuple[float | None, str]:
@@ -129,8 +148,10 @@ def _oracle_row(bench: str, lc: Run, rag: Run, pricing: Pricing, settings: Repor
         return None
     rag_by, lc_by = {str(r["id"]): r for r in rag.records}, {str(r["id"]): r for r in lc.records}
     chosen = [rag_by[i] if c in ("first", "tie") else lc_by[i] for i, c in res.choice.items()]
-    return _make_row(bench, "oracle router (upper bound, not deployable)", f"oracle: {rag.label} | {lc.label}",
-                     "oracle", res.score, chosen, pricing.index_cost_per_doc(rag), pricing, settings)
+    row = _make_row(bench, "oracle router (upper bound, not deployable)", f"oracle: {rag.label} | {lc.label}",
+                    "oracle", res.score, chosen, pricing.index_cost_per_doc(rag), pricing, settings)
+    row.cost_per_1000_provider_cache = None  # its long-context answers are a subset of a document's questions
+    return row
 
 
 def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
@@ -167,6 +188,7 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
         seen: set[int] = set()
         lc_terms = pricing.lc_cost_terms(lc) if lc else None
         lc_no_cache = lc_terms[2] if lc_terms else None
+        lc_provider = pricing.lc_provider_terms(lc) if lc else None
         for role, run in picks:
             if id(run) in seen:
                 continue
@@ -176,6 +198,9 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
                 row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_no_cache)
                 row.break_even_prefix_cache, row.break_even_prefix_cache_note = break_even_cached(
                     row.index_cost_per_doc, row.answer_cost, lc_terms)
+                if lc_provider is not None:
+                    row.break_even_provider_cache, row.break_even_provider_cache_note = break_even_cached(
+                        row.index_cost_per_doc, row.answer_cost, lc_provider)
             rows.append(row)
         if lc and best_rag:
             orow = _oracle_row(bench, lc, best_rag, pricing, settings)

@@ -26,7 +26,7 @@ import csv
 import io
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from eval.storage import atomic_write_text
 from experiments.report.decisions import verdicts
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.losses import Losses, losses
+from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.other_arms import OtherArmsRow, other_arms
 from experiments.report.overlap import SplitRow, question_groups, split_rows
 from experiments.report.page.document import Document, to_html, to_markdown
@@ -95,6 +96,7 @@ class Summary:
     splits: list[SplitRow]
     question_groups: dict[str, tuple[int, int]]
     lost: Losses | None = None  # documents cut to fit the window, what the load left out
+    latency: list[LatencyRow] = field(default_factory=list)  # p50 / p90 per config and level (latency.csv)
 
 
 def summarize(paths: list[str], settings: ReportSettings) -> Summary:
@@ -110,19 +112,20 @@ def summarize(paths: list[str], settings: ReportSettings) -> Summary:
     pricing = Pricing(settings, runs)
     summary, levels, ns = summary_rows(runs, pricing)
     vrows = verdicts(runs, pricing, settings)
+    whatif = what_if(runs, vrows, pricing, settings)
     return Summary(runs, missing, dupes, pricing, summary, levels, ns, vrows, plan_rows(vrows, settings),
                    other_arms(vrows, runs), budget_pairs(runs, settings),
-                   pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs),
-                   what_if(runs, vrows, pricing, settings),
+                   pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs), whatif,
                    diagnose(runs, settings.correct_threshold, settings.evidence_threshold),
-                   split_rows(runs), question_groups(runs), losses(runs))
+                   split_rows(runs), question_groups(runs), losses(runs),
+                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]))
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
     """The report as a document (and the images and router files it wrote into `out`)."""
     doc = Document("RAG vs long context: decision report")
     # the first screen: the answer, what was lost before scoring, then the forest plot
-    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing, s.lost)
+    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing.basis(), s.lost)
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)
@@ -131,7 +134,7 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
     router_section(doc, s.vrows, settings.tolerance)
     pairwise_section(doc, s.pairwise, s.unjudged)
-    whatif_section(doc, s.whatif, s.pricing, settings)
+    whatif_section(doc, s.whatif, s.pricing, settings, s.latency)
     images += plots_section(doc, s.runs, s.vrows, s.diagnostics, out)
     diagnostics_section(doc, s.diagnostics, settings)
     overlap_section(doc, s.splits, s.question_groups)
@@ -158,6 +161,9 @@ def build_report(paths: list[str], out_dir: Path | None = None,
                                       for v, p in zip(s.vrows, s.plans)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in s.whatif])
     _write_csv(files["agreement.csv"], [a.as_csv() for a in s.diagnostics.agreements])
+    if s.latency:
+        files["latency.csv"] = out / "latency.csv"
+        _write_csv(files["latency.csv"], [{k: getattr(r, k) for k in r.__dataclass_fields__} for r in s.latency])
     if s.splits:
         files["overlap.csv"] = out / "overlap.csv"
         _write_csv(files["overlap.csv"], [r.as_csv() for r in s.splits])
@@ -173,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", type=Path, default=None, help="report settings YAML (default: conf/report.yaml)")
     ap.add_argument("--tolerance", type=float, help="points (x100) RAG may trail long context and still match it")
     ap.add_argument("--queries-per-doc", type=float, help="queries per indexed document in the what-if")
+    ap.add_argument("--price", help="a conf/price preset (gpt-4o, claude-sonnet-4, h100, ...): prices every run with "
+                                    "it, provider prompt caching included where the preset names a cached rate")
     ap.add_argument("--price-in", type=float, help="USD per million prompt tokens")
     ap.add_argument("--price-out", type=float, help="USD per million completion tokens")
     ap.add_argument("--gpu-hour-price", type=float, help="USD per GPU hour (prices generation by measured latency)")
@@ -184,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
-                                 price_in=args.price_in, price_out=args.price_out, gpu_hour_price=args.gpu_hour_price,
+                                 price=args.price, price_in=args.price_in, price_out=args.price_out,
+                                 gpu_hour_price=args.gpu_hour_price,
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
                                  evidence_threshold=args.evidence_threshold,
                                  router_points_per_1k_tokens=args.router_points_per_1k_tokens)

@@ -22,7 +22,6 @@ from typing import Any
 from experiments.report.page.cells import ratio
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
-from experiments.report.pricing import Pricing
 from experiments.context_cuts import kept_words
 from experiments.report.losses import CutRow, LoadLossRow, Losses
 from experiments.report.runs import Run
@@ -116,7 +115,7 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               out: Path, pricing: Pricing | None = None, lost: Losses | None = None) -> list[Path]:
+               out: Path, cost_basis: str = "", lost: Losses | None = None) -> list[Path]:
     """The answer table, its notes, what was lost before scoring, and the forest plot; returns the plot file
     (if drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
@@ -139,20 +138,11 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         + (f" (\"fam.\": adjusted for the report's {family} decisions, Holm: it clears a boundary exactly when "
            "the decision stands)" if family > 1 else "")
         + "; scores: each chosen config's mean score (x100) on the samples the difference is over; "
-        f"ratios: RAG ÷ long context ({pricing_words(settings, pricing)}); "
+        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
+        + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
         "rule and the full table: section 1."))
     return [path] if path else []
-
-
-def pricing_words(settings: ReportSettings, pricing: Pricing | None) -> str:
-    """How the cost ratio was priced, in a few words (experiments.report.pricing.Pricing.source)."""
-    source = pricing.source if pricing is not None else "none"
-    what = {"records": "each record's own cost as priced at run time", "hourly": "priced by measured time",
-            "tokens": "priced per token", "none": "no price"}.get(source, source)
-    if source == "records" and pricing is not None and pricing.hourly_rate is not None:
-        what += " (by measured time)"
-    return f"cost per answer at {settings.queries_per_doc:g} queries per document, {what}"
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from eval.lexical_overlap import BUCKET_EDGES
 from experiments.report.diagnostics import Diagnostics
+from experiments.report.latency import LatencyRow
 from experiments.report.overlap import SplitRow, spread
 from experiments.report.page.cells import fmt, pct, usd
 from experiments.report.page.document import Code, Document, Heading, Image, Paragraph, Table
@@ -48,7 +49,8 @@ def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> 
                        "order flips", "wins − losses, % [95% CI]", "words (RAG / LC)", "no judgment"], rows))
 
 
-def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings) -> None:
+def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings,
+                   latency: list[LatencyRow] | None = None) -> None:
     target = ("no latency target" if settings.latency_target_s is None
               else f"a mean latency target of {settings.latency_target_s:g} s")
     doc.add(Heading(2, SECTIONS["whatif"], "whatif"), Paragraph(
@@ -58,19 +60,47 @@ def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, setti
         "prefill) and **with** one (one prefill per document shared by its questions); RAG is the same in both. "
         "Break-even: queries per document from which the config is cheaper than the best long-context config, "
         "against each (q* = I / (c_long context - c); with a prefix cache (I - P) / (d - c), P one prefill). "
+        "**Provider caching** (an API that bills a prompt prefix it has cached at a discount: a per-token price "
+        "with a cached rate): a document's first question writes it to the cache and the others read it; its "
+        "break-even is (I - W) / (r - c), W the write's premium over a read, r an answer that reads the document. "
         "Latency: *user s* is what one user waits (retrieval + generation served to that user alone, the whole "
         "prefill included); *charged s* is the machine time an answer costs in the measured batch (its share of a "
         "shared prefill and batched decode, plus retrieval); *index s/doc* is the measured index build time."),
         Paragraph(pricing.describe() + " Measured times come from the machine that ran the sweep."))
     head = ["benchmark", "role", "config", "score", "cost/answer", "indexing/document",
-            "cost per 1,000: no prefix cache", "cost per 1,000: with prefix cache", "user s mean", "user s p95",
-            "charged s/answer", "index s/doc", "meets target", "break-even q/doc: no prefix cache",
-            "break-even q/doc: with prefix cache"]
+            "cost per 1,000: no prefix cache", "cost per 1,000: with prefix cache", "cost per 1,000: provider caching",
+            "user s mean", "user s p95", "charged s/answer", "index s/doc", "meets target",
+            "break-even q/doc: no prefix cache", "break-even q/doc: with prefix cache",
+            "break-even q/doc: provider caching"]
     table = [[r.benchmark, r.role, r.label, fmt(r.score, 1), usd(r.answer_cost), usd(r.index_cost_per_doc),
-              usd(r.cost_per_1000), usd(r.cost_per_1000_prefix_cache), fmt(r.latency_mean), fmt(r.latency_p95),
-              fmt(r.charged_s_mean), fmt(r.index_s_per_doc), fmt(r.meets_target), r.break_even_note or "-",
-              r.break_even_prefix_cache_note or "-"] for r in rows]
+              usd(r.cost_per_1000), usd(r.cost_per_1000_prefix_cache), usd(r.cost_per_1000_provider_cache),
+              fmt(r.latency_mean), fmt(r.latency_p95), fmt(r.charged_s_mean), fmt(r.index_s_per_doc),
+              fmt(r.meets_target), r.break_even_note or "-", r.break_even_prefix_cache_note or "-",
+              r.break_even_provider_cache_note or "-"] for r in rows]
     doc.add(Table(head, table))
+    if latency:
+        latency_table(doc, latency)
+
+
+def latency_table(doc: Document, rows: list[LatencyRow]) -> None:
+    """What one user waits, as a distribution, per config and length level (experiments/report/latency.py)."""
+    retimed = any(r.retimed_n for r in rows)
+    head = ["benchmark", "config", "arm", "level", "n", "user s p50", "user s p90"]
+    if retimed:
+        head += ["re-timed n", "re-timed p50", "re-timed p90"]
+    head += ["first answer s", "others p50"]
+    table = []
+    for r in rows:
+        line = [r.benchmark, r.label, r.arm, r.level, str(r.n), fmt(r.p50), fmt(r.p90)]
+        if retimed:
+            line += [str(r.retimed_n) if r.retimed_n else "-", fmt(r.retimed_p50), fmt(r.retimed_p90)]
+        table.append(line + [fmt(r.first_s), fmt(r.rest_p50)])
+    doc.add(Heading(3, "Latency per config and length level"), Table(head, table), Paragraph(
+        "What one user waits (retrieval + generation), as a distribution over the answers: the median (p50) and the "
+        "90th percentile (p90) with the number of answers n. One timing per answer is noisy; `run.timing_repeats` "
+        "re-times a sample of the answers with the response cache bypassed, and the re-timed columns give the same "
+        "percentiles over each answer's median. First answer against the others' median: a first answer much "
+        "slower than the rest carried a device warm-up (runs made before the untimed warm-up existed)."))
 
 
 def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag: Diagnostics, out: Path) -> list[Path]:
