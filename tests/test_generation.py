@@ -97,3 +97,20 @@ def test_the_gguf_tokenizer_adds_a_bos_token_only_where_the_file_says_so():
     assert "tokenizer.ggml.tokens" not in meta  # arrays are skipped
     tok = load_hf_tokenizer("bundled:smollm2")
     assert tok("hello world")["input_ids"] == tok("hello world", add_special_tokens=False)["input_ids"]
+
+
+def test_generators_over_the_same_weights_share_one_loaded_model(tiny_llm):
+    """llm.transformers_backend.load_weights: one model per process and (path, dtype, device); configurations
+    that differ in how they decode (the factory builds a generator for each) share it, another dtype does not."""
+    from llm.factory import build_generator
+    from llm.transformers_backend import load_hf_tokenizer
+    from tests.conftest import SMOLLM2
+
+    base = {**SMOLLM2, "model": str(tiny_llm)}
+    a = build_generator(base)
+    b = build_generator({**base, "reuse_prefix": False, "stop": ["\n"]})
+    c = build_generator({**base, "context_window": 4096})
+    assert a is not b and a.model is b.model is c.model
+    half = build_generator({**base, "dtype": "bfloat16"})
+    assert half.model is not a.model and str(half.model.dtype) == "torch.bfloat16"
+    assert load_hf_tokenizer(str(tiny_llm)) is load_hf_tokenizer(str(tiny_llm), False) is a._hf_tok
