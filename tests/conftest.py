@@ -8,6 +8,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # tests run in parallel (pytest -n N): one torch thread per process, and per run it starts. Two processes with
+    # a thread per core each oversubscribe the cores, and torch's waiting threads then decode ~10x slower.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 

@@ -391,6 +391,7 @@ def smollm2_run(tmp_path_factory):
     return code, docs, out
 
 
+@pytest.mark.integration  # SmolLM2 writes 4 items and answers them closed-book: ~40 s on 2 cores
 def test_smollm2_every_item_is_kept_by_the_rules_or_counted_under_a_reason(smollm2_run):
     code, docs, out = smollm2_run
     assert code == 0
