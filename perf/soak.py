@@ -6,7 +6,8 @@
 
 `--model`: the generator of the `kill` and `endpoint` phases (bundled:smollm2, or a model folder such as the
 tiny random-weight Llama of `python -m testsupport.tiny_llama DIR`); `--max-new-tokens` raises the synthetic
-benchmark's answer limit (a tiny model's answers are quick: a longer one keeps each kill inside a generation).
+benchmark's answer limit (a tiny model's answers are quick: a longer one keeps each kill inside a generation);
+`--fault-kinds` the faults the endpoint phase draws from (default: all of them).
 
 Phases (the CI variant of each is in tests/test_crash_resume.py, test_bad_input.py):
 
@@ -112,8 +113,12 @@ def _http(url: str, payload: dict | None = None) -> dict:
         return json.loads(resp.read() or b"{}")
 
 
+FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25",
+               "drip:0.5")
+
+
 def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random, model: str = "bundled:smollm2",
-                   max_new_tokens: int | None = None) -> dict:
+                   max_new_tokens: int | None = None, kinds: tuple[str, ...] = FAULT_KINDS) -> dict:
     if not all((ROOT / p).exists() for p in ("testsupport/fake_servers.py", "conf/generator/smollm2_server.yaml")):
         return {"skipped": "testsupport/fake_servers.py or conf/generator/smollm2_server.yaml not there"}
     port = _free_port()
@@ -145,8 +150,6 @@ def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random, model: 
 
         run(tmp / "endpoint-clean", tmp / "endpoint-clean-cache")
         reference = crash.by_id(crash.read_lines(tmp / "endpoint-clean" / "records.jsonl")[0])
-        kinds = ["429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25",
-                 "drip:0.5"]
         faults = [rng.choice(kinds) for _ in range(n_faults)]
         _http(f"{base}/_faults", {"faults": faults})
         run_dir, cache = tmp / "endpoint-faulty", tmp / "endpoint-faulty-cache"
@@ -243,6 +246,8 @@ def main() -> None:
     p.add_argument("--tmp", type=Path, default=None, help="work folder (default: a temporary one, removed)")
     p.add_argument("--model", default="bundled:smollm2", help="the generator of the kill and endpoint phases")
     p.add_argument("--max-new-tokens", type=int, default=None, help="the synthetic benchmark's answer limit")
+    p.add_argument("--fault-kinds", default=",".join(FAULT_KINDS),
+                   help="the faults the endpoint phase draws from (hang and drip each cost a 20 s client timeout)")
     args = p.parse_args()
     rng = random.Random(args.seed)
     phases = args.phases.split(",")
@@ -262,7 +267,8 @@ def main() -> None:
                                      model_overrides(args.model, args.max_new_tokens))
             print(f"kill/resume: {out['kill']}", flush=True)
         if "endpoint" in phases:
-            out["endpoint"] = endpoint_phase(tmp, args.samples, args.faults, rng, args.model, args.max_new_tokens)
+            out["endpoint"] = endpoint_phase(tmp, args.samples, args.faults, rng, args.model, args.max_new_tokens,
+                                             tuple(k for k in args.fault_kinds.split(",") if k))
             print(f"endpoint: {out['endpoint']}", flush=True)
     figures = {
         "kills": out.get("kill", {}).get("kills", 0) + out.get("writer", {}).get("kills", 0),
