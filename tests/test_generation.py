@@ -1,4 +1,6 @@
-"""The transformers backend on the real SmolLM2: prefix reuse and the response cache."""
+"""The transformers backend: prefix reuse on the real SmolLM2 (integration tier: a real model's close logits are
+where a batched decoder that differs from the solo one would show) and on the tiny random-weight Llama (the
+batching plumbing, in the fast tier), the response cache, the tokenizer-only generator and the weights cache."""
 
 import warnings
 from pathlib import Path
@@ -11,6 +13,7 @@ from llm.prompt import Prompt
 from longctx.arm import LongContextArm, LongContextConfig
 
 
+@pytest.mark.integration  # SmolLM2 reads a ~700-token prompt four times: a minute on a loaded 2-core machine
 def test_prefix_reuse_gives_identical_greedy_answers(generator):
     samples = make_haystack(seed=5, language="en", tokens=300, n_questions=3)
     prompts = [LongContextArm(generator, LongContextConfig()).build(s) for s in samples]

@@ -206,15 +206,19 @@ def test_the_command_line_server_answers(tmp_path, tiny_llm):
         assert json.loads(log_file.read_text().splitlines()[-1])["status"] == 200
 
 
-def test_a_run_against_the_server_logs_no_line_per_request_unless_asked(server, tmp_path, caplog):
+def test_a_run_against_the_server_logs_no_line_per_request_unless_asked(fake_server, tmp_path, caplog):
     """httpx writes `HTTP Request: POST ... 200 OK` at INFO for every call: kept out of a run's log at the
-    default `run.log_level=info`, shown with `run.log_level=debug`."""
+    default `run.log_level=info`, shown with `run.log_level=debug`. (The client's logging is what is checked:
+    the server is conftest's fake one over the scripted model.)"""
     from experiments.run import run
-    from tests.conftest import compose
+    from tests.conftest import SCRIPTED, compose
+
+    server = fake_server
 
     def lines_per_request(level: str) -> list[str]:
         caplog.clear()
-        overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", "arm=closedbook",
+        overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.model={SCRIPTED}",
+                     "arm=closedbook",
                      "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.haystacks_per_level=1",
                      "benchmark.questions_per_haystack=2", "run.progress=false", f"run.log_level={level}",
                      f"run.cache_dir={tmp_path / level}"]  # a cache each, so both runs send their requests
