@@ -56,12 +56,17 @@ decide: install
 	$(PY) -m experiments.report $(DECIDE_DIR)
 
 # The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
-# `make test-integration`: the integration tier alone (CI runs it after `make test`).
+# `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is
+# installed (it is not in the lock yet), the fast tier runs on two processes; the integration tier stays on one
+# (its launchers start workers of their own, and its kills are timed against a run's pace).
+XDIST = $(shell $(PY) -c "import xdist" >/dev/null 2>&1 && echo "-n 2")
+
 test: install
-	$(PY) -m pytest -q -m "not integration"
+	$(PY) -m pytest -q -m "not integration" $(XDIST)
 
 test-all: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not integration" $(XDIST)
+	$(PY) -m pytest -q -m integration
 
 test-integration: install
 	$(PY) -m pytest -q -m integration

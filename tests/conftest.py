@@ -8,10 +8,12 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # tests run in parallel (pytest -n N): one torch thread per process, and per run it starts. Two processes with
-    # a thread per core each oversubscribe the cores, and torch's waiting threads then decode ~10x slower.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+# One torch (OpenMP) thread per process, here and in every run a test starts (they inherit it; set
+# OMP_NUM_THREADS to choose otherwise). On a machine whose cores are busy (a CI host, or pytest -n 2) a process
+# with a thread per core has its threads wait on each other: SmolLM2 then decodes up to 10x slower (measured on
+# a loaded 2-core machine: test_stop_loops_ends_an_answer_that_repeats_itself took 128 s with 2 threads, 12 s
+# with 1), while on an idle machine 1 thread costs little (the few tests that decode with SmolLM2).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 
