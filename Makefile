@@ -1,4 +1,5 @@
-# Two commands for a newcomer: `make demo` and `make test`. Both idempotent.
+# Two commands for a newcomer: `make demo` and `make test` (the fast tier; `make test-all` adds the integration
+# tier). Both idempotent.
 # The environment is locked: `make install` installs exactly requirements.lock.txt (hashes checked),
 # `make lock` regenerates it from pyproject.toml, `make test-latest` tries the newest releases.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -16,7 +17,7 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint lock test-latest clean examples decide
+.PHONY: install demo test test-all test-integration lint lock test-latest clean examples decide
 
 install: $(STAMP)
 
@@ -54,8 +55,21 @@ decide: install
 	    hydra.sweep.dir=$(DECIDE_DIR) $(ARGS)
 	$(PY) -m experiments.report $(DECIDE_DIR)
 
+# The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
+# `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is
+# installed (it is not in the lock yet), the fast tier runs on two processes; the integration tier stays on one
+# (its launchers start workers of their own, and its kills are timed against a run's pace).
+XDIST = $(shell $(PY) -c "import xdist" >/dev/null 2>&1 && echo "-n 2")
+
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not integration" $(XDIST)
+
+test-all: install
+	$(PY) -m pytest -q -m "not integration" $(XDIST)
+	$(PY) -m pytest -q -m integration
+
+test-integration: install
+	$(PY) -m pytest -q -m integration
 
 lint: install
 	$(PY) -m ruff check .

@@ -8,8 +8,12 @@
 - `vllm`: the vLLM offline engine (GPU; `pip install '.[gpu]'`),
 - `none`: no model, only a tokenizer to budget with, for retrieval-only runs.
 
-Backends are created once per process and configuration, so the jobs of a Hydra multirun
-(which the basic launcher runs one after another in one process) load the model once.
+Backends are created once per process and configuration (the two most recent configurations are
+kept), so the jobs of a Hydra multirun (which the basic launcher runs one after another in one
+process) load the model once. The transformers backend's weights are shared once more below that:
+one copy per process and (path, dtype, device) (`llm.transformers_backend.load_weights`), so
+configurations that differ only in how they decode (stop strings, prefix reuse, threads, a
+context window) never load the same weights twice.
 """
 
 from __future__ import annotations

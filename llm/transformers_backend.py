@@ -15,6 +15,7 @@ from dataclasses import replace
 import logging
 import os
 import threading
+import weakref
 from pathlib import Path
 import time
 from contextlib import contextmanager
@@ -52,6 +53,40 @@ def _quiet_tqdm() -> Iterator[None]:
         yield
     finally:
         gguf_utils.tqdm = original
+
+# The loaded weights, one copy per process and (path, GGUF file, dtype, device, trust_remote_code): generators
+# that differ only in how they decode (sampling, stop strings, prefix reuse, threads) share one model. Weakly
+# held: the generators that use a model keep it; once none does, it is freed (a sweep over models keeps
+# only what the generator cache in llm/factory.py keeps).
+_WEIGHTS: "weakref.WeakValueDictionary[tuple, Any]" = weakref.WeakValueDictionary()
+_WEIGHTS_LOCK = threading.Lock()
+
+
+def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trust_remote_code: bool = False,
+                 label: str | None = None):
+    """The causal LM at `path` (a GGUF file in it when `gguf_file`), in `dtype` on `device`, in eval mode;
+    loaded once per process while any generator holds it (see `_WEIGHTS`)."""
+    key = (str(path), gguf_file, str(dtype), str(device), bool(trust_remote_code))
+    with _WEIGHTS_LOCK:
+        model = _WEIGHTS.get(key)
+        if model is not None:
+            return model
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        label = label or str(path)
+        t0 = time.perf_counter()
+        kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+        if gguf_file:
+            log.info("loading %s (converting GGUF tensors)", label)
+        with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
+            model = AutoModelForCausalLM.from_pretrained(
+                path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code, **kwargs,
+            ).to(device).eval()
+        log.info("loaded %s in %.1fs", label, time.perf_counter() - t0)
+        _WEIGHTS[key] = model
+        return model
+
 
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
@@ -102,19 +137,8 @@ class TransformersGenerator(Generator):
     def model(self):
         with self._lock:
             if self._model is None:
-                import torch
-                from transformers import AutoModelForCausalLM
-
-                t0 = time.perf_counter()
-                kwargs = {"gguf_file": self.gguf_file} if self.gguf_file else {}
-                if self.gguf_file:
-                    log.info("loading %s (converting GGUF tensors)", self.model_id)
-                with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
-                    self._model = AutoModelForCausalLM.from_pretrained(
-                        self.path, dtype=getattr(torch, self.dtype),
-                        trust_remote_code=self.trust_remote_code, **kwargs,
-                    ).to(self.device).eval()
-                log.info("loaded %s in %.1fs", self.model_id, time.perf_counter() - t0)
+                self._model = load_weights(self.path, self.gguf_file, self.dtype, self.device,
+                                           self.trust_remote_code, label=self.model_id)
         return self._model
 
     # -- interface ---------------------------------------------------------------------
@@ -725,10 +749,16 @@ class TokenStream:
         self.generation = result
 
 
-@lru_cache(maxsize=8)
 def load_hf_tokenizer(spec: str, trust_remote_code: bool = False):
     """A Hugging Face tokenizer by model spec: `bundled:smollm2`, a local path or `.gguf`, a hub id.
     Loaded once per process and spec (treat it as read-only)."""
+    # one cache key however it is called (`f(spec)` and `f(spec, False)` are two keys to lru_cache): SmolLM2's
+    # tokenizer takes seconds to convert from its GGUF file
+    return _load_hf_tokenizer(str(spec), bool(trust_remote_code))
+
+
+@lru_cache(maxsize=8)
+def _load_hf_tokenizer(spec: str, trust_remote_code: bool):
     from transformers import AutoTokenizer
 
     path, gguf_file = resolve_model(spec)

@@ -15,6 +15,17 @@ if str(ROOT) not in sys.path:  # `python perf/NAME.py` from the repository root
     sys.path.insert(0, str(ROOT))
 
 
+SMOLLM2 = "bundled:smollm2"
+MODEL_HELP = ("the generator's model: bundled:smollm2 (the default) or a model folder, e.g. a tiny random-weight one "
+              "for a smoke run (python -m testsupport.tiny_llama DIR)")
+
+
+def generator_config(model: str = SMOLLM2) -> dict:
+    """The transformers backend over `model` with SmolLM2's 8k window (scripts that only budget tokens never
+    load its weights)."""
+    return {"backend": "transformers", "model": model, "context_window": 8192}
+
+
 def emit(figures: dict) -> None:
     for key, value in figures.items():
         print(f"{key:>32}: {value}")

@@ -1,6 +1,7 @@
 """Same figures through both doors: LooGLE's evidence recall@n read by `benchmark=loogle`, and read from files.
 
-    python perf/corpus_parity.py [--types md,html,pdf,docx] [--headings] [--chunk-size 128]
+    python perf/corpus_parity.py [--types md,html,pdf,docx] [--headings] [--chunk-size 128] [--documents N]
+                                 [--tokenizer SPEC]
 
 The LooGLE sample in ../shared/data/loogle (short- and long-dependency QA: 9 documents, 123 questions)
 is loaded as the runner loads it, and written out with `eval.corpus.write` (titles left off the text
@@ -11,6 +12,9 @@ with the runner itself (`experiments.run.run`, retrieval only: `generator=none`,
 a user's run writes. Prints one row per file type (`mix:TYPE`: that type's documents of the mix): the
 questions with evidence, mean recall@1/5/10 through each door, the largest difference of those means,
 and how many questions' figures differ at all. The last line is one JSON object.
+
+`--documents N` writes only the first N documents (and their questions) as files, for a quick run;
+`--tokenizer` chunks with another copy of SmolLM2's tokenizer (e.g. a tiny model's folder) than its GGUF file.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ TASKS = "[shortdep_qa,longdep_qa]"
 NS = ("1", "5", "10")
 
 
-def retrieval(chunk_size: int, cache: Path) -> list[str]:
+def retrieval(chunk_size: int, cache: Path, tokenizer: str | None = None) -> list[str]:
     """The overrides of one retrieval-only point: BM25 over fixed token windows, recall at 1, 5 and 10."""
     return ["arm=rag", "retriever=bm25", "chunker=tokens", "generator=none", f"rag.chunk_size={chunk_size}",
-            "rag.chunk_overlap=16", "rag.recall_at=[1,5,10]", "run.progress=false", f"run.cache_dir={cache}"]
+            "rag.chunk_overlap=16", "rag.recall_at=[1,5,10]", "run.progress=false", f"run.cache_dir={cache}",
+            *([f"generator.tokenizer={tokenizer}"] if tokenizer else [])]
 
 
 def run_recall(overrides: list[str], run_dir: Path) -> dict[str, dict[str, float]]:
@@ -55,10 +60,11 @@ def run_recall(overrides: list[str], run_dir: Path) -> dict[str, dict[str, float
     return {i: r["evidence_recall"] for i, r in records.items() if r.get("evidence_recall")}
 
 
-def corpus_recall(written: WrittenCorpus, chunk_size: int, cache: Path, run_dir: Path) -> dict[str, dict[str, float]]:
+def corpus_recall(written: WrittenCorpus, chunk_size: int, cache: Path, run_dir: Path,
+                  tokenizer: str | None = None) -> dict[str, dict[str, float]]:
     return run_recall(["benchmark=corpus", f"benchmark.path={written.docs_dir}",
                        f"benchmark.questions={written.questions_path}", f"benchmark.cache_dir={cache}",
-                       *retrieval(chunk_size, cache)], run_dir)
+                       *retrieval(chunk_size, cache, tokenizer)], run_dir)
 
 
 def compare(kind: str, ids: list[str], loogle: dict, corpus: dict) -> dict:
@@ -105,18 +111,23 @@ def main() -> None:
     parser.add_argument("--types", default="md,html,pdf,docx")
     parser.add_argument("--headings", action="store_true", help="write each title as the document's first line")
     parser.add_argument("--chunk-size", type=int, default=128)
+    parser.add_argument("--documents", type=int, default=None, help="only the first N documents (a quick run)")
+    parser.add_argument("--tokenizer", default=None, help="generator=none's tokenizer (default: SmolLM2's GGUF)")
     args = parser.parse_args()
     if not LOOGLE.is_dir():
         raise SystemExit(f"{LOOGLE}: no LooGLE sample here (../shared/data is not part of a fresh clone)")
     types = [t.strip() for t in args.types.split(",") if t.strip()]
     options = [f"path={LOOGLE}", f"tasks={TASKS}"]
     samples = load_samples("loogle", options)
+    if args.documents is not None:
+        first = list(dict.fromkeys(s.group for s in samples))[:args.documents]
+        samples = [s for s in samples if s.group in first]
     work = Path(tempfile.mkdtemp(prefix="corpus_parity_"))
     cache = work / "cache"
     rows, figures = [], {}
     try:
         loogle = run_recall(["benchmark=loogle", *(f"benchmark.{o}" for o in options),
-                             *retrieval(args.chunk_size, cache)], work / "run-loogle")
+                             *retrieval(args.chunk_size, cache, args.tokenizer)], work / "run-loogle")
         layouts = [(t, [t]) for t in types] + [("mix", types)]
         for name, kinds in layouts:
             chosen = printable(samples) if kinds == ["pdf"] else samples
@@ -127,7 +138,7 @@ def main() -> None:
             check = read_back(written)
             print(f"{name}: {len(written.documents)} documents, {len(written.questions)} questions; "
                   + "; ".join(check.lines()[:2]))
-            corpus = corpus_recall(written, args.chunk_size, cache, work / f"run-{name}")
+            corpus = corpus_recall(written, args.chunk_size, cache, work / f"run-{name}", args.tokenizer)
             for kind, ids in by_type(written).items():
                 ids = [i for i in ids if i in loogle]
                 label = kind if name != "mix" else f"mix:{kind}"

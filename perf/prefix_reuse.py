@@ -3,11 +3,12 @@
 Times answering them with the context's KV cache computed once and reused, against answering
 each from scratch, and checks the greedy answers are identical.
 
-    python perf/prefix_reuse.py
+    python perf/prefix_reuse.py [--questions 8] [--tokens 1600] [--model bundled:smollm2]
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import common
@@ -17,12 +18,15 @@ from llm.factory import build_generator
 from llm.prompt import Prompt
 from longctx.arm import LongContextArm, LongContextConfig
 
-SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192}
-
 
 def main() -> None:
-    gen = build_generator(SMOLLM2)
-    samples = make_haystack(seed=0, language="en", tokens=1600, n_questions=8)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=8, help="questions over the one context")
+    parser.add_argument("--tokens", type=int, default=1600, help="the context's approximate tokens (words)")
+    parser.add_argument("--model", default=common.SMOLLM2, help=common.MODEL_HELP)
+    args = parser.parse_args()
+    gen = build_generator(common.generator_config(args.model))
+    samples = make_haystack(seed=0, language="en", tokens=args.tokens, n_questions=args.questions)
     arm = LongContextArm(gen, LongContextConfig())
     prompts = [arm.build(s) for s in samples]
     solo = [Prompt(p.user, p.system, p.max_new_tokens, prefix_chars=0) for p in prompts]

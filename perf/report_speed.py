@@ -1,6 +1,6 @@
 """How long the decision report takes on 100 run directories (target: under 30 s).
 
-    python perf/report_speed.py
+    python perf/report_speed.py [--runs 100] [--per-level 20]
 
 Writes 100 synthetic run directories (experiments.simulate.sweeps: two benchmarks, each with long
 context, a 2 retrievers x 4 chunk sizes x 6 top-k RAG grid, closed book, Self-Route, a
@@ -12,6 +12,7 @@ diagnostics, every plot, Markdown, HTML and CSV files.
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -23,10 +24,14 @@ from experiments.report.page.build import build_report
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="run directories kept (of the 106 written)")
+    parser.add_argument("--per-level", type=int, default=20, help="questions per length level")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "sweep"
-        dirs = make_sweep(root, benchmarks=("synthetic", "synthetic_b"), per_level=20, chunk_sizes=(64, 128, 256, 512),
-                          top_ks=(1, 2, 4, 6, 8, 10))[:100]
+        dirs = make_sweep(root, benchmarks=("synthetic", "synthetic_b"), per_level=args.per_level,
+                          chunk_sizes=(64, 128, 256, 512), top_ks=(1, 2, 4, 6, 8, 10))[:args.runs]
         records = sum(1 for d in dirs for _ in open(d / "records.jsonl"))
         t0, c0 = time.perf_counter(), time.process_time()
         files = build_report([str(d) for d in dirs], Path(tmp) / "report")

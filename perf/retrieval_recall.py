@@ -1,7 +1,8 @@
 """Evidence recall@n of BM25, MiniLM and hybrid (RRF) on the synthetic benchmark at 32k and 128k tokens,
 and on the LooGLE sample in ../shared/data/loogle (short- and long-dependency QA) when present.
 
-    python perf/retrieval_recall.py [--chunk-size 128] [--languages en zh] [--no-loogle]
+    python perf/retrieval_recall.py [--chunk-size 128] [--languages en zh] [--levels 32k 128k] [--questions 12]
+                                    [--no-loogle] [--model bundled:smollm2]
 
 Retrieval only (no generation): 128-token chunks (SmolLM2 tokenizer) with 16 overlap. Prints one
 table row per (dataset, retriever): mean recall@1/3/5/10 over the samples with gold evidence, the
@@ -23,7 +24,6 @@ from eval.benchmarks import load_benchmark
 from llm.factory import build_generator
 from rag.build import build_rag_arm
 
-SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192}
 MINILM = {"kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2", "index": "flat",
           "batch_size": 64, "normalize": True, "device": "cpu", "query_instruction": "", "passage_instruction": ""}
 RETRIEVERS = {
@@ -36,12 +36,13 @@ NS = [1, 3, 5, 10]
 LOOGLE = common.ROOT.parent / "shared" / "data" / "loogle"
 
 
-def datasets(languages: list[str], use_loogle: bool) -> dict[str, list]:
+def datasets(languages: list[str], use_loogle: bool, levels: list[str] = ("32k", "128k"),
+             questions: int = 12) -> dict[str, list]:
     out = {}
     for lang in languages:
-        for level in ("32k", "128k"):
+        for level in levels:
             cfg = {"name": "synthetic", "seed": 0, "languages": [lang], "levels": [level], "haystacks_per_level": 1,
-                   "questions_per_haystack": 12, "two_hop_share": 0.25, "confusing_share": 0.5}
+                   "questions_per_haystack": questions, "two_hop_share": 0.25, "confusing_share": 0.5}
             out[f"synthetic_{lang}_{level}"] = load_benchmark(cfg).samples
     if use_loogle and LOOGLE.exists():
         try:
@@ -64,15 +65,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunk-size", type=int, default=128)
     parser.add_argument("--languages", nargs="+", default=["en", "zh"])
+    parser.add_argument("--levels", nargs="+", default=["32k", "128k"], help="the synthetic benchmark's levels")
+    parser.add_argument("--questions", type=int, default=12, help="questions per synthetic haystack")
     parser.add_argument("--no-loogle", action="store_true")
+    parser.add_argument("--model", default=common.SMOLLM2, help=common.MODEL_HELP + " (its tokenizer only)")
     args = parser.parse_args()
-    gen = build_generator(SMOLLM2)
+    gen = build_generator(common.generator_config(args.model))
     rag = {"chunk_size": args.chunk_size, "chunk_overlap": 16, "top_k": 4, "order": "document", "recall_at": NS}
     cache = Path(tempfile.mkdtemp(prefix="retrieval_recall_"))
     figures: dict = {}
     rows = []
     try:
-        for name, samples in datasets(args.languages, not args.no_loogle).items():
+        for name, samples in datasets(args.languages, not args.no_loogle, args.levels, args.questions).items():
             for rname, rcfg in RETRIEVERS.items():
                 arm = build_rag_arm(gen, rag, rcfg, {"kind": "tokens"}, {"kind": "none"}, cache)
                 t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """A 12-point retrieval-only sweep (3 chunk sizes x 4 top-k, MiniLM) costs little more than embedding each size once.
 
-    python perf/retrieval_sweep.py
+    python perf/retrieval_sweep.py [--level 16k] [--haystacks 2] [--questions 4] [--model bundled:smollm2]
 
 `singles_seconds`: three runs, one per chunk size, each with an empty cache (so each embeds its
 chunking and the questions once). `sweep_seconds`: the 12 points over one shared cache directory,
@@ -11,6 +11,7 @@ loads it once either way).
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 import time
@@ -18,13 +19,12 @@ from pathlib import Path
 
 import common
 
-from eval.benchmarks.synthetic import load
+from eval.benchmarks import load_benchmark
 from llm.factory import build_generator
 from rag.build import build_rag_arm
 from rag.embedders import shared_embedder
 from rag.retrievers import _QUERY_MEMOS
 
-SMOLLM2 = {"backend": "transformers", "model": "bundled:smollm2", "context_window": 8192}
 MINILM = {"name": "minilm", "kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2",
           "index": "flat", "batch_size": 64, "normalize": True, "device": "cpu", "query_instruction": "",
           "passage_instruction": ""}
@@ -43,9 +43,16 @@ def run_point(gen, samples, cache_dir: Path, size: int, top_k: int) -> tuple[flo
 
 
 def main() -> None:
-    gen = build_generator(SMOLLM2)
-    samples = load({"name": "synthetic", "seed": 0, "languages": ["en"], "levels": ["16k"], "haystacks_per_level": 2,
-                    "questions_per_haystack": 4}).samples
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--level", default="16k", help="the synthetic benchmark's length level")
+    parser.add_argument("--haystacks", type=int, default=2)
+    parser.add_argument("--questions", type=int, default=4, help="questions per haystack")
+    parser.add_argument("--model", default=common.SMOLLM2, help=common.MODEL_HELP + " (its tokenizer only)")
+    args = parser.parse_args()
+    gen = build_generator(common.generator_config(args.model))
+    samples = load_benchmark({"name": "synthetic", "seed": 0, "languages": ["en"], "levels": [args.level],
+                              "haystacks_per_level": args.haystacks,
+                              "questions_per_haystack": args.questions}).samples
     shared_embedder("bundled:all-MiniLM-L6-v2", 64, True, "cpu", "", "").encode(["warm up"])
     root = Path(tempfile.mkdtemp(prefix="retrieval_sweep_"))
     try:

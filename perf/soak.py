@@ -2,6 +2,12 @@
 
     python perf/soak.py                       # every phase, default sizes (tens of minutes on 2 cores)
     python perf/soak.py --samples 12 --kills 10 --writer-records 400 --phases kill,writer,endpoint,bad
+    python perf/soak.py --samples 3 --kills 2 --faults 3 --model DIR --max-new-tokens 160   # a smoke run
+
+`--model`: the generator of the `kill` and `endpoint` phases (bundled:smollm2, or a model folder such as the
+tiny random-weight Llama of `python -m testsupport.tiny_llama DIR`); `--max-new-tokens` raises the synthetic
+benchmark's answer limit (a tiny model's answers are quick: a longer one keeps each kill inside a generation);
+`--fault-kinds` the faults the endpoint phase draws from (default: all of them).
 
 Phases (the CI variant of each is in tests/test_crash_resume.py, test_bad_input.py):
 
@@ -46,11 +52,15 @@ from tests.conftest import compose
 ROOT = common.ROOT
 
 
-def kill_phase(tmp: Path, n: int, n_kills: int, rng: random.Random) -> dict:
+def model_overrides(model: str, max_new_tokens: int | None) -> list[str]:
+    return [f"generator.model={model}", *([f"+benchmark.max_new_tokens={max_new_tokens}"] if max_new_tokens else [])]
+
+
+def kill_phase(tmp: Path, n: int, n_kills: int, rng: random.Random, model: list[str] = ()) -> dict:
     from experiments.run import run
 
     config = ["benchmark.languages=[en]", "benchmark.levels=[100]", f"benchmark.haystacks_per_level={n}",
-              "benchmark.questions_per_haystack=1", "run.progress=false"]
+              "benchmark.questions_per_haystack=1", "run.progress=false", *model]
     crash.CONFIG[:] = config  # start_run reads the module's CONFIG
     ref_dir = tmp / "kill-reference"
     ref_dir.mkdir()
@@ -103,13 +113,18 @@ def _http(url: str, payload: dict | None = None) -> dict:
         return json.loads(resp.read() or b"{}")
 
 
-def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random) -> dict:
+FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25",
+               "drip:0.5")
+
+
+def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random, model: str = "bundled:smollm2",
+                   max_new_tokens: int | None = None, kinds: tuple[str, ...] = FAULT_KINDS) -> dict:
     if not all((ROOT / p).exists() for p in ("testsupport/fake_servers.py", "conf/generator/smollm2_server.yaml")):
         return {"skipped": "testsupport/fake_servers.py or conf/generator/smollm2_server.yaml not there"}
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(tmp / "server.log", "ab")
-    server = subprocess.Popen([sys.executable, "-m", "testsupport.fake_servers", "--model", "bundled:smollm2",
+    server = subprocess.Popen([sys.executable, "-m", "testsupport.fake_servers", "--model", model,
                                "--port", str(port)], cwd=ROOT, env=crash._env(), stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(600):
@@ -123,7 +138,9 @@ def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random) -> dict
         args = ["-m", "experiments.run", "generator=smollm2_server", f"generator.base_url={base}/v1",
                 "generator.max_retries=2", "generator.backoff_base_s=0.05", "generator.backoff_max_s=0.2",
                 "generator.timeout_s=20", "benchmark.languages=[en]", "benchmark.levels=[100]",
-                f"benchmark.haystacks_per_level={n}", "benchmark.questions_per_haystack=1", "run.progress=false"]
+                f"benchmark.haystacks_per_level={n}", "benchmark.questions_per_haystack=1", "run.progress=false",
+                f"generator.model={model}", f"generator.tokenizer={model}",
+                *([f"+benchmark.max_new_tokens={max_new_tokens}"] if max_new_tokens else [])]
 
         def run(run_dir: Path, cache: Path) -> dict:
             res = subprocess.run([sys.executable, *args, f"hydra.run.dir={run_dir}", f"run.cache_dir={cache}"],
@@ -133,8 +150,6 @@ def endpoint_phase(tmp: Path, n: int, n_faults: int, rng: random.Random) -> dict
 
         run(tmp / "endpoint-clean", tmp / "endpoint-clean-cache")
         reference = crash.by_id(crash.read_lines(tmp / "endpoint-clean" / "records.jsonl")[0])
-        kinds = ["429", "500", "503", "malformed", "drop", "slow_stream:0.05", "slow:0.2", "no_usage", "hang:25",
-                 "drip:0.5"]
         faults = [rng.choice(kinds) for _ in range(n_faults)]
         _http(f"{base}/_faults", {"faults": faults})
         run_dir, cache = tmp / "endpoint-faulty", tmp / "endpoint-faulty-cache"
@@ -229,6 +244,10 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=8)
     p.add_argument("--phases", default="kill,writer,endpoint,bad")
     p.add_argument("--tmp", type=Path, default=None, help="work folder (default: a temporary one, removed)")
+    p.add_argument("--model", default="bundled:smollm2", help="the generator of the kill and endpoint phases")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="the synthetic benchmark's answer limit")
+    p.add_argument("--fault-kinds", default=",".join(FAULT_KINDS),
+                   help="the faults the endpoint phase draws from (hang and drip each cost a 20 s client timeout)")
     args = p.parse_args()
     rng = random.Random(args.seed)
     phases = args.phases.split(",")
@@ -244,10 +263,12 @@ def main() -> None:
             out["bad"] = bad_input_phase(tmp)
             print(f"bad inputs: {out['bad']}", flush=True)
         if "kill" in phases:
-            out["kill"] = kill_phase(tmp, args.samples, args.kills, rng)
+            out["kill"] = kill_phase(tmp, args.samples, args.kills, rng,
+                                     model_overrides(args.model, args.max_new_tokens))
             print(f"kill/resume: {out['kill']}", flush=True)
         if "endpoint" in phases:
-            out["endpoint"] = endpoint_phase(tmp, args.samples, args.faults, rng)
+            out["endpoint"] = endpoint_phase(tmp, args.samples, args.faults, rng, args.model, args.max_new_tokens,
+                                             tuple(k for k in args.fault_kinds.split(",") if k))
             print(f"endpoint: {out['endpoint']}", flush=True)
     figures = {
         "kills": out.get("kill", {}).get("kills", 0) + out.get("writer", {}).get("kills", 0),

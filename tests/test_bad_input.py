@@ -376,10 +376,11 @@ def _run(args, timeout=300):
                           text=True, timeout=timeout)
 
 
-def test_run_with_a_bad_data_line_exits_with_one_clear_line(tmp_path):
+def test_run_with_a_bad_data_line_exits_with_one_clear_line(tmp_path, tiny_llm):
     pytest.importorskip("eval.benchmarks.lveval")
     path = _lines(tmp_path / "data" / "factrecall_en_16k.jsonl", [LVEVAL_GOOD, {**LVEVAL_GOOD, "answers": "Ada"}])
-    res = _run(["benchmark=lveval", f"benchmark.path={path}", f"hydra.run.dir={tmp_path / 'run'}",
+    res = _run(["benchmark=lveval", f"benchmark.path={path}", f"generator.model={tiny_llm}",
+                f"hydra.run.dir={tmp_path / 'run'}",
                 f"run.cache_dir={tmp_path / 'cache'}"])
     assert res.returncode == 2, res.stderr[-2000:]
     assert "Traceback" not in res.stderr
@@ -388,21 +389,23 @@ def test_run_with_a_bad_data_line_exits_with_one_clear_line(tmp_path):
     assert not (tmp_path / "run" / "records.jsonl").exists()
 
 
-def test_run_over_a_corrupt_records_file_exits_with_one_clear_line(tmp_path):
+def test_run_over_a_corrupt_records_file_exits_with_one_clear_line(tmp_path, tiny_llm):
     run_dir = tmp_path / "run"
     _lines(run_dir / "records.jsonl", [{"id": "a", "status": "ok"}, "garbage line", {"id": "b", "status": "ok"}])
     res = _run(["benchmark.languages=[en]", "benchmark.levels=[100]", "benchmark.questions_per_haystack=1",
-                "generator.context_window=60", f"hydra.run.dir={run_dir}", f"run.cache_dir={tmp_path / 'cache'}"])
+                "generator.context_window=60", f"generator.model={tiny_llm}", f"hydra.run.dir={run_dir}",
+                f"run.cache_dir={tmp_path / 'cache'}"])
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-2000:]
     assert "records.jsonl:2: not a valid record" in res.stderr.strip().splitlines()[-1]
 
 
-def test_an_unknown_metric_is_one_line_from_the_runner(tmp_path):
+def test_an_unknown_metric_is_one_line_from_the_runner(tmp_path, tiny_llm):
     """A configuration naming something no table holds (UnknownName: a KeyError to lookups, a ValueError to
     the runner) prints one `error:` line, unquoted, and exits 2; a KeyError of the code itself would not be
     caught there and keeps its traceback."""
     proc = subprocess.run(
         [sys.executable, "-m", "experiments.run", "benchmark.metric=nope", "generator=none", "arm=rag",
+         f"generator.tokenizer={tiny_llm}",
          "benchmark.levels=[1k]", "benchmark.questions_per_haystack=1", "benchmark.haystacks_per_level=1",
          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}"],
         capture_output=True, text=True, timeout=300, cwd=ROOT)

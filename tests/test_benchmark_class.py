@@ -69,13 +69,14 @@ def test_a_benchmark_class_declared_here_loads_and_selects_like_the_built_in_one
         load_benchmark({"name": "toy_notes", "colour": "red"})
 
 
-def test_the_runner_answers_a_registered_benchmark_with_both_arms(toy, tmp_path):
+def test_the_runner_answers_a_registered_benchmark_with_both_arms(toy, tmp_path, tiny_llm):
     from experiments.run import run
 
     lc_dir, rag_dir = tmp_path / "lc", tmp_path / "rag"
     lc_dir.mkdir()
     rag_dir.mkdir()
-    lc = run(_config(["arm=longctx"], tmp_path), lc_dir)
+    # the answers of the tiny random-weight Llama (SmolLM2's tokenizer): the runner's plumbing is what is checked
+    lc = run(_config(["arm=longctx", f"generator.model={tiny_llm}"], tmp_path), lc_dir)
     assert (lc["n"], lc["n_ok"]) == (2, 2)
     records = _records(lc_dir)
     assert {r["benchmark"] for r in records} == {"toy_notes"} and all(r["evidence_retained"] == 1.0 for r in records)

@@ -1,4 +1,4 @@
-"""Crash safety: kill -9 a real `python -m experiments.run` (SmolLM2 on CPU) at random points,
+"""Crash safety: kill -9 a real `python -m experiments.run` (the transformers backend on CPU) at random points,
 more than once, then resume in the same run folder; the result must equal an uninterrupted run.
 
 - `test_killed_run_resumes_to_the_uninterrupted_result`: the real thing. Kill points are drawn
@@ -11,6 +11,12 @@ more than once, then resume in the same run folder; the result must equal an uni
   retries the failed sample (from the cache) and repairs the tail.
 - `test_record_writer_survives_kill_at_any_moment`: many kills of a process appending large
   records through `RecordStore` in a tight loop (no model): no record is lost, torn or doubled.
+
+The model is generator=smollm2's config over the tiny random-weight Llama (conftest's `tiny_llm`: SmolLM2's
+tokenizer, the real transformers backend): greedy decoding of fixed weights is deterministic, so the resumed
+records equal the uninterrupted run's exactly when resuming is right, as with SmolLM2. Its answers run to the
+token limit (a random model seldom ends one); 160 tokens take about a second on a CPU, as a SmolLM2 answer
+did, so the kills land inside a sample's generation.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ N_SAMPLES = 5
 CONFIG = ["benchmark.languages=[en]", "benchmark.levels=[100]", f"benchmark.haystacks_per_level={N_SAMPLES}",
           "benchmark.questions_per_haystack=1", "run.progress=false"]
 SEED = 8
+TINY_ANSWERS = ["+benchmark.max_new_tokens=160"]  # with `generator.model=<tiny Llama>`: ~1 s per answer
 
 
 def _env() -> dict[str, str]:
@@ -102,7 +109,7 @@ def outcome(r: dict) -> tuple:
 
 
 def kill_and_resume(run_dir: Path, cache: Path, rng: random.Random, log: Path, n_samples: int,
-                    kill_after: list[int]) -> dict:
+                    kill_after: list[int], extra: list[str] = ()) -> dict:
     """Start, kill after each entry of `kill_after` records (0: during start-up), then finish.
 
     Returns counts and the final records; asserts the invariants after each kill.
@@ -111,9 +118,15 @@ def kill_and_resume(run_dir: Path, cache: Path, rng: random.Random, log: Path, n
     kills, torn_tails, per_kill = 0, 0, []
     for k in kill_after:
         before = len(read_lines(path)[0])
-        proc = start_run(run_dir, cache, log)
+        hydra_config = run_dir / ".hydra" / "config.yaml"
+        fresh_folder = not hydra_config.exists()
+        proc = start_run(run_dir, cache, log, extra)
         if k == 0:
-            time.sleep(rng.uniform(0.5, 4.0))  # somewhere in imports, config, model loading
+            # somewhere in imports, config, model loading: at a drawn moment, or as the run proper begins (Hydra
+            # writes the run's config) if that comes first, so a fast machine is still in start-up at the kill
+            until = time.monotonic() + rng.uniform(0.5, 4.0)
+            while time.monotonic() < until and not (fresh_folder and hydra_config.exists()):
+                time.sleep(0.01)
         else:
             fresh = wait_for_records(proc, path, k)[before:]  # records this process wrote, when
             # the time one sample takes (not counting start-up, which the first fresh record includes)
@@ -127,7 +140,7 @@ def kill_and_resume(run_dir: Path, cache: Path, rng: random.Random, log: Path, n
         assert len(records) < n_samples and not (run_dir / "metrics.json").exists()
         per_kill.append(len(records))
     recorded_before_last = len(read_lines(path)[0])
-    proc = start_run(run_dir, cache, log)
+    proc = start_run(run_dir, cache, log, extra)
     assert proc.wait(timeout=1800) == 0, log.read_text()[-3000:]
     records, torn = read_lines(path)
     assert not torn
@@ -136,22 +149,23 @@ def kill_and_resume(run_dir: Path, cache: Path, rng: random.Random, log: Path, n
             "metrics": metrics, "recorded_before_last": recorded_before_last}
 
 
-@pytest.mark.slow
-def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
+@pytest.mark.integration  # a real `python -m experiments.run`, SIGKILLed three times
+def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path, tiny_llm):
     from experiments.run import run
 
+    extra = [f"generator.model={tiny_llm}", *TINY_ANSWERS]
     rng = random.Random(SEED)
     # The uninterrupted run, in this process, with its own cache.
     ref_dir = tmp_path / "reference"
     ref_dir.mkdir()
-    ref_metrics = run(compose(CONFIG + [f"run.cache_dir={tmp_path / 'ref-cache'}"]), ref_dir)
+    ref_metrics = run(compose(CONFIG + extra + [f"run.cache_dir={tmp_path / 'ref-cache'}"]), ref_dir)
     reference = by_id(read_lines(ref_dir / "records.jsonl")[0])
     assert len(reference) == N_SAMPLES and ref_metrics["n_ok"] == N_SAMPLES
 
     k1 = rng.randint(1, N_SAMPLES - 3)
     k2 = rng.randint(k1 + 1, N_SAMPLES - 2)
     run_dir, cache, log = tmp_path / "killed", tmp_path / "cache", tmp_path / "killed.log"
-    result = kill_and_resume(run_dir, cache, rng, log, N_SAMPLES, [0, k1, k2])
+    result = kill_and_resume(run_dir, cache, rng, log, N_SAMPLES, [0, k1, k2], extra)
     assert result["kills"] == 3
     assert (result["records_at_kills"][0] == 0 and result["records_at_kills"][1] >= k1
             and result["records_at_kills"][2] >= k2)
@@ -177,7 +191,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
                      + (json.dumps({**failed, "status": "failed",
                                     "reason": "GenerationError: HTTP 503"}) + "\n").encode()
                      + b'{"id": "torn", "status": "o')
-    proc = start_run(run_dir, cache, log)
+    proc = start_run(run_dir, cache, log, extra)
     assert proc.wait(timeout=900) == 0, log.read_text()[-3000:]
     records, torn = read_lines(path)
     assert not torn and len(records) == N_SAMPLES + 1, "the torn line is gone; the failed sample's retry added"

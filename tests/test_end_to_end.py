@@ -1,11 +1,14 @@
-"""Tiny real runs: Hydra config, SmolLM2 on CPU, both arms, records and metrics on disk."""
+"""Tiny real runs: Hydra config, both arms, records and metrics on disk, the command line and the report.
+
+The generator is generator=smollm2's config over the tiny random-weight Llama (conftest's `tiny_llm`: SmolLM2's
+tokenizer, so the same prompts, token counts and evidence figures; the real transformers backend). What is checked
+here is what a run writes, not what the answers say (test_generation.py and test_answers_cut.py run SmolLM2)."""
 
 import json
 import os
 import subprocess
 import sys
 
-import pytest
 
 from tests.conftest import ROOT, compose
 
@@ -14,13 +17,13 @@ RECORD_KEYS = {"id", "task", "length_level", "arm", "prediction", "score", "prom
                "completion_tokens", "latency_s"}
 
 
-@pytest.mark.slow
-def test_both_arms_write_records_and_resume_from_cache(tmp_path, generator):
+def test_both_arms_write_records_and_resume_from_cache(tmp_path, tiny_llm):
     from experiments.run import run
 
     cache = tmp_path / "cache"
     for arm, evidence_key in (("longctx", "evidence_retained"), ("rag", "evidence_recall")):
-        cfg = compose(TINY + [f"arm={arm}", f"run.cache_dir={cache}", "run.progress=false", "rag.chunk_size=64"])
+        cfg = compose(TINY + [f"arm={arm}", f"run.cache_dir={cache}", "run.progress=false", "rag.chunk_size=64",
+                              f"generator.model={tiny_llm}"])
         out = tmp_path / arm
         out.mkdir()
         metrics = run(cfg, out)
@@ -49,12 +52,12 @@ def test_both_arms_write_records_and_resume_from_cache(tmp_path, generator):
         assert m3["generation_calls"] == 0 and (out / "records.jsonl").read_text() == before
 
 
-@pytest.mark.slow
-def test_sample_that_cannot_fit_is_skipped_and_run_goes_on(tmp_path, generator):
+def test_sample_that_cannot_fit_is_skipped_and_run_goes_on(tmp_path, tiny_llm):
     from experiments.run import run
 
     # A 60-token window cannot hold the template and question: every sample is skipped with a reason.
-    cfg = compose(TINY + ["generator.context_window=60", f"run.cache_dir={tmp_path}", "run.progress=false"])
+    cfg = compose(TINY + ["generator.context_window=60", f"run.cache_dir={tmp_path}", "run.progress=false",
+                          f"generator.model={tiny_llm}"])
     m = run(cfg, tmp_path)
     assert m["n_skipped"] == 2 and m["n_failed"] == 0 and m["score"] == 0.0
     records = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
@@ -66,10 +69,11 @@ def _run_cli(args, cwd, timeout=600):
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.slow
-def test_hydra_multirun_sweep_and_report(tmp_path):
+def test_hydra_multirun_sweep_and_report(tmp_path, tiny_llm):
+    """`python -m experiments.run -m ...` then `python -m experiments.report`, as a user runs them."""
     sweep = tmp_path / "sweep"
     res = _run_cli(["-m", "experiments.run", "-m", "arm=longctx,rag", "rag.top_k=1,2", *TINY, "rag.chunk_size=64",
+                    f"generator.model={tiny_llm}",
                     f"hydra.sweep.dir={sweep}", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"], ROOT)
     assert res.returncode == 0, res.stderr[-3000:]
     runs = sorted(p.parent for p in sweep.rglob("metrics.json"))
@@ -87,12 +91,13 @@ def test_hydra_multirun_sweep_and_report(tmp_path):
     assert "rag bm25 c64 k2" in (sweep / "report.md").read_text()
 
 
-def test_unknown_config_values_name_the_allowed_ones(tmp_path):
+def test_unknown_config_values_name_the_allowed_ones(tmp_path, tiny_llm):
     res = _run_cli(["-m", "experiments.run", "arm=bogus", f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "Available options" in res.stderr and "longctx" in res.stderr and "rag" in res.stderr
-    res = _run_cli(["-m", "experiments.run", "arm=rag", "rag.order=sideways", "benchmark.limit=1",
+    tiny = f"generator.model={tiny_llm}"  # SmolLM2's tokenizer from a folder: no GGUF file to read first
+    res = _run_cli(["-m", "experiments.run", "arm=rag", "rag.order=sideways", "benchmark.limit=1", tiny,
                     f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "allowed: document, score" in res.stderr
-    res = _run_cli(["-m", "experiments.run", "benchmark.languages=[fr]",
+    res = _run_cli(["-m", "experiments.run", "benchmark.languages=[fr]", tiny,
                     f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "allowed" in res.stderr and "'fr'" in res.stderr

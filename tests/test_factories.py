@@ -83,9 +83,10 @@ WITHOUT_FLAG = ("import runpy, sys; sys.modules['FlagEmbedding'] = None; sys.arg
                 "runpy.run_module('experiments.run', run_name='__main__', alter_sys=True)")
 
 
-def test_runner_with_bge_m3_and_no_flagembedding_ends_in_one_error_line(tmp_path):
+def test_runner_with_bge_m3_and_no_flagembedding_ends_in_one_error_line(tmp_path, tiny_llm):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     res = subprocess.run([sys.executable, "-c", WITHOUT_FLAG, "arm=rag", "retriever=bge_m3", "generator=none",
+                          f"generator.tokenizer={tiny_llm}",  # SmolLM2's, from a folder: no GGUF to read first
                           "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.questions_per_haystack=1",
                           f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}",
                           "run.progress=false"],

@@ -1,6 +1,8 @@
 """The test double testsupport/fake_servers.py (the product's server with faults, dialects and an
-interrupting mode) over the real SmolLM2, spoken to in raw HTTP: the faults it injects. Its dialects are
-tested with the client in test_openai_dialects.py, its interrupting mode in test_interrupting_server.py."""
+interrupting mode) over the scripted model (testsupport/scripted.py; conftest's shared `fake_server`), spoken to
+in raw HTTP: the faults it injects. Its command line is started once, as perf/soak.py starts it, over the tiny
+random-weight Llama. Its dialects are tested with the client in test_openai_dialects.py, its interrupting mode in
+test_interrupting_server.py."""
 
 from __future__ import annotations
 
@@ -12,16 +14,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.test_server import _chat, _log_entries, _post, command_line_server
-from testsupport.fake_servers import FakeOpenAIServer, parse_fault
+from tests.conftest import SCRIPTED
+from tests.test_server import _chat as _server_chat
+from tests.test_server import _log_entries, _post, command_line_server
+from testsupport.fake_servers import parse_fault
 
 
 @pytest.fixture(scope="module")
-def server(generator, tmp_path_factory):
-    generator.model  # load the weights before timing anything
-    log = tmp_path_factory.mktemp("fake_server") / "requests.jsonl"
-    with FakeOpenAIServer(generator, request_log=log) as srv:
-        yield srv
+def server(fake_server):
+    return fake_server
+
+
+def _chat(max_tokens=6, **extra):
+    """test_server's chat request, to the scripted model."""
+    return {**_server_chat(max_tokens, **extra), "model": SCRIPTED}
 
 
 @pytest.fixture(autouse=True)
@@ -99,15 +105,14 @@ def test_parse_fault():
             parse_fault(bad)
 
 
-@pytest.mark.slow
-def test_the_command_line_fake_server_injects_faults_in_a_dialect():
+def test_the_command_line_fake_server_injects_faults_in_a_dialect(tiny_llm):
     """`python -m testsupport.fake_servers` (as perf/soak.py starts it): the product's flags and its own."""
-    with command_line_server("testsupport.fake_servers", "--faults", "429", "--dialect", "tgi") as url:
+    with command_line_server("testsupport.fake_servers", "--faults", "429", "--dialect", "tgi", model=tiny_llm) as url:
         srv = SimpleNamespace(url=url)  # all _post needs of a server
-        status, _, raw = _post(srv, "/v1/chat/completions", _chat(16))
+        status, _, raw = _post(srv, "/v1/chat/completions", {**_server_chat(16), "model": str(tiny_llm)})
         assert status == 429 and json.loads(raw) == {"error": "rate limit reached (injected)",
                                                      "error_type": "rate_limit_error"}
-        status, _, raw = _post(srv, "/v1/chat/completions", _chat(16))
+        status, _, raw = _post(srv, "/v1/chat/completions", {**_server_chat(16), "model": str(tiny_llm)})
         assert status == 200 and json.loads(raw)["choices"][0]["finish_reason"] in ("eos_token", "length")
         status, _, raw = _post(srv, "/_faults", {"faults": ["503"]})
         assert status == 200 and json.loads(raw)["faults_queued"] == ["503"]

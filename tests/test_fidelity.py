@@ -157,9 +157,12 @@ def test_response_cache_key_includes_chat_and_repetition_penalty():
     assert len(keys) == 3
 
 
-def test_transformers_backend_raw_prompt_and_repetition_penalty(generator):
+def test_transformers_backend_raw_prompt_and_repetition_penalty(tiny_generator):
+    """Against transformers' own `generate` on the same weights (the tiny random-weight Llama with SmolLM2's
+    tokenizer: the backend's prompt handling and penalty are what is compared, not what the model says)."""
     import torch
 
+    generator = tiny_generator
     from llm.prompt import Prompt
 
     text = ("Please answer the question based on the long texts below. \nThe sky is blue. The sky is blue.\n"

@@ -19,8 +19,8 @@ from testset.plan import DEPTHS, TYPES, plan
 from testset.prompts import EXAMPLES, prompt_hash, task_prompt
 from eval.corpus.parsers import ParsedDocument
 from eval.metrics.text import normalize_en, tokens
-from llm.prompt import Generation
 from llm.server import OpenAICompatServer
+from testsupport.scripted import ScriptedModel
 
 # -- a scripted model behind the real server ------------------------------------------------------------
 GOOD = {"question": "Which engineer designed the bridge over the Elbe at Dornstadt?", "answer": "Karl Weber",
@@ -93,21 +93,18 @@ COMPARE_DOCS = {
 }
 
 
-class ScriptedModel:
-    """What the server asks of a backend (`model_id`, `context_window`, `generate`, `prompt_tokens`), answering
-    each generation prompt with the reply scripted for the document text it shows, and a closed-book question
-    with "Paris." for France and "I do not know." for anything else. `fail` makes a request for that
-    document's text fail (the server answers HTTP 400)."""
-
-    model_id = "scripted"
-    context_window = 8192
+class DocumentScript(ScriptedModel):
+    """The scripted model (testsupport/scripted.py) answering each generation prompt with the reply scripted for
+    the document text it shows, and a closed-book question with "Paris." for France and "I do not know." for
+    anything else. `fail` makes a request for that document's text fail (the server answers HTTP 400)."""
 
     def __init__(self, docs: dict[str, tuple[str, str]]):
+        super().__init__(model_id="scripted")
         self.docs = docs
-        self.prompts: list = []
         self.fail: str | None = None
 
-    def reply(self, user: str) -> str:
+    def reply(self, prompt) -> str:
+        user = prompt.user
         if user.startswith("Answer the question in a few words."):
             return "Paris." if "capital of France" in user else "I do not know."
         shown = re.findall(r'"""(.*?)"""', user, flags=re.S)[-1]
@@ -117,13 +114,6 @@ class ScriptedModel:
                     raise ValueError(f"scripted failure on {name}")
                 return reply
         raise AssertionError(f"no scripted reply for {shown[:60]!r}")
-
-    def generate(self, prompts):
-        self.prompts += prompts
-        return [Generation(self.reply(p.user), 10, 10, 0.0, finish_reason="stop") for p in prompts]
-
-    def prompt_tokens(self, prompt) -> int:
-        return 10
 
 
 def _folder(path: Path, docs: dict[str, tuple[str, str]]) -> Path:
@@ -156,7 +146,7 @@ def _load(docs: Path, questions: Path):
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory):
     """The project's server over a scripted model, and a generator config (a YAML file) pointing at it."""
-    model = ScriptedModel({**DOCS, **UNANSWERABLE_DOCS, **COMPARE_DOCS, **CHINESE_DOCS})
+    model = DocumentScript({**DOCS, **UNANSWERABLE_DOCS, **COMPARE_DOCS, **CHINESE_DOCS})
     with OpenAICompatServer(model) as server:
         yield model, server, _generator_yaml(tmp_path_factory.mktemp("conf") / "scripted.yaml", server)
 
@@ -394,6 +384,7 @@ def smollm2_run(tmp_path_factory):
     return code, docs, out
 
 
+@pytest.mark.integration  # SmolLM2 writes 4 items and answers them closed-book: ~40 s on 2 cores
 def test_smollm2_every_item_is_kept_by_the_rules_or_counted_under_a_reason(smollm2_run):
     code, docs, out = smollm2_run
     assert code == 0

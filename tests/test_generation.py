@@ -1,4 +1,6 @@
-"""The transformers backend on the real SmolLM2: prefix reuse and the response cache."""
+"""The transformers backend: prefix reuse on the real SmolLM2 (integration tier: a real model's close logits are
+where a batched decoder that differs from the solo one would show) and on the tiny random-weight Llama (the
+batching plumbing, in the fast tier), the response cache, the tokenizer-only generator and the weights cache."""
 
 import warnings
 from pathlib import Path
@@ -11,7 +13,7 @@ from llm.prompt import Prompt
 from longctx.arm import LongContextArm, LongContextConfig
 
 
-@pytest.mark.slow
+@pytest.mark.integration  # SmolLM2 reads a ~700-token prompt four times: a minute on a loaded 2-core machine
 def test_prefix_reuse_gives_identical_greedy_answers(generator):
     samples = make_haystack(seed=5, language="en", tokens=300, n_questions=3)
     prompts = [LongContextArm(generator, LongContextConfig()).build(s) for s in samples]
@@ -27,7 +29,6 @@ def test_prefix_reuse_gives_identical_greedy_answers(generator):
     assert all(g.completion_tokens >= 1 for g in shared)
 
 
-@pytest.mark.slow
 def test_response_cache_serves_reruns(generator, tmp_path):
     cached = CachedGenerator(generator, ResponseCache(tmp_path / "r.sqlite"))
     p = Prompt("Say the word 'blue' and nothing else.", max_new_tokens=4)
@@ -38,9 +39,11 @@ def test_response_cache_serves_reruns(generator, tmp_path):
     assert not other.cached and cached.calls == 2, "max_new_tokens is part of the cache key"
 
 
-@pytest.mark.slow
-def test_prefix_reuse_in_several_batches_matches_solo_answers(generator):
-    """Questions over one context split into decode batches of 2 (3 batches for 5 questions)."""
+def test_prefix_reuse_in_several_batches_matches_solo_answers(tiny_generator):
+    """Questions over one context split into decode batches of 2 (3 batches for 5 questions). On the tiny
+    random-weight Llama: batching, masks and positions are plumbing, and any slip in them changes its greedy
+    answers as it would SmolLM2's (test_prefix_reuse_gives_identical_greedy_answers runs SmolLM2)."""
+    generator = tiny_generator
     samples = make_haystack(seed=11, language="en", tokens=250, n_questions=5)
     prompts = [LongContextArm(generator, LongContextConfig()).build(s) for s in samples]
     prompts[1].max_new_tokens = 2  # different limits within one batch
@@ -97,3 +100,20 @@ def test_the_gguf_tokenizer_adds_a_bos_token_only_where_the_file_says_so():
     assert "tokenizer.ggml.tokens" not in meta  # arrays are skipped
     tok = load_hf_tokenizer("bundled:smollm2")
     assert tok("hello world")["input_ids"] == tok("hello world", add_special_tokens=False)["input_ids"]
+
+
+def test_generators_over_the_same_weights_share_one_loaded_model(tiny_llm):
+    """llm.transformers_backend.load_weights: one model per process and (path, dtype, device); configurations
+    that differ in how they decode (the factory builds a generator for each) share it, another dtype does not."""
+    from llm.factory import build_generator
+    from llm.transformers_backend import load_hf_tokenizer
+    from tests.conftest import SMOLLM2
+
+    base = {**SMOLLM2, "model": str(tiny_llm)}
+    a = build_generator(base)
+    b = build_generator({**base, "reuse_prefix": False, "stop": ["\n"]})
+    c = build_generator({**base, "context_window": 4096})
+    assert a is not b and a.model is b.model is c.model
+    half = build_generator({**base, "dtype": "bfloat16"})
+    assert half.model is not a.model and str(half.model.dtype) == "torch.bfloat16"
+    assert load_hf_tokenizer(str(tiny_llm)) is load_hf_tokenizer(str(tiny_llm), False) is a._hf_tok

@@ -205,14 +205,18 @@ def test_lara_predictions_that_match_no_question_are_reported(tmp_path):
         _import("--format", "lara", "--path", str(clone), "--model", "gpt-5", "--out", str(tmp_path / "c"))
 
 
-def test_the_command_line(tmp_path):
+def test_the_command_line(tmp_path, capsys):
+    """`python -m experiments.import` as a user runs it; its error path through the same `main(argv)` in-process."""
+    from experiments.predictions import main
+
     path = _write(tmp_path / "preds.jsonl", _two_arms(2, 1))
     res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl", "--path", str(path),
                           "--metric", "qa_f1", "--out", str(tmp_path / "runs")], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "imported 4 predictions (2 ids x 2 configs" in res.stdout and "python -m experiments.report" in res.stdout
-    res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl",
-                          "--path", str(tmp_path / "no"), "--metric", "qa_f1", "--out", str(tmp_path / "x")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 2 and res.stderr.startswith("error: ") and "no such predictions file" in res.stderr
+    capsys.readouterr()
+    code = main(["--format", "jsonl", "--path", str(tmp_path / "no"), "--metric", "qa_f1",
+                 "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "no such predictions file" in err

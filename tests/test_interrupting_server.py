@@ -1,6 +1,7 @@
 """A server that lets a new request interrupt the one in flight (llama.cpp's server does by default),
-reproduced by testsupport.fake_servers' interrupting mode over the real SmolLM2, and the OpenAI-compatible
-backend's answer to it: fewer requests at once, retries that do not use up `max_retries`."""
+reproduced by testsupport.fake_servers' interrupting mode over the scripted model (testsupport/scripted.py, 20 ms
+a token: requests sent together overlap, as they did over SmolLM2), and the OpenAI-compatible backend's answer to
+it: fewer requests at once, retries that do not use up `max_retries`."""
 
 from __future__ import annotations
 
@@ -13,16 +14,20 @@ import pytest
 
 from llm.openai_backend import GenerationError, OpenAICompatGenerator
 from llm.prompt import Prompt
+from tests.conftest import FRANCE, SCRIPTED
 from testsupport.fake_servers import FakeOpenAIServer
+from testsupport.scripted import ScriptedModel
 
-MODEL = "bundled:smollm2"
+MODEL = SCRIPTED  # the served model's name
+TOKENIZER = "bundled:smollm2"
+TOKEN_S = 0.02  # decoding time a token: a 12-token answer takes ~0.25 s, so requests sent together overlap
 PROMPTS = [Prompt(f"Repeat the number {n}, then count to ten.", max_new_tokens=12) for n in range(4)]
 
 
 @pytest.fixture(scope="module")
-def server(generator):
-    generator.model  # load the weights before anything is timed
-    with FakeOpenAIServer(generator, interrupt_on_new_request=True) as srv:
+def server():
+    with FakeOpenAIServer(ScriptedModel(FRANCE, model_id=MODEL, token_s=TOKEN_S),
+                          interrupt_on_new_request=True) as srv:
         yield srv
 
 
@@ -34,12 +39,14 @@ def _clean(server):
 
 
 @pytest.fixture(scope="module")
-def expected(generator):
-    return [g.text for g in generator.generate(PROMPTS)]
+def expected(scripted_model):
+    answers = [g.text for g in scripted_model.generate(PROMPTS)]  # the same script, without the decoding time
+    assert len(set(answers)) == len(PROMPTS), "answers that tell the prompts apart, so the order is checked"
+    return answers
 
 
 def client(server, **settings) -> OpenAICompatGenerator:
-    base = dict(model=MODEL, base_url=server.url, api_key_env=None, tokenizer=MODEL, context_window=8192,
+    base = dict(model=MODEL, base_url=server.url, api_key_env=None, tokenizer=TOKENIZER, context_window=8192,
                 timeout_s=120, max_retries=0, backoff_base_s=0.01, backoff_max_s=0.05, stream=True)
     return OpenAICompatGenerator(**{**base, **settings})
 
@@ -117,7 +124,8 @@ def test_a_rag_run_at_concurrency_two_answers_every_sample(server, tmp_path):
     from experiments.run import run
     from tests.conftest import compose
 
-    overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", "generator.max_concurrency=2",
+    overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.model={MODEL}",
+                 "generator.max_concurrency=2",
                  "generator.max_retries=1", "generator.backoff_base_s=0.01", "generator.backoff_max_s=0.02",
                  "arm=rag", "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.haystacks_per_level=1",
                  "benchmark.questions_per_haystack=4", "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]

@@ -1,5 +1,6 @@
-"""The OpenAI-compatible generator against a real local HTTP server (testsupport.fake_servers over the real
-SmolLM2), including the failures a remote endpoint produces: 429s, 5xx, hangs, malformed bodies."""
+"""The OpenAI-compatible generator against a real local HTTP server (testsupport.fake_servers over the scripted
+model of testsupport/scripted.py: its answers a fixed function of the prompt, counted with SmolLM2's tokenizer),
+including the failures a remote endpoint produces: 429s, 5xx, hangs, malformed bodies."""
 
 from __future__ import annotations
 
@@ -12,19 +13,20 @@ import pytest
 from llm.openai_backend import GenerationError, OpenAICompatGenerator, resolve_api_key
 from llm.prompt import Prompt
 from llm.retrying import backoff_delay
+from tests.conftest import SCRIPTED
 from testsupport.fake_servers import FakeOpenAIServer
 
-MODEL = "bundled:smollm2"
+MODEL = SCRIPTED  # the served model's name
+TOKENIZER = "bundled:smollm2"  # the client counts with SmolLM2's tokenizer, as the scripted model does
 SECRET = "sk-client-secret-value-42"
 KEY_ENV = "RAGLC_TEST_LLM_KEY"
 PROMPT = Prompt("What is the capital of France? Answer in one word.", max_new_tokens=5)
 
 
 @pytest.fixture(scope="module")
-def server(generator, tmp_path_factory):
-    generator.model  # load the weights before timing anything
+def server(scripted_model, tmp_path_factory):
     log = tmp_path_factory.mktemp("openai") / "requests.jsonl"
-    with FakeOpenAIServer(generator, request_log=log, api_key=SECRET) as srv:
+    with FakeOpenAIServer(scripted_model, request_log=log, api_key=SECRET) as srv:  # this one wants a key
         yield srv
 
 
@@ -37,7 +39,7 @@ def _key_and_clean_queue(server, monkeypatch):
 
 
 def client(server, **settings) -> OpenAICompatGenerator:
-    base = dict(model=MODEL, base_url=server.url, api_key_env=KEY_ENV, tokenizer=MODEL, context_window=8192,
+    base = dict(model=MODEL, base_url=server.url, api_key_env=KEY_ENV, tokenizer=TOKENIZER, context_window=8192,
                 timeout_s=60, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05, stream=False)
     return OpenAICompatGenerator(**{**base, **settings})
 
@@ -47,8 +49,8 @@ def _requests(server) -> int:
 
 
 @pytest.fixture(scope="module")
-def expected(generator):
-    return generator.generate([PROMPT])[0]
+def expected(scripted_model):
+    return scripted_model.generate([PROMPT])[0]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -165,9 +167,10 @@ def test_errors_retrying_cannot_fix_fail_at_once(server, monkeypatch):
     assert _requests(server) - before == 1  # the 404 reached the generation route once; 401s are refused earlier
 
 
-def test_concurrency_limit_is_respected_and_order_kept(server, generator):
+def test_concurrency_limit_is_respected_and_order_kept(server, scripted_model):
     prompts = [Prompt(f"Repeat the number {n}.", max_new_tokens=3) for n in range(6)]
-    expected = [g.text for g in generator.generate(prompts)]
+    expected = [g.text for g in scripted_model.generate(prompts)]
+    assert len(set(expected)) > 1, "answers that tell the prompts apart, so the order is checked"
     deadline = time.time() + 30
     while server.snapshot()["in_flight"] and time.time() < deadline:  # e.g. a hung request of an earlier test
         time.sleep(0.1)
@@ -217,7 +220,8 @@ def test_factory_builds_it_from_the_config(server):
     from omegaconf import OmegaConf
 
     cfg = OmegaConf.to_container(compose(["generator=smollm2_server", f"generator.base_url={server.url}",
-                                          f"generator.api_key_env={KEY_ENV}"]).generator, resolve=True)
+                                          f"generator.model={MODEL}", f"generator.api_key_env={KEY_ENV}"]).generator,
+                                 resolve=True)
     gen = build_generator(cfg)
     assert isinstance(gen, OpenAICompatGenerator) and gen.generates and gen.context_window == 8192
     assert gen.generate([PROMPT])[0].text
@@ -231,9 +235,10 @@ def test_a_run_records_what_the_endpoint_failed_and_retries_it_on_resume(server,
     from experiments.run import run
     from tests.conftest import compose
 
-    overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.api_key_env={KEY_ENV}",
-                 "generator.max_concurrency=1", "generator.max_retries=1", "generator.backoff_base_s=0.01",
-                 "generator.backoff_max_s=0.02", "generator.stream=false", "benchmark.languages=[en]",
+    overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.model={MODEL}",
+                 f"generator.api_key_env={KEY_ENV}", "generator.max_concurrency=1", "generator.max_retries=1",
+                 "generator.backoff_base_s=0.01", "generator.backoff_max_s=0.02", "generator.stream=false",
+                 "benchmark.languages=[en]",
                  "benchmark.levels=[100]", "benchmark.haystacks_per_level=3", "benchmark.questions_per_haystack=1",
                  "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}"]
     run_dir = tmp_path / "run"

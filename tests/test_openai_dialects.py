@@ -1,5 +1,6 @@
 """The OpenAI-compatible generator against the dialects of real servers (vLLM, llama.cpp's
-llama-server, TGI, Azure OpenAI), as `testsupport.fake_servers --dialect` speaks them over the real SmolLM2:
+llama-server, TGI, Azure OpenAI), as `testsupport.fake_servers --dialect` speaks them over the scripted model
+(testsupport/scripted.py, conftest's `scripted_model`: SmolLM2's tokenizer, its answer to the question below):
 usage in a last chunk, in every chunk, in the finish chunk or nowhere; chunks with no choices or
 choices with no delta; TGI's finish_reason words; error bodies that are not OpenAI's JSON."""
 
@@ -14,19 +15,20 @@ import pytest
 
 from llm.openai_backend import GenerationError, OpenAICompatGenerator
 from llm.prompt import Prompt
+from tests.conftest import SCRIPTED
 from testsupport.fake_servers import DIALECTS, FakeOpenAIServer, main
 
-MODEL = "bundled:smollm2"
+MODEL = SCRIPTED  # the served model's name
+TOKENIZER = "bundled:smollm2"
 QUESTION = "What is the capital of France? Answer in one word."
 STOPS = Prompt(QUESTION, max_new_tokens=16)  # "The capital of France is Paris." and the end of sequence
 LIMITED = Prompt(QUESTION, max_new_tokens=5)  # cut at the limit: "The capital of France is"
 
 
 @pytest.fixture(scope="module")
-def servers(generator):
-    generator.model  # load the weights once, before any request
+def servers(scripted_model):
     with ExitStack() as stack:
-        yield {d: stack.enter_context(FakeOpenAIServer(generator, dialect=d)) for d in DIALECTS}
+        yield {d: stack.enter_context(FakeOpenAIServer(scripted_model, dialect=d)) for d in DIALECTS}
 
 
 @pytest.fixture(autouse=True)
@@ -39,13 +41,13 @@ def _no_leftover_faults(servers):
 
 
 @pytest.fixture(scope="module")
-def expected(generator):
+def expected(scripted_model):
     """What the model answers, with the usage the server reports (the openai dialect's, see test_openai_backend)."""
-    return {p.max_new_tokens: generator.generate([p])[0] for p in (STOPS, LIMITED)}
+    return {p.max_new_tokens: scripted_model.generate([p])[0] for p in (STOPS, LIMITED)}
 
 
 def client(server, **settings) -> OpenAICompatGenerator:
-    base = dict(model=MODEL, base_url=server.url, api_key_env=None, tokenizer=MODEL, context_window=8192,
+    base = dict(model=MODEL, base_url=server.url, api_key_env=None, tokenizer=TOKENIZER, context_window=8192,
                 timeout_s=60, max_retries=2, backoff_base_s=0.01, backoff_max_s=0.05, stream=False)
     return OpenAICompatGenerator(**{**base, **settings})
 

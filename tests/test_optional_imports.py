@@ -59,7 +59,7 @@ def test_an_import_that_raises_something_else_is_one_line_too(tmp_path, monkeypa
     assert "RuntimeError: compiled against numpy 1.x" in str(err.value) and "second line" not in str(err.value)
 
 
-def test_the_runner_prints_the_one_line_not_a_traceback(tmp_path):
+def test_the_runner_prints_the_one_line_not_a_traceback(tmp_path, tiny_llm):
     """`retriever=bge_m3` where FlagEmbedding is installed but cannot be imported: one `error:` line."""
     code = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
             "sys.argv[0] = 'experiments.run'; runpy.run_module('experiments.run', run_name='__main__')")
@@ -69,6 +69,7 @@ def test_the_runner_prints_the_one_line_not_a_traceback(tmp_path):
     (shim / "FlagEmbedding" / "__init__.py").write_text("import transformers.modeling_attn_mask_utils_gone\n")
     proc = subprocess.run(
         [sys.executable, "-c", code, str(shim), "arm=rag", "retriever=bge_m3", "generator=none",
+         f"generator.tokenizer={tiny_llm}",  # SmolLM2's, from a folder: no GGUF to read first
          "benchmark.levels=[1k]", "benchmark.questions_per_haystack=1", "benchmark.haystacks_per_level=1",
          f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}"],
         capture_output=True, text=True, timeout=300)

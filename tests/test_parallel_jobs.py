@@ -11,6 +11,12 @@
   and cache finishes every job with exactly the serial records (no torn or duplicated line).
 - `test_corrupted_cache_entry_is_recomputed`: a cache entry altered on disk (valid JSON, wrong
   text: bit rot or a bad copy) is detected by its checksum and generated again, not trusted.
+
+The generator is generator=smollm2's config over the tiny random-weight Llama (conftest's `tiny_llm`: SmolLM2's
+tokenizer, so the same prompts and cache keys): greedy decoding of fixed weights is deterministic, so a
+parallel job's records equal the serial run's exactly when the plumbing is right, as they did with SmolLM2.
+Its answers run to the token limit (a random model seldom ends one), 96 tokens: about a second per answer on
+a CPU, as SmolLM2's took, so the kill lands while jobs are generating.
 """
 
 from __future__ import annotations
@@ -30,8 +36,15 @@ import pytest
 from tests.conftest import ROOT, compose
 
 BASE = ["benchmark.languages=[en]", "benchmark.levels=[100]", "benchmark.haystacks_per_level=2",
-        "benchmark.questions_per_haystack=1", "run.progress=false", "rag.chunk_size=32", "rag.top_k=2"]
+        "benchmark.questions_per_haystack=1", "run.progress=false", "rag.chunk_size=32", "rag.top_k=2",
+        "+benchmark.max_new_tokens=96"]
 N_SAMPLES = 2
+
+
+@pytest.fixture(scope="module")
+def base(tiny_llm) -> list[str]:
+    """BASE over the tiny Llama."""
+    return [*BASE, f"generator.model={tiny_llm}"]
 
 
 def _env() -> dict[str, str]:
@@ -54,16 +67,16 @@ def cache_table(db: Path) -> str:
     return tables[0]
 
 
-def _sweep_command(sweep_dir: Path, cache: Path) -> list[str]:
+def _sweep_command(base: list[str], sweep_dir: Path, cache: Path) -> list[str]:
     return [sys.executable, "-m", "experiments.run", "-m", *_launcher(), "arm=longctx,rag",
             "longctx.margin_tokens=16,17",
-            *BASE, f"hydra.sweep.dir={sweep_dir}", f"run.cache_dir={cache}"]
+            *base, f"hydra.sweep.dir={sweep_dir}", f"run.cache_dir={cache}"]
 
 
-def sweep(sweep_dir: Path, cache: Path, timeout: int = 1500) -> list[Path]:
+def sweep(base: list[str], sweep_dir: Path, cache: Path, timeout: int = 1500) -> list[Path]:
     """The 4-job sweep, joblib launcher, 2 jobs at a time; returns the job folders in job order."""
-    res = subprocess.run(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), capture_output=True, text=True,
-                         timeout=timeout)
+    res = subprocess.run(_sweep_command(base, sweep_dir, cache), cwd=ROOT, env=_env(), capture_output=True,
+                         text=True, timeout=timeout)
     assert res.returncode == 0, res.stderr[-4000:]
     assert "JoblibLauncher" in (sweep_dir / "multirun.yaml").read_text()
     jobs = sorted((p.parent for p in sweep_dir.rglob("metrics.json")), key=lambda p: int(p.name.split("_")[0]))
@@ -84,7 +97,7 @@ def outcome(r: dict) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def serial(tmp_path_factory) -> dict[str, dict[str, dict]]:
+def serial(tmp_path_factory, base) -> dict[str, dict[str, dict]]:
     """Serial reference: each distinct config point once, in this process, with its own cache."""
     from experiments.run import run
 
@@ -93,7 +106,7 @@ def serial(tmp_path_factory) -> dict[str, dict[str, dict]]:
     for arm in ("longctx", "rag"):
         out = tmp / arm
         out.mkdir()
-        m = run(compose(BASE + [f"arm={arm}", f"run.cache_dir={tmp / 'cache'}"]), out)
+        m = run(compose(base + [f"arm={arm}", f"run.cache_dir={tmp / 'cache'}"]), out)
         assert m["n_ok"] == N_SAMPLES
         refs[arm] = records(out)
     return refs
@@ -114,10 +127,10 @@ def assert_jobs_match(jobs: list[Path], serial: dict[str, dict[str, dict]]) -> i
     return calls
 
 
-@pytest.mark.slow
-def test_parallel_jobs_match_a_serial_run(tmp_path, serial):
+@pytest.mark.integration  # the joblib launcher's worker processes
+def test_parallel_jobs_match_a_serial_run(tmp_path, serial, base):
     cache = tmp_path / "shared-cache"
-    calls = assert_jobs_match(sweep(tmp_path / "sweep", cache), serial)
+    calls = assert_jobs_match(sweep(base, tmp_path / "sweep", cache), serial)
     # each distinct prompt generated at least once, at most once per job that needed it
     assert 2 * N_SAMPLES <= calls <= 4 * N_SAMPLES
 
@@ -136,16 +149,16 @@ def test_parallel_jobs_match_a_serial_run(tmp_path, serial):
     assert texts == {r["prediction"] for arm in serial for r in serial[arm].values()}
 
     # The same sweep again, in parallel over the same cache: nothing is generated.
-    for job in sweep(tmp_path / "sweep-again", cache):
+    for job in sweep(base, tmp_path / "sweep-again", cache):
         m = json.loads((job / "metrics.json").read_text())
         assert m["generation_calls"] == 0 and m["cached"] == N_SAMPLES, job.name
 
 
-@pytest.mark.slow
-def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial):
+@pytest.mark.integration  # the joblib launcher's worker processes, SIGKILLed
+def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial, base):
     sweep_dir, cache = tmp_path / "sweep", tmp_path / "cache"
     log = open(tmp_path / "killed.log", "wb")
-    proc = subprocess.Popen(_sweep_command(sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log,
+    proc = subprocess.Popen(_sweep_command(base, sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log,
                             stderr=subprocess.STDOUT,
                             start_new_session=True)  # its own process group: the kill reaches the workers too
     deadline = time.monotonic() + 900
@@ -164,7 +177,7 @@ def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial):
         done_before[path.parent.name] = data[: data.rfind(b"\n") + 1]
     assert any(done_before.values()) and len(list(sweep_dir.rglob("metrics.json"))) < 4
 
-    jobs = sweep(sweep_dir, cache)  # the same command again: every job resumes from its records
+    jobs = sweep(base, sweep_dir, cache)  # the same command again: every job resumes from its records
     assert_jobs_match(jobs, serial)
     for job in jobs:  # what was written before the kill is kept as it was (a torn last line is cut)
         assert (job / "records.jsonl").read_bytes().startswith(done_before.get(job.name, b"")), job.name
@@ -172,12 +185,11 @@ def test_sweep_killed_mid_flight_resumes_to_the_serial_result(tmp_path, serial):
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-@pytest.mark.slow
-def test_corrupted_cache_entry_is_recomputed(tmp_path):
+def test_corrupted_cache_entry_is_recomputed(tmp_path, base):
     from experiments.run import run
 
     cache = tmp_path / "cache"
-    cfg = compose(BASE + [f"run.cache_dir={cache}", "benchmark.haystacks_per_level=1"])
+    cfg = compose(base + [f"run.cache_dir={cache}", "benchmark.haystacks_per_level=1"])
     first_dir, again_dir = tmp_path / "first", tmp_path / "again"
     first_dir.mkdir(), again_dir.mkdir()
     first = run(cfg, first_dir)

@@ -134,15 +134,17 @@ def test_document_evidence_is_doc_recall_and_span_evidence_is_evidence_recall(ge
     assert metrics["evidence_recall"] == {}
 
 
-def _retrieval_sweep(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "experiments.run", "-m", "arm=rag", "generator=none", *args,
+def _retrieval_sweep(tmp: Path, tiny_llm: Path, *args: str) -> subprocess.CompletedProcess:
+    """A retrieval-only sweep; SmolLM2's tokenizer from the tiny Llama's folder (the same tokenizer, no GGUF)."""
+    return subprocess.run([sys.executable, "-m", "experiments.run", "-m", "arm=rag", "generator=none",
+                           f"generator.tokenizer={tiny_llm}", *args,
                            f"hydra.sweep.dir={tmp / 'sweep'}", f"run.cache_dir={tmp / 'cache'}", "run.progress=false"],
                           cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.skipif(not LOONG.exists(), reason="../shared/data/loong absent")
-def test_loong_report_names_document_recall(tmp_path):
-    res = _retrieval_sweep(tmp_path, "benchmark=loong", f"benchmark.path={LOONG}", "benchmark.limit=3",
+def test_loong_report_names_document_recall(tmp_path, tiny_llm):
+    res = _retrieval_sweep(tmp_path, tiny_llm, "benchmark=loong", f"benchmark.path={LOONG}", "benchmark.limit=3",
                            "retriever=bm25", "rag.chunk_size=512")
     assert res.returncode == 0, res.stderr[-3000:]
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
@@ -155,9 +157,10 @@ def test_loong_report_names_document_recall(tmp_path):
 
 # ------------------------------------------------------------------ embedder input limit (item 3)
 @pytest.mark.skipif(not LOOGLE.exists(), reason="../shared/data/loogle absent")
-def test_minilm_truncation_is_counted_warned_and_reported(tmp_path, minilm):
-    res = _retrieval_sweep(tmp_path, "benchmark=loogle", f"benchmark.path={LOOGLE}", "benchmark.tasks=[shortdep_qa]",
-                           "benchmark.limit=4", "retriever=minilm", "rag.chunk_size=64,512")
+def test_minilm_truncation_is_counted_warned_and_reported(tmp_path, minilm, tiny_llm):
+    res = _retrieval_sweep(tmp_path, tiny_llm, "benchmark=loogle", f"benchmark.path={LOOGLE}",
+                           "benchmark.tasks=[shortdep_qa]", "benchmark.limit=4", "retriever=minilm",
+                           "rag.chunk_size=64,512")
     assert res.returncode == 0, res.stderr[-3000:]
     by_size = {}
     for path in (tmp_path / "sweep").rglob("metrics.json"):

@@ -156,7 +156,9 @@ def longer_judge(messages: list[dict]) -> str:
 
 
 @pytest.fixture(scope="module")
-def bare_sweep(tmp_path_factory):
+def bare_sweep(tmp_path_factory, tiny_llm):
+    """Both arms over the bare questions, answered by the tiny random-weight Llama (what is judged here is the
+    pairwise path, by rules that read the answers, whatever they say)."""
     from experiments.run import run
     from tests.conftest import compose
 
@@ -169,7 +171,7 @@ def bare_sweep(tmp_path_factory):
     questions.write_text("".join(json.dumps(q) + "\n" for q in BARE), encoding="utf-8")
     common = ["benchmark=corpus", f"benchmark.path={docs}", f"benchmark.questions={questions}",
               f"benchmark.cache_dir={tmp / 'cache'}", "benchmark.max_new_tokens=12", "run.progress=false",
-              f"run.cache_dir={tmp / 'cache'}"]
+              f"run.cache_dir={tmp / 'cache'}", f"generator.model={tiny_llm}"]
     run(compose([*common, "arm=longctx"]), tmp / "sweep" / "lc")
     rag = ["arm=rag", "retriever=bm25", "rag.chunk_size=32", "rag.chunk_overlap=8", "rag.top_k=1"]
     run(compose([*common, *rag]), tmp / "sweep" / "rag")

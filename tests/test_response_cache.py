@@ -96,7 +96,6 @@ def test_a_corrupted_entry_is_detected_logged_and_recomputed(tmp_path, caplog, d
     assert cache.get("k").text == "answer k"
 
 
-@pytest.mark.slow
 def test_cached_generator_recomputes_a_corrupted_answer(generator, tmp_path, caplog):
     path = tmp_path / "responses.sqlite"
     prompt = Prompt("Name a colour.", max_new_tokens=3)

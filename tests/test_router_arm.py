@@ -1,5 +1,6 @@
 """`arm=router`: the report's router file (experiments/arms/router_model.py) run live by
-experiments/arms/router.py, on the real SmolLM2 and BM25 over synthetic haystacks.
+experiments/arms/router.py, on the transformers backend (the tiny random-weight Llama with SmolLM2's tokenizer)
+and BM25 over synthetic haystacks.
 
 A router whose answer is known in advance (an intercept only, or one feature whose sign decides)
 must route every question that way and answer it exactly as the plain arm of that path does; the
@@ -45,6 +46,14 @@ def _samples(tokens: int, haystack_id: str, n: int = 2) -> list:
     for s in out:
         s.template = replace(s.template, max_new_tokens=MAX_NEW_TOKENS)
     return out
+
+
+@pytest.fixture(scope="module")
+def generator(tiny_generator):
+    """The answering generator of this module: generator=smollm2's config over the tiny random-weight Llama
+    (conftest's `tiny_generator`, SmolLM2's tokenizer): routed answers are compared with the plain arms' answers,
+    which greedy decoding of fixed weights makes exactly reproducible, whatever they say."""
+    return tiny_generator
 
 
 @pytest.fixture(scope="module")
@@ -261,12 +270,13 @@ def test_a_feature_the_question_lacks_is_an_error_naming_the_feature_the_file_an
 
 
 # ---------------------------------------------------------------- (d) through the runner
-def test_the_runner_records_the_route_and_resumes_without_generating(tmp_path, generator):
+def test_the_runner_records_the_route_and_resumes_without_generating(tmp_path, tiny_llm):
     from experiments.run import run
 
     path = save_router(_router(0.0, {"log_doc_tokens": -1.0}, {"log_doc_tokens": math.log(800)}),
                        tmp_path / "router.json")
-    cfg = compose(["arm=router", f"router.path={path}", "benchmark.languages=[en]", "benchmark.levels=[200,600]",
+    cfg = compose(["arm=router", f"router.path={path}", f"generator.model={tiny_llm}", "benchmark.languages=[en]",
+                   "benchmark.levels=[200,600]",
                    "benchmark.questions_per_haystack=1", f"+benchmark.max_new_tokens={MAX_NEW_TOKENS}",
                    "rag.chunk_size=64", "rag.top_k=2", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"])
     out = tmp_path / "run"

@@ -23,15 +23,17 @@ def test_values_with_slashes_become_one_readable_component():
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "loogle" / "shortdep_qa.jsonl").is_file(), reason="../shared/data is absent")
-def test_a_sweep_with_a_relative_data_path_makes_flat_run_folders(tmp_path):
+def test_a_sweep_with_a_relative_data_path_makes_flat_run_folders(tmp_path, tiny_conf):
     rel = os.path.relpath(SHARED_DATA / "loogle" / "shortdep_qa.jsonl", ROOT)
     assert rel.startswith("..")
     sweep = tmp_path / "sweep"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     proc = subprocess.run(
-        [sys.executable, "-m", "experiments.run", "-m", "arm=longctx", "generator=none", "benchmark=loogle",
-         f"benchmark.path={rel}", "benchmark.limit=2", "run.progress=false", f"run.cache_dir={tmp_path / 'cache'}",
-         f"hydra.sweep.dir={sweep}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        # generator=none with SmolLM2's tokenizer from the tiny Llama's folder (conftest's tiny_none: no GGUF to read)
+        [sys.executable, "-m", "experiments.run", "-m", tiny_conf, "arm=longctx", "generator=tiny_none",
+         "benchmark=loogle", f"benchmark.path={rel}", "benchmark.limit=2", "run.progress=false",
+         f"run.cache_dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     runs = [p.parent for p in sweep.rglob("metrics.json")]
     assert len(runs) == 1 and runs[0].parent == sweep, runs  # one level below the sweep folder, nowhere else

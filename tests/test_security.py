@@ -300,13 +300,14 @@ def _leaks(root: Path, secrets: list[str]) -> list[str]:
     return found
 
 
-def test_env_secrets_never_reach_run_files(tmp_path):
+def test_env_secrets_never_reach_run_files(tmp_path, tiny_llm):
     """Keys in the environment only: a complete run (every sample skipped: the 60-token window
-    cannot hold a prompt, so no model weights load) writes no byte of them."""
+    cannot hold a prompt, so no model weights load; SmolLM2's tokenizer from the tiny Llama's folder, not its
+    GGUF file) writes no byte of them."""
     run_dir = tmp_path / "run"
     res = subprocess.run([sys.executable, "-m", "experiments.run", *TINY, "generator.context_window=60",
-                          f"hydra.run.dir={run_dir}"], cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True,
-                         timeout=300)
+                          f"generator.model={tiny_llm}", f"hydra.run.dir={run_dir}"], cwd=ROOT, env=_env(tmp_path),
+                         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     written = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
     assert {"records.jsonl", "metrics.json", ".hydra/config.yaml", ".hydra/overrides.yaml"} <= written
@@ -314,13 +315,13 @@ def test_env_secrets_never_reach_run_files(tmp_path):
     assert ENV_SECRET not in res.stderr + res.stdout and HF_SECRET not in res.stderr + res.stdout
 
 
-def test_cli_secret_never_reaches_run_files_dir_names_or_stderr(tmp_path):
+def test_cli_secret_never_reaches_run_files_dir_names_or_stderr(tmp_path, tiny_llm):
     """A key passed as an override, default run folder (its name is built from the overrides):
     the run refuses it (exit 2, one `error:` line) or runs with it masked; either way no file,
     folder name, stdout or stderr holds it."""
     res = subprocess.run([sys.executable, "-m", "experiments.run", f"+generator.api_key={CLI_SECRET}", *TINY,
-                          "generator.context_window=60"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                         text=True, timeout=300)
+                          "generator.context_window=60", f"generator.model={tiny_llm}"], cwd=tmp_path,
+                         env=_env(tmp_path), capture_output=True, text=True, timeout=300)
     assert res.returncode in (0, 2), res.stderr[-2000:]
     if res.returncode == 2:
         assert "error:" in res.stderr and "environment" in res.stderr
@@ -357,7 +358,7 @@ class _EchoingEndpoint(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_key_from_a_custom_named_variable_never_reaches_records_or_logs(tmp_path):
+def test_a_key_from_a_custom_named_variable_never_reaches_records_or_logs(tmp_path, tiny_llm):
     """`generator.api_key_env=MY_LLM_CREDS` (a name no pattern knows) against an endpoint that echoes
     the key: the sample is recorded as failed with the reason, the key masked everywhere."""
     secret = "custom-named-SECRET-5e7d21"
@@ -367,7 +368,7 @@ def test_a_key_from_a_custom_named_variable_never_reaches_records_or_logs(tmp_pa
     try:
         res = subprocess.run(
             [sys.executable, "-m", "experiments.run", *TINY, "benchmark.questions_per_haystack=1", "generator=openai",
-             "generator.model=gpt-4o-mini", "generator.tokenizer=bundled:smollm2", "generator.context_window=8192",
+             "generator.model=gpt-4o-mini", f"generator.tokenizer={tiny_llm}", "generator.context_window=8192",
              f"generator.base_url=http://127.0.0.1:{srv.server_address[1]}/v1", "generator.api_key_env=MY_LLM_CREDS",
              "generator.max_retries=0", f"hydra.run.dir={run_dir}"],
             cwd=ROOT, env={**_env(tmp_path), "MY_LLM_CREDS": secret}, capture_output=True, text=True, timeout=300)

@@ -1,5 +1,8 @@
-"""The project's OpenAI-compatible server over the real SmolLM2, spoken to in raw HTTP. (Its test double with
-faults and other servers' dialects, testsupport/fake_servers.py, is tested in test_fake_servers.py.)"""
+"""The project's OpenAI-compatible server over the real SmolLM2, spoken to in raw HTTP: the one server test over
+the real model (its weights are the session's `generator`'s). Its command line (`python -m llm.server`) is
+started as a user starts it, over the tiny random-weight Llama (conftest's `tiny_llm`), which it loads as any
+local model. (Its test double with faults and other servers' dialects, testsupport/fake_servers.py, is tested
+over the scripted model in test_fake_servers.py.)"""
 
 from __future__ import annotations
 
@@ -163,20 +166,20 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def command_line_server(module: str, *args: str):
+def command_line_server(module: str, *args: str, model: str = MODEL):
     """`python -m MODULE --model MODEL --port PORT ARGS` as a user starts it: a separate process, a real port;
     yields its base URL once it answers."""
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    proc = subprocess.Popen([sys.executable, "-m", module, "--model", MODEL, "--port", str(port), *args], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", module, "--model", str(model), "--port", str(port), *args],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.time() + 300
         while True:
             try:
                 with urllib.request.urlopen(url + "/models", timeout=5) as resp:
-                    assert json.loads(resp.read())["data"][0]["id"] == MODEL
+                    assert json.loads(resp.read())["data"][0]["id"] == str(model)
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
@@ -188,11 +191,11 @@ def command_line_server(module: str, *args: str):
         proc.wait(timeout=30)
 
 
-@pytest.mark.slow
-def test_the_command_line_server_answers(tmp_path):
-    """`python -m llm.server` as a user starts it."""
-    with command_line_server("llm.server", "--request-log", str(tmp_path / "log.jsonl")) as url:
-        req = urllib.request.Request(url + "/chat/completions", data=json.dumps(_chat(3)).encode(), method="POST",
+def test_the_command_line_server_answers(tmp_path, tiny_llm):
+    """`python -m llm.server` as a user starts it (over a local model folder: the tiny Llama)."""
+    with command_line_server("llm.server", "--request-log", str(tmp_path / "log.jsonl"), model=tiny_llm) as url:
+        body = {**_chat(3), "model": str(tiny_llm)}
+        req = urllib.request.Request(url + "/chat/completions", data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=120) as resp:
             body = json.loads(resp.read())
@@ -203,16 +206,19 @@ def test_the_command_line_server_answers(tmp_path):
         assert json.loads(log_file.read_text().splitlines()[-1])["status"] == 200
 
 
-@pytest.mark.slow
-def test_a_run_against_the_server_logs_no_line_per_request_unless_asked(server, tmp_path, caplog):
+def test_a_run_against_the_server_logs_no_line_per_request_unless_asked(fake_server, tmp_path, caplog):
     """httpx writes `HTTP Request: POST ... 200 OK` at INFO for every call: kept out of a run's log at the
-    default `run.log_level=info`, shown with `run.log_level=debug`."""
+    default `run.log_level=info`, shown with `run.log_level=debug`. (The client's logging is what is checked:
+    the server is conftest's fake one over the scripted model.)"""
     from experiments.run import run
-    from tests.conftest import compose
+    from tests.conftest import SCRIPTED, compose
+
+    server = fake_server
 
     def lines_per_request(level: str) -> list[str]:
         caplog.clear()
-        overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", "arm=closedbook",
+        overrides = ["generator=smollm2_server", f"generator.base_url={server.url}", f"generator.model={SCRIPTED}",
+                     "arm=closedbook",
                      "benchmark.languages=[en]", "benchmark.levels=[1k]", "benchmark.haystacks_per_level=1",
                      "benchmark.questions_per_haystack=2", "run.progress=false", f"run.log_level={level}",
                      f"run.cache_dir={tmp_path / level}"]  # a cache each, so both runs send their requests

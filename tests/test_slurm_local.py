@@ -12,10 +12,12 @@ the launcher); only the process is started by submitit instead of by sbatch. So:
   config point run serially in this process (timing fields aside), submitit's job folders and
   result pickles present;
 - `test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records`: a tiny generation sweep
-  (bundled SmolLM2) through submitit, SIGKILLed (launcher, submitit controllers and workers: one
-  process group) while its jobs are writing records; the same command again resumes every job to
-  exactly the serial records, keeps what was written before the kill, and the shared SQLite
-  caches under run.cache_dir pass `PRAGMA integrity_check` with one response per distinct prompt.
+  (generator=smollm2's config over the tiny random-weight Llama of conftest's `tiny_llm`: SmolLM2's tokenizer,
+  deterministic greedy answers that run to the token limit, ~1 s each at 160 tokens) through submitit,
+  SIGKILLed (launcher, submitit controllers and workers: one process group) while its jobs are writing
+  records; the same command again resumes every job to exactly the serial records, keeps what was written
+  before the kill, and the shared SQLite caches under run.cache_dir pass `PRAGMA integrity_check` with one
+  response per distinct prompt.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ RETRIEVAL = ["arm=rag", "retriever=bm25", "generator=none", "benchmark=synthetic
 # cores each ran ~100x slower per generation on a 2-core machine)
 GENERATION = ["arm=rag", "retriever=bm25", "benchmark=synthetic", "benchmark.levels=[100]", "benchmark.languages=[en]",
               "benchmark.questions_per_haystack=1", "benchmark.haystacks_per_level=2", "rag.chunk_size=32",
-              "generator.threads=1", "run.progress=false"]
+              "generator.threads=1", "run.progress=false", "+benchmark.max_new_tokens=160"]
 TOP_K = (2, 4)
 
 
@@ -147,11 +149,13 @@ def test_slurm_local_preset_shares_the_slurm_resources():
         _compose_launcher(["hydra/launcher=slurm_local", "hydra.launcher.partition=gpu"])
 
 
-@pytest.mark.slow
-def test_retrieval_sweep_through_submitit_matches_a_serial_run(tmp_path):
-    serial = _serial(RETRIEVAL, tmp_path / "serial", tmp_path / "serial-cache")
+@pytest.mark.integration  # submitit's job processes
+def test_retrieval_sweep_through_submitit_matches_a_serial_run(tmp_path, tiny_llm):
+    # SmolLM2's tokenizer from the tiny Llama's folder (the same tokenizer, without reading the GGUF in each job)
+    base = [*RETRIEVAL, f"generator.tokenizer={tiny_llm}"]
+    serial = _serial(base, tmp_path / "serial", tmp_path / "serial-cache")
     assert all(len(recs) == 8 and all(r["status"] == "retrieved" for r in recs.values()) for recs in serial.values())
-    jobs = _sweep(RETRIEVAL, tmp_path / "sweep", tmp_path / "cache")
+    jobs = _sweep(base, tmp_path / "sweep", tmp_path / "cache")
     _assert_match(jobs, serial)
     _submitit_ran(tmp_path / "sweep", len(TOP_K))
     # retrieval only (BM25, no generator): the shared cache holds the RAG arm's files, one set for both jobs
@@ -162,14 +166,15 @@ def test_retrieval_sweep_through_submitit_matches_a_serial_run(tmp_path):
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok", db
 
 
-@pytest.mark.slow
-def test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records(tmp_path):
-    serial = _serial(GENERATION, tmp_path / "serial", tmp_path / "serial-cache")
+@pytest.mark.integration  # submitit's job processes, SIGKILLed
+def test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records(tmp_path, tiny_llm):
+    base = [*GENERATION, f"generator.model={tiny_llm}"]
+    serial = _serial(base, tmp_path / "serial", tmp_path / "serial-cache")
     assert all(len(recs) == 2 and all(r["status"] == "ok" for r in recs.values()) for recs in serial.values())
 
     sweep_dir, cache = tmp_path / "sweep", tmp_path / "cache"
     log = open(tmp_path / "killed.log", "wb")
-    proc = subprocess.Popen(_command(GENERATION, sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log,
+    proc = subprocess.Popen(_command(base, sweep_dir, cache), cwd=ROOT, env=_env(), stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)  # one group: launcher and workers
     deadline = time.monotonic() + 300
     while not any(p.stat().st_size for p in sweep_dir.glob("*/records.jsonl")):
@@ -187,7 +192,7 @@ def test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records(tmp_pa
         done_before[path.parent.name] = data[: data.rfind(b"\n") + 1]
     assert any(done_before.values()) and len(_jobs(sweep_dir)) < len(TOP_K), "the kill came after the sweep"
 
-    jobs = _sweep(GENERATION, sweep_dir, cache)  # the same command again: every job resumes from its records
+    jobs = _sweep(base, sweep_dir, cache)  # the same command again: every job resumes from its records
     _assert_match(jobs, serial)
     for job in jobs.values():  # what was written before the kill is kept as it was
         assert (job / "records.jsonl").read_bytes().startswith(done_before.get(job.name, b"")), job.name
