@@ -57,7 +57,7 @@ decide: install
 
 # The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
 # `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is
-# installed (it is not in the lock yet), the fast tier runs on two processes; the integration tier stays on one
+# installed (it is in the lock: `make install` has it), the fast tier runs on two processes; the integration tier stays on one
 # (its launchers start workers of their own, and its kills are timed against a run's pace).
 XDIST = $(shell $(PY) -c "import xdist" >/dev/null 2>&1 && echo "-n 2")
 
