@@ -207,7 +207,7 @@ def test_lara_predictions_that_match_no_question_are_reported(tmp_path):
 
 def test_the_command_line(tmp_path, capsys):
     """`python -m experiments.import` as a user runs it; its error path through the same `main(argv)` in-process."""
-    from experiments.predictions import main
+    from experiments.importers.predictions import main
 
     path = _write(tmp_path / "preds.jsonl", _two_arms(2, 1))
     res = subprocess.run([sys.executable, "-m", "experiments.import", "--format", "jsonl", "--path", str(path),

@@ -25,6 +25,7 @@ ELSEWHERE = {
     "metric_speed.py": "test_metrics_confidence.py",
     "plan_check.py": "test_plan.py",
     "first_screen.py": "test_first_screen.py",
+    "gpu_check.py": "test_gpu_check.py",
 }
 NOT_A_SCRIPT = {"common.py"}  # what the scripts share
 
@@ -51,6 +52,15 @@ def test_every_perf_script_has_a_smoke_run():
 def test_synthetic_speed():
     figures = run_script("synthetic_speed.py", "--tokens", "4000")
     assert figures["seconds"] > 0 and {"en_4k_seconds", "zh_4k_seconds"} <= set(figures)
+
+
+def test_small_sample_verdict():
+    figures = run_script("small_sample_verdict.py", "--sweeps", "30", "--sweeps-12", "2", "--sizes", "4,8",
+                         "--router-sweeps", "1", "--router-sizes", "8", "--samples-sweeps", "5",
+                         "--through-report", "1", "--resamples", "200")
+    assert figures["min_documents"] == 6 and figures["cells"]["4"]["1"]["rag_at_-2"] == 0  # nothing below 6
+    assert 0 <= figures["cells"]["8"]["12"]["coverage"] <= 1 and figures["router_null"]["8"]["sweeps"] == 1
+    assert [r["rag"] for r in figures["through_report"]] == [0, 0] and set(figures["samples"]) == {"1", "4"}
 
 
 def test_report_speed():

@@ -228,3 +228,34 @@ def test_an_estimate_and_its_interval_agree_at_every_confidence():
     for conf in (0.8, 0.9, 0.95, 0.99):
         lo, _ = est.interval(conf)
         assert (est.p_above(lo - 1e-9) < 1 - conf) and not (est.p_above(lo + 1e-9) < 1 - conf)
+
+
+def test_several_answers_per_question_are_each_scored_and_averaged(tmp_path, tiny_llm):
+    """generator.samples=3 at temperature 0.7 through the runner and the real transformers backend (the tiny
+    Llama): every record keeps its 3 answers, its score is their mean, the response cache holds each answer,
+    and a rerun asks the backend for nothing."""
+    from experiments.run import run
+    from tests.conftest import compose
+
+    cfg = compose(["benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2",
+                   "arm=rag", "rag.chunk_size=64", f"generator.model={tiny_llm}", "generator.temperature=0.7",
+                   "+generator.samples=3", f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false"])
+    metrics = run(cfg, tmp_path / "a")
+    import json
+
+    records = [json.loads(x) for x in (tmp_path / "a" / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and metrics["generation_calls"] == 6
+    for r in records:
+        assert len(r["samples"]) == 3 and r["prediction"] == r["samples"][0]["prediction"]
+        assert r["score"] == pytest.approx(np.mean([s["score"] for s in r["samples"]]))
+        assert r["calls"] == 3
+    assert len({s["prediction"] for r in records for s in r["samples"]}) > 1  # sampled, not one greedy answer
+    again = run(cfg, tmp_path / "b")
+    assert again["generation_calls"] == 0 and again["score"] == metrics["score"]
+
+
+def test_several_answers_need_a_temperature():
+    from llm.factory import build_generator
+
+    with pytest.raises(ValueError, match="needs generator.temperature > 0"):
+        build_generator({"backend": "none", "model": "x", "samples": 2, "temperature": 0.0})

@@ -202,15 +202,15 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     runs = [_one_split(features, d, offset, seed + k, ridge, per_split) for k in range(max(1, splits))]
     if runs[0] is None:
         return None
-    runs = [r for r in runs if r is not None]
+    runs = [sp for sp in runs if sp is not None]
     first = runs[0]
     n_groups = len(first["half_a"]) + len(first["half_b"])
-    estimate = over_splits([r["router"] - r["best"] for r in runs], [r["se"] for r in runs], max(1, n_groups - 2),
-                           n_groups, ROUTER_SPLIT_NOISE_SHARE)
+    estimate = over_splits([sp["router"] - sp["best"] for sp in runs], [sp["se"] for sp in runs],
+                           max(1, n_groups - 2), n_groups, ROUTER_SPLIT_NOISE_SHARE)
     center = estimate.value
     lo, hi = estimate.interval(0.95)
-    router_mean, best_mean = float(np.mean([r["router"] for r in runs])), float(np.mean([r["best"] for r in runs]))
-    best_q = np.mean([r["best_q"] for r in runs], axis=0)  # each question's best-arm score, averaged over splits
+    router_mean, best_mean = float(np.mean([sp["router"] for sp in runs])), float(np.mean([sp["best"] for sp in runs]))
+    best_q = np.mean([sp["best_q"] for sp in runs], axis=0)  # each question's best-arm score, averaged over splits
     oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
     corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
                                  dict(zip(features.ids, features.groups)), _kinds(features))
