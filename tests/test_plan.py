@@ -12,6 +12,7 @@ import pytest
 from eval.metrics.confidence import _group_index, _resampled_cluster_means
 from experiments.plan import main as plan_main
 from experiments.report.verdict.decision import INCONCLUSIVE, decide
+from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX
 from experiments.report.verdict.power import (
     clustered_variance, critical_sum, documents_for, minimum_detectable_difference, plan_rows, targets,
 )
@@ -129,6 +130,11 @@ def test_cli_prints_one_json_object_per_verdict_row(tmp_path, capsys):
     never = json.loads(capsys.readouterr().out)
     assert never["documents_needed"] is None and never["column"] == "never" and never["target"] is None
     assert "no number of documents would decide it" in never["sentence"]
+    # a hair beyond the boundary: more documents than the simulated search tries, said as "more than"
+    assert plan_main([str(tmp_path / "sweep"), "--difference", "-2.05"]) == 0
+    far = json.loads(capsys.readouterr().out)
+    assert far["beyond_search"] and far["documents_needed"] == SIZING_MAX, far
+    assert far["column"] == f"> {SIZING_MAX} docs" and far["sentence"].startswith(f"More than {SIZING_MAX} documents")
 
 
 def test_decided_and_floor_rows_say_so(tmp_path, settings):

@@ -35,7 +35,9 @@ class Table:
     head: list[str]
     rows: list[list[str]]
     caption: str = ""
-    css_class: str = ""  # HTML only: e.g. "answer", the report's first table (values on one line each)
+    css_class: str = ""  # HTML only: e.g. "answer", the report's first table
+    nowrap: tuple[int, ...] = ()  # HTML only: columns whose values stay on one line (an interval, a decision)
+    labels: tuple[int, ...] = ()  # HTML only: columns of "label (score)" cells: the label stays on one line
 
 
 @dataclass
@@ -115,7 +117,7 @@ code { background: #f1f1f1; padding: 0 0.2em; }
 section { margin-bottom: 2em; }
 .table-wrap { overflow-x: auto; max-width: 100%; }
 table.answer { font-size: 0.9em; }
-table.answer td { white-space: nowrap; }
+.nowrap { white-space: nowrap; }
 table.answer th { vertical-align: bottom; }
 td:first-child { min-width: 7em; }
 td.prose { min-width: 24em; }
@@ -126,10 +128,15 @@ td.prose { min-width: 24em; }
 PROSE_CELL = 60  # characters: a longer cell is a sentence or more and gets a readable width
 
 
-def _td(text: str) -> str:
+def _td(text: str, nowrap: bool = False, label: bool = False) -> str:
     """A table cell; a long one (a sentence in a wide table) keeps a readable width instead of being
-    squeezed into a column a few words wide (its table scrolls sideways inside its wrapper)."""
-    css = ' class="prose"' if len(text) > PROSE_CELL else ""
+    squeezed into a column a few words wide (its table scrolls sideways inside its wrapper); a nowrap
+    one stays on one line; in a label one, "rag bm25 c128 k4 (61.2)", the words before the last " ("
+    stay on one line and the score may wrap below them."""
+    if label and " (" in text:
+        name, _, rest = text.rpartition(" (")
+        return f'<td><span class="nowrap">{_inline_html(name)}</span> {_inline_html("(" + rest)}</td>'
+    css = ' class="nowrap"' if nowrap else ' class="prose"' if len(text) > PROSE_CELL else ""
     return f"<td{css}>{_inline_html(text)}</td>"
 
 
@@ -156,7 +163,8 @@ def to_html(doc: Document) -> str:
         elif isinstance(b, Table):
             cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
             head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
-            rows = "".join("<tr>" + "".join(_td(str(c)) for c in row) + "</tr>" for row in b.rows)
+            rows = "".join("<tr>" + "".join(_td(str(c), i in b.nowrap, i in b.labels) for i, c in enumerate(row)) + "</tr>"
+                           for row in b.rows)
             css = f' class="{html.escape(b.css_class)}"' if b.css_class else ""
             body.append(f'<div class="table-wrap"><table{css}>{cap}<thead><tr>{head}</tr></thead>'
                         f'<tbody>{rows}</tbody></table></div>')

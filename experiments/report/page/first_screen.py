@@ -28,9 +28,10 @@ from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.rows import VerdictRow
 
-ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "documents", "long context (score)",
-               "RAG (score)", "best-scoring RAG", "prompt tokens RAG÷LC", "latency RAG÷LC", "cost RAG÷LC",
-               "to decide"]
+ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "docs", "long context (score)",
+               "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost", "to decide"]
+ANSWER_NOWRAP = (0, 1, 2, 3, 4, 8)  # values on one line; "to decide" may wrap
+ANSWER_LABELS = (5, 6, 7)  # "label (score)": the label on one line, the score may wrap below it
 MAX_LABEL = 28  # a config label longer than this is cut and tagged with its config hash
 FOREST_FILE = "verdict_forest.png"
 
@@ -79,6 +80,7 @@ def delta_cell(v: VerdictRow) -> str:
 
 
 def scored(run: Run | None, score: float | None) -> str:
+    """"rag bm25 c128 k4 (61.2)"."""
     return "-" if run is None else f"{short_label(run)} ({'-' if score is None else f'{score:.1f}'})"
 
 
@@ -93,7 +95,8 @@ def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[li
     """One line of values per verdict row, in ANSWER_HEAD's order."""
     return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v),
              str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.lc_score), scored(v.rag, v.rag_score),
-             best_scoring_cell(v), ratio(v.token_ratio), ratio(v.latency_ratio), ratio(v.cost_ratio), plan["column"]]
+             best_scoring_cell(v), ", ".join(ratio(r) for r in (v.token_ratio, v.latency_ratio, v.cost_ratio)),
+             plan["column"]]
             for v, plan in zip(vrows, plans)]
 
 
@@ -119,7 +122,7 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
     """The answer table, its notes, what was lost before scoring, and the forest plot; returns the plot file
     (if drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
-                  css_class="answer"))
+                  css_class="answer", nowrap=ANSWER_NOWRAP, labels=ANSWER_LABELS))
     notes = answer_notes(vrows)
     if notes:
         doc.add(Bullets(notes))

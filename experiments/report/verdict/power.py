@@ -45,7 +45,7 @@ import numpy as np
 from eval.metrics.confidence import t_quantile
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG
-from experiments.report.verdict.sizing import size_by_simulation
+from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX, size_by_simulation
 from experiments.report.settings import ReportSettings
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
@@ -234,7 +234,7 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     if best.margin > 0 and table is not None:
         sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
                                    max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
-        needed = sized.documents if sized.documents is not None else MAX_DOCUMENTS
+        needed = sized.documents if sized.documents is not None else SIZING_MAX  # beyond_search: "more than"
     elif best.margin > 0:  # no candidates table (a row built by hand): the formula of one fixed pair
         needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
         needed = None if needed_interval is None else max(floor, math.ceil(needed_interval * sweep_per_interval))
@@ -321,6 +321,8 @@ def plan_column(plan: dict[str, Any], decision: str) -> str:
         return "decided"
     if plan["documents_needed"] is None:
         return "never"
+    if plan.get("beyond_search"):
+        return f"> {plan['documents_needed']} docs"
     return f"~{plan['documents_needed']} docs (+{plan['more_documents']})"
 
 
