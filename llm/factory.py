@@ -36,7 +36,7 @@ class TokenizerOnlyGenerator(Generator):
     generates = False
 
     def __init__(self, tokenizer: str = "bundled:smollm2", context_window: int | None = None, model: str = "none"):
-        from llm.transformers_backend import load_hf_tokenizer, tokenizer_context_window
+        from llm.hf_tokenizer import load_hf_tokenizer, tokenizer_context_window
 
         self._hf_tok = load_hf_tokenizer(tokenizer)
         self.tokenizer = HFTokenizer(self._hf_tok)
@@ -44,7 +44,7 @@ class TokenizerOnlyGenerator(Generator):
         self.model_id = model
 
     def prompt_tokens(self, prompt: Prompt) -> int:
-        from llm.transformers_backend import count_prompt_tokens
+        from llm.hf_tokenizer import count_prompt_tokens
 
         return count_prompt_tokens(self._hf_tok, prompt)
 

@@ -123,7 +123,7 @@ class OpenAICompatGenerator(Generator):
                  max_retries: int = 6, backoff_base_s: float = 1.0, backoff_max_s: float = 60.0,
                  stream: bool = True, stream_usage: bool = True, extra_body: dict[str, Any] | None = None,
                  trust_remote_code: bool = False):
-        from llm.transformers_backend import load_hf_tokenizer, tokenizer_context_window
+        from llm.hf_tokenizer import load_hf_tokenizer, tokenizer_context_window
 
         if mode not in MODES:
             raise ValueError(f"generator.mode={mode!r}; allowed: {', '.join(MODES)}")
@@ -154,7 +154,7 @@ class OpenAICompatGenerator(Generator):
 
     # -- interface ---------------------------------------------------------------------
     def prompt_tokens(self, prompt: Prompt) -> int:
-        from llm.transformers_backend import count_prompt_tokens
+        from llm.hf_tokenizer import count_prompt_tokens
 
         return count_prompt_tokens(self._hf_tok, prompt)
 
@@ -196,7 +196,7 @@ class OpenAICompatGenerator(Generator):
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The request (besides model and stream flags) this prompt becomes."""
-        from llm.transformers_backend import render_prompt
+        from llm.hf_tokenizer import render_prompt
 
         body: dict[str, Any] = {"max_tokens": prompt.max_new_tokens, "temperature": self.temperature}
         if self.mode == "chat":

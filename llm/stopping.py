@@ -70,3 +70,31 @@ def finish_after_stop(text: str, finish: str | None, stop: tuple[str, ...] | lis
 
 
 __all__ = ["LEAD_IN", "first_stop", "finish_after_stop", "is_lead_in"]
+
+
+def stop_strings(stop) -> tuple[str, ...]:
+    """`generator.stop` checked: a list of non-empty strings (or one string), or nothing."""
+    if stop is None:
+        return ()
+    items = [stop] if isinstance(stop, str) else list(stop)
+    if not all(isinstance(s, str) and s for s in items):
+        raise ValueError(f"generator.stop must be a list of non-empty strings, got {stop!r}")
+    return tuple(items)
+
+
+LOOP_SPAN = 12  # tokens a repeated block must cover (at least 3 copies) before an answer counts as looping
+LOOP_UNIT = 16  # the longest repeated block looked for, in tokens
+
+
+def looping(tokens: list[int]) -> bool:
+    """The answer ends in one block of tokens repeated back to back, at least 3 times and over at least
+    `LOOP_SPAN` tokens ("is the mayor of X is the mayor of X ...", "klaklakla..."): greedy decoding of a small
+    model that falls into such a loop never leaves it, so the rest of its token limit buys nothing."""
+    for unit in range(1, LOOP_UNIT + 1):
+        copies = max(3, -(-LOOP_SPAN // unit))
+        if len(tokens) < unit * copies:
+            break
+        block = tokens[-unit:]
+        if all(tokens[-unit * (k + 1): len(tokens) - unit * k] == block for k in range(1, copies)):
+            return True
+    return False

@@ -3,9 +3,9 @@
 The tokenizer loads at once (arms need it to budget tokens); the weights load on the first
 generation, so a rerun served entirely from the response cache never loads the model.
 
-Longer than most modules on purpose: loading, plain and streamed generation and the prefix-reuse
-decoder share the model's state and its tokenizer's quirks; splitting them would spread one
-backend over several files.
+Loading, plain and streamed generation and the prefix-reuse decoder share the model's state and live
+here; the tokenizer and prompt rendering every backend shares are in llm/hf_tokenizer.py, the prefix
+decoder's KV cache in llm/kv_cache.py, stop strings and loop detection in llm/stopping.py.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ import logging
 import os
 import threading
 import weakref
-from pathlib import Path
 import time
 from contextlib import contextmanager
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
 from llm.prompt import Generation, Prompt
-from llm.stopping import finish_after_stop, first_stop
+from llm.hf_tokenizer import load_hf_tokenizer, render_prompt, tokenizer_context_window, uses_chat_template
+from llm.kv_cache import cache_arg, fixed_width, grow_in_place, steady_attention
+from llm.stopping import finish_after_stop, first_stop, looping, stop_strings
 from llm.timing import DeviceClock
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class TransformersGenerator(Generator):
                  trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8,
                  stop: list[str] | None = None, stop_loops: bool = False, warmup: bool = True):
         self.spec = model
-        self.stop = _stop_strings(stop)
+        self.stop = stop_strings(stop)
         self.stop_loops = bool(stop_loops)  # end an answer that repeats itself (finish_reason "repetition")
         self.path, self.gguf_file = resolve_model(model)
         self.model_id = model
@@ -203,7 +204,7 @@ class TransformersGenerator(Generator):
             sampling["stopping_criteria"] = _stop_criteria(self._hits_stop, int(ids.shape[1]))
         with torch.inference_mode():
             return self.model.generate(
-                ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, **_cache_arg(self.model, past),
+                ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, **cache_arg(self.model, past),
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
@@ -214,21 +215,21 @@ class TransformersGenerator(Generator):
         string or before its limit, "lead_in" when that answer is a bare lead-in (stop strings set), else
         "length"."""
         text = self._hf_tok.decode(tokens, skip_special_tokens=True)
-        cut = _first_stop(text, self.stop)
+        cut = first_stop(text, self.stop)
         if cut is not None:
             return text[:cut].strip(), "stop"
         if tokens and tokens[-1] in self._stop_ids():
             return text.strip(), finish_after_stop(text, "stop", self.stop)
-        if self.stop_loops and _looping(tokens):
+        if self.stop_loops and looping(tokens):
             return text.strip(), "repetition"
         return text.strip(), finish_after_stop(text, "length" if len(tokens) >= limit else "stop", self.stop)
 
     def _hits_stop(self, tokens: list[int]) -> bool:
         """Whether an unfinished answer's text holds a stop string, or (`stop_loops`) the answer has begun to
         repeat itself: decoding ends there (the batched decoders end the row)."""
-        if self.stop_loops and _looping(tokens):
+        if self.stop_loops and looping(tokens):
             return True
-        return bool(self.stop) and _first_stop(self._hf_tok.decode(tokens, skip_special_tokens=True),
+        return bool(self.stop) and first_stop(self._hf_tok.decode(tokens, skip_special_tokens=True),
                                                self.stop) is not None
 
     def _result(self, out, n_prompt: int, latency: float, limit: int) -> Generation:
@@ -312,7 +313,7 @@ class TransformersGenerator(Generator):
                    for b in batches)
         cache = self._prefix_cache(model, room if path == "tree" else 0)
         with torch.inference_mode(), self.clock.span() as prefill:
-            model(first, **_cache_arg(model, cache), use_cache=True, logits_to_keep=1)
+            model(first, **cache_arg(model, cache), use_cache=True, logits_to_keep=1)
         prefill_s = prefill.seconds or 0.0
         shared_s = prefill_s / len(prompts)
         group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts)}
@@ -394,7 +395,7 @@ class TransformersGenerator(Generator):
             half = max(2, ids.shape[1] // 2)
             cache = self._prefix_cache(model, 2 * (ids.shape[1] - half + 2) if path == "tree" else 0)
             with torch.inference_mode():
-                model(ids[:, :half], **_cache_arg(model, cache), use_cache=True, logits_to_keep=1)
+                model(ids[:, :half], **cache_arg(model, cache), use_cache=True, logits_to_keep=1)
             suffix = ids[0, half:]
             self._decode_batch(path, cache, [suffix, suffix[: max(1, len(suffix) // 2)]], half, [2, 2])
         seconds = self.clock.since(t0)
@@ -456,7 +457,7 @@ class TransformersGenerator(Generator):
         rows = torch.arange(batch, device=dev)
         with torch.inference_mode():
             logits = model(input_ids=torch.cat(suffixes)[None, :].to(dev), attention_mask=additive(mask),
-                           position_ids=(n_prefix + within)[None, :], **_cache_arg(model, cache), use_cache=True,
+                           position_ids=(n_prefix + within)[None, :], **cache_arg(model, cache), use_cache=True,
                            logits_to_keep=last).logits[0]
             owner_cols = owner
             positions = torch.tensor(lengths, device=dev) + n_prefix  # where each question's next token goes
@@ -468,7 +469,7 @@ class TransformersGenerator(Generator):
                 owner_cols = torch.cat([owner_cols, rows])  # the B tokens fed now, one per question
                 step_mask = torch.cat([prefix_cols, owner_cols[None, :] == rows[:, None]], dim=1)
                 logits = model(input_ids=chosen[None, :], attention_mask=additive(step_mask),
-                               position_ids=positions[None, :], **_cache_arg(model, cache), use_cache=True).logits[0]
+                               position_ids=positions[None, :], **cache_arg(model, cache), use_cache=True).logits[0]
                 positions = positions + 1
         return out
 
@@ -492,7 +493,7 @@ class TransformersGenerator(Generator):
         out: list[list[int]] = [[] for _ in range(batch)]
         done = [False] * batch
         with torch.inference_mode():
-            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, **_cache_arg(model, cache),
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, **cache_arg(model, cache),
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
@@ -501,157 +502,8 @@ class TransformersGenerator(Generator):
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
                 logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                               **_cache_arg(model, cache), use_cache=True).logits[:, -1, :]
+                               **cache_arg(model, cache), use_cache=True).logits[:, -1, :]
         return out
-
-
-@lru_cache(maxsize=None)
-def _cache_kwarg(forward) -> str:
-    """The name a model's forward takes its KV cache by: `cache` from transformers 5 (which still accepts
-    `past_key_values` with a warning until 5.40), `past_key_values` before."""
-    import inspect
-
-    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
-
-
-def _cache_arg(model, cache) -> dict:
-    """`{name: cache}` for `model(...)` and `model.generate(...)`, named as this transformers version wants."""
-    return {_cache_kwarg(type(model).forward): cache}
-
-
-CAPACITY_STEP = 256  # a GrowingLayer's capacity is a multiple of this: documents of like length share its shape
-
-
-def grow_in_place(cache, room: int) -> bool:
-    """Make the full-attention layers of an empty `DynamicCache` `GrowingLayer`s keeping at least `room` tokens
-    free after their first update. False (the cache left as it is: correct, only slower) where this transformers
-    version's cache has no `layers` of plain `DynamicLayer`s to replace."""
-    try:
-        from transformers.cache_utils import DynamicLayer
-    except ImportError:
-        return False
-    layers = getattr(cache, "layers", None)
-    if not isinstance(layers, list) or not layers or any(type(layer) is not DynamicLayer for layer in layers):
-        return False
-    if any(getattr(layer, "is_initialized", False) for layer in layers):
-        return False  # only an empty cache: its layers are replaced before they hold anything
-    grower = _growing_layer_class()
-    for i in range(len(layers)):
-        layers[i] = grower(room)
-    return True
-
-
-def growing_layers(cache) -> list:
-    """The cache's layers when every one is a filled `GrowingLayer` (else [])."""
-    layers = list(getattr(cache, "layers", None) or [])
-    grower = _growing_layer_class()
-    ok = layers and all(isinstance(layer, grower) and layer._k is not None for layer in layers)
-    return layers if ok else []
-
-
-@contextmanager
-def fixed_width(cache, need: int) -> Iterator[int | None]:
-    """While inside, a cache of `GrowingLayer`s (with room for `need` tokens, grown first if short) hands
-    attention its whole buffer, so the key length stays the buffer's capacity, step after step; yields that
-    width (what an attention mask must span), or None for any other cache (the key length grows as usual)."""
-    layers = growing_layers(cache)
-    if not layers:
-        yield None
-        return
-    for layer in layers:
-        layer.reserve(need)
-        layer.fixed = True
-    try:
-        yield int(layers[0]._k.shape[-2])
-    finally:
-        for layer in layers:
-            layer.fixed = False
-
-
-@lru_cache(maxsize=1)
-def _growing_layer_class():
-    """`GrowingLayer`, built on this transformers version's `DynamicLayer` (imported only when used)."""
-    from transformers.cache_utils import DynamicLayer
-
-    class GrowingLayer(DynamicLayer):
-        """A `DynamicLayer` that writes into a buffer allocated once (zeroed, at least `room` tokens longer than
-        its first update, rounded up to CAPACITY_STEP), instead of concatenating, which copies the whole cache at
-        every step (57% of the GPU time of a decode step over a 52k-token prefix on an H200; written in place, the
-        4-question step took 25 ms instead of 57). `keys` / `values` are views of the filled part, so everything
-        `DynamicLayer` reads stays true; `crop` only moves the end, so the prefix written first is never copied or
-        overwritten. With `fixed` set (`fixed_width`), `update` hands attention the whole buffer: the key length
-        then stays the capacity, so a kernel that plans per shape (cuDNN's attention) plans once per document, not
-        once per step (the columns past the filled end hold zeros or old tokens, which the caller's mask blocks).
-        Past its capacity it grows (doubling), as a plain layer would."""
-
-        def __init__(self, room: int):
-            super().__init__()
-            self.room = int(room)
-            self.fixed = False
-            self._k = self._v = None
-            self._n = 0
-
-        def reserve(self, size: int) -> None:
-            """Make the buffer hold at least `size` tokens (a new zeroed buffer, the filled part copied)."""
-            if self._k is not None and size <= self._k.shape[-2]:
-                return
-            size = -(-int(size) // CAPACITY_STEP) * CAPACITY_STEP
-            k = self._k.new_zeros((*self._k.shape[:-2], size, self._k.shape[-1]))
-            v = self._v.new_zeros((*self._v.shape[:-2], size, self._v.shape[-1]))
-            k[..., : self._n, :].copy_(self._k[..., : self._n, :])
-            v[..., : self._n, :].copy_(self._v[..., : self._n, :])
-            self._k, self._v = k, v
-
-        def update(self, key_states, value_states, *args, **kwargs):
-            import torch
-
-            n = int(key_states.shape[-2])
-            end = self._n + n
-            if self._k is None:
-                size = -(-(end + self.room) // CAPACITY_STEP) * CAPACITY_STEP
-                self._k = key_states.new_zeros((*key_states.shape[:-2], size, key_states.shape[-1]))
-                self._v = value_states.new_zeros((*value_states.shape[:-2], size, value_states.shape[-1]))
-                self.dtype, self.device = key_states.dtype, key_states.device
-                self.is_initialized = True
-            elif end > self._k.shape[-2]:
-                self.reserve(max(end, 2 * self._k.shape[-2]))
-            with torch.inference_mode():
-                self._k[..., self._n:end, :].copy_(key_states)
-                self._v[..., self._n:end, :].copy_(value_states)
-            self._n = end
-            self.keys, self.values = self._k[..., :end, :], self._v[..., :end, :]
-            return (self._k, self._v) if self.fixed else (self.keys, self.values)
-
-        def crop(self, max_length: int) -> None:
-            if max_length < 0:
-                max_length = self._n + max_length
-            if self._k is None or self._n <= max_length:
-                return
-            self._n = max(0, int(max_length))
-            self.keys, self.values = self._k[..., : self._n, :], self._v[..., : self._n, :]
-
-        def batch_repeat_interleave(self, repeats: int) -> None:
-            raise NotImplementedError("a GrowingLayer holds one sequence: copy.deepcopy a plain DynamicCache")
-
-    return GrowingLayer
-
-
-@contextmanager
-def steady_attention(device) -> Iterator[None]:
-    """On CUDA, decode with PyTorch's flash / memory-efficient attention kernels, not cuDNN's: cuDNN builds a plan
-    for every new key length, and a decode step adds a key every step (measured on an H200, torch 2.11, 32 tokens
-    after a 51k-token prompt: 1.9-2.4 s with cuDNN, 0.5-0.75 s without, the prefill 20% slower without). Nothing
-    elsewhere (CPU, or a torch without `torch.nn.attention`)."""
-    if not str(getattr(device, "type", device)).startswith("cuda"):
-        yield
-        return
-    try:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:
-        yield
-        return
-    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
-        yield
 
 
 def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int],
@@ -663,39 +515,6 @@ def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set
             tokens.append(int(chosen[b]))
             done[b] = tokens[-1] in stop or len(tokens) >= max_new[b] or hits_stop(tokens)
     return all(done)
-
-
-def _stop_strings(stop) -> tuple[str, ...]:
-    """`generator.stop` checked: a list of non-empty strings (or one string), or nothing."""
-    if stop is None:
-        return ()
-    items = [stop] if isinstance(stop, str) else list(stop)
-    if not all(isinstance(s, str) and s for s in items):
-        raise ValueError(f"generator.stop must be a list of non-empty strings, got {stop!r}")
-    return tuple(items)
-
-
-def _first_stop(text: str, stop: tuple[str, ...]) -> int | None:
-    """Where the first stop string that follows content starts in `text` (llm/stopping.py), or None."""
-    return first_stop(text, stop)
-
-
-LOOP_SPAN = 12  # tokens a repeated block must cover (at least 3 copies) before an answer counts as looping
-LOOP_UNIT = 16  # the longest repeated block looked for, in tokens
-
-
-def _looping(tokens: list[int]) -> bool:
-    """The answer ends in one block of tokens repeated back to back, at least 3 times and over at least
-    `LOOP_SPAN` tokens ("is the mayor of X is the mayor of X ...", "klaklakla..."): greedy decoding of a small
-    model that falls into such a loop never leaves it, so the rest of its token limit buys nothing."""
-    for unit in range(1, LOOP_UNIT + 1):
-        copies = max(3, -(-LOOP_SPAN // unit))
-        if len(tokens) < unit * copies:
-            break
-        block = tokens[-unit:]
-        if all(tokens[-unit * (k + 1): len(tokens) - unit * k] == block for k in range(1, copies)):
-            return True
-    return False
 
 
 def _stop_criteria(hits_stop, n_prompt: int):
@@ -747,112 +566,6 @@ class TokenStream:
                                    self._max_new)
         result.ttft_s = ttft
         self.generation = result
-
-
-def load_hf_tokenizer(spec: str, trust_remote_code: bool = False):
-    """A Hugging Face tokenizer by model spec: `bundled:smollm2`, a local path or `.gguf`, a hub id.
-    Loaded once per process and spec (treat it as read-only)."""
-    # one cache key however it is called (`f(spec)` and `f(spec, False)` are two keys to lru_cache): SmolLM2's
-    # tokenizer takes seconds to convert from its GGUF file
-    return _load_hf_tokenizer(str(spec), bool(trust_remote_code))
-
-
-@lru_cache(maxsize=8)
-def _load_hf_tokenizer(spec: str, trust_remote_code: bool):
-    from transformers import AutoTokenizer
-
-    path, gguf_file = resolve_model(spec)
-    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-    try:
-        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
-    except OSError as err:
-        raise FileNotFoundError(
-            f"cannot load tokenizer {spec!r}: {err}. Give a local path, a bundled model "
-            "(bundled:smollm2), or a hub id present in the local cache."
-        ) from err
-    if gguf_file:
-        _follow_gguf_bos(tok, Path(path) / gguf_file)
-    return tok
-
-
-def _follow_gguf_bos(tok, gguf_path: Path) -> None:
-    """Add a BOS token to raw text only where the GGUF file says so (`tokenizer.ggml.add_bos_token`), as
-    llama.cpp and vLLM do: transformers 4.x converts SmolLM2's GGUF tokenizer to one that always adds it
-    (one token more on a `/v1/completions` prompt than on the same text elsewhere); 5.x reads the flag."""
-    wanted = gguf_metadata(gguf_path).get("tokenizer.ggml.add_bos_token")
-    if isinstance(wanted, bool) and getattr(tok, "add_bos_token", wanted) != wanted:
-        tok.add_bos_token = wanted  # the fast Llama tokenizer rebuilds its post-processor on this setter
-
-
-# GGUF value types (gguf spec): fixed-size scalars by struct format, 8 = string, 9 = array
-_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-
-
-def gguf_metadata(path: Path) -> dict[str, Any]:
-    """The scalar key/values of a GGUF file's header (arrays are skipped, not read): a few milliseconds,
-    where `gguf.GGUFReader` takes seconds to build every array of a tokenizer's vocabulary."""
-    import struct
-
-    def read(f, fmt: str):
-        fmt = "<" + fmt
-        return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
-
-    def skip_string(f) -> None:
-        f.seek(read(f, "Q"), 1)
-
-    def value(f, kind: int):
-        if kind in _GGUF_SCALARS:
-            return read(f, _GGUF_SCALARS[kind])
-        if kind == 8:
-            return f.read(read(f, "Q")).decode("utf-8", "replace")
-        if kind == 9:
-            item, count = read(f, "I"), read(f, "Q")
-            if item in _GGUF_SCALARS:
-                f.seek(count * struct.calcsize("<" + _GGUF_SCALARS[item]), 1)
-            else:
-                for _ in range(count):
-                    skip_string(f) if item == 8 else value(f, item)
-            return None
-        raise ValueError(f"{path}: unknown GGUF value type {kind}")
-
-    out: dict[str, Any] = {}
-    with open(path, "rb") as f:
-        if f.read(4) != b"GGUF":
-            raise ValueError(f"{path}: not a GGUF file")
-        read(f, "I")  # version
-        read(f, "Q")  # tensor count
-        for _ in range(read(f, "Q")):
-            key = f.read(read(f, "Q")).decode("utf-8", "replace")
-            got = value(f, read(f, "I"))
-            if got is not None:
-                out[key] = got
-    return out
-
-
-def tokenizer_context_window(hf_tok, spec: str, configured: int | None) -> int:
-    window = int(configured or getattr(hf_tok, "model_max_length", 0) or 2048)
-    if window > 10_000_000:  # transformers' "no limit" sentinel
-        raise ValueError(f"set generator.context_window for {spec!r}: its tokenizer states no limit")
-    return window
-
-
-def uses_chat_template(hf_tok, prompt: Prompt) -> bool:
-    return bool(hf_tok.chat_template) and prompt.chat
-
-
-def render_prompt(hf_tok, prompt: Prompt) -> str:
-    """The text a model with this tokenizer sees for `prompt`: its chat template when it has one
-    and the prompt is a chat prompt; else the raw text (the tokenizer adds its special tokens)."""
-    if uses_chat_template(hf_tok, prompt):
-        return hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
-    return prompt.raw_text()
-
-
-def count_prompt_tokens(hf_tok, prompt: Prompt) -> int:
-    """Tokens of the rendered prompt (the template carries its special tokens; plain text gets the
-    tokenizer's own, e.g. a BOS)."""
-    return len(hf_tok(render_prompt(hf_tok, prompt),
-                      add_special_tokens=not uses_chat_template(hf_tok, prompt))["input_ids"])
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

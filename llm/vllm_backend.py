@@ -127,7 +127,7 @@ def generation_from_output(output: Any, latency_s: float, stop: Sequence[str] | 
 
 class VLLMGenerator(Generator):
     def __init__(self, cfg: Mapping[str, Any]):
-        from llm.transformers_backend import load_hf_tokenizer
+        from llm.hf_tokenizer import load_hf_tokenizer
 
         self._vllm = require_vllm()
         self.cfg = dict(cfg)
@@ -150,7 +150,7 @@ class VLLMGenerator(Generator):
         return self._engine
 
     def prompt_tokens(self, prompt: Prompt) -> int:
-        from llm.transformers_backend import count_prompt_tokens
+        from llm.hf_tokenizer import count_prompt_tokens
 
         return count_prompt_tokens(self._hf_tok, prompt)
 
@@ -158,7 +158,7 @@ class VLLMGenerator(Generator):
         return {k: v for k, v in sampling_kwargs(self.cfg, 0).items() if k != "max_tokens"}
 
     def token_ids(self, prompt: Prompt) -> list[int]:
-        from llm.transformers_backend import render_prompt, uses_chat_template
+        from llm.hf_tokenizer import render_prompt, uses_chat_template
 
         text = render_prompt(self._hf_tok, prompt)
         return self._hf_tok(text, add_special_tokens=not uses_chat_template(self._hf_tok, prompt))["input_ids"]
@@ -166,7 +166,7 @@ class VLLMGenerator(Generator):
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
         if not prompts:
             return []
-        from llm.transformers_backend import render_prompt
+        from llm.hf_tokenizer import render_prompt
 
         order = prefix_order([render_prompt(self._hf_tok, p) for p in prompts])
         requests, params = [], []

@@ -73,10 +73,10 @@ def _with_stop(generator, stop):
     """The generator with stop strings (a shallow copy: the same loaded weights, no second load)."""
     import copy
 
-    from llm.transformers_backend import _stop_strings
+    from llm.stopping import stop_strings
 
     stopped = copy.copy(generator)
-    stopped.stop = _stop_strings(stop)
+    stopped.stop = stop_strings(stop)
     return stopped
 
 
@@ -110,13 +110,13 @@ def test_stop_strings_end_an_answer_where_they_appear_on_every_decoding_path(tin
 def test_stop_strings_are_checked_and_skip_the_leading_whitespace():
     import pytest
 
-    from llm.transformers_backend import _first_stop, _stop_strings
+    from llm.stopping import first_stop, stop_strings
 
-    assert _first_stop("\n\nParis. It is", ("\n", ". ")) == 7  # the leading newlines do not cut it to nothing
-    assert _first_stop("Paris", ("\n",)) is None
-    assert _stop_strings(". ") == (". ",) and _stop_strings(None) == ()
+    assert first_stop("\n\nParis. It is", ("\n", ". ")) == 7  # the leading newlines do not cut it to nothing
+    assert first_stop("Paris", ("\n",)) is None
+    assert stop_strings(". ") == (". ",) and stop_strings(None) == ()
     with pytest.raises(ValueError, match="generator.stop must be a list of non-empty strings"):
-        _stop_strings(["\n", ""])
+        stop_strings(["\n", ""])
 
 
 def test_the_demo_ends_answers_at_the_first_sentence_with_room_to_get_there():
@@ -143,9 +143,9 @@ def test_stop_loops_ends_an_answer_that_repeats_itself(generator):
 
 
 def test_a_loop_is_a_block_repeated_three_times_over_twelve_tokens():
-    from llm.transformers_backend import _looping
+    from llm.stopping import looping
 
-    assert _looping([5] * 12) and not _looping([5] * 11)  # one token: 12 copies
-    assert _looping([9, 1, 2, 3, 4] * 3) and not _looping([1, 2, 3, 4, 5] * 2)  # five tokens: 3 copies (15)
-    assert not _looping(list(range(40))) and not _looping([])
-    assert _looping(list(range(7)) + [8, 9, 10, 11] * 3)  # only the end counts
+    assert looping([5] * 12) and not looping([5] * 11)  # one token: 12 copies
+    assert looping([9, 1, 2, 3, 4] * 3) and not looping([1, 2, 3, 4, 5] * 2)  # five tokens: 3 copies (15)
+    assert not looping(list(range(40))) and not looping([])
+    assert looping(list(range(7)) + [8, 9, 10, 11] * 3)  # only the end counts

@@ -142,7 +142,7 @@ def test_growing_layer_gives_the_logits_of_a_plain_cache(tiny_gen):
     import torch
     from transformers import DynamicCache
 
-    from llm.transformers_backend import _cache_arg, grow_in_place
+    from llm.kv_cache import cache_arg, grow_in_place
 
     model = tiny_gen.model
     ids = torch.randint(10, 40000, (1, 40))
@@ -151,11 +151,11 @@ def test_growing_layer_gives_the_logits_of_a_plain_cache(tiny_gen):
     with torch.inference_mode():
         outs = []
         for cache in (plain, grown):
-            steps = [model(ids, **_cache_arg(model, cache), use_cache=True).logits[0, -1]]
+            steps = [model(ids, **cache_arg(model, cache), use_cache=True).logits[0, -1]]
             for t in range(6):
-                steps.append(model(ids[:, t:t + 1], **_cache_arg(model, cache), use_cache=True).logits[0, -1])
+                steps.append(model(ids[:, t:t + 1], **cache_arg(model, cache), use_cache=True).logits[0, -1])
             cache.crop(42)
-            steps.append(model(ids[:, :2], **_cache_arg(model, cache), use_cache=True).logits[0, -1])
+            steps.append(model(ids[:, :2], **cache_arg(model, cache), use_cache=True).logits[0, -1])
             outs.append(torch.stack(steps))
     assert grown.get_seq_length() == plain.get_seq_length() == 44
     assert torch.allclose(outs[0], outs[1], atol=1e-5)
@@ -216,7 +216,7 @@ def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_st
     import torch
     from transformers import DynamicCache
 
-    from llm.transformers_backend import CAPACITY_STEP, _cache_arg, fixed_width, grow_in_place
+    from llm.kv_cache import CAPACITY_STEP, cache_arg, fixed_width, grow_in_place
 
     model = tiny_gen.model
     ids = torch.randint(10, 40000, (1, 300))
@@ -225,7 +225,7 @@ def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_st
     seen = []
     with torch.inference_mode():
         for cache in (plain, grown):
-            model(ids, **_cache_arg(model, cache), use_cache=True)
+            model(ids, **cache_arg(model, cache), use_cache=True)
         with fixed_width(plain, 400) as none:
             assert none is None
         with fixed_width(grown, 305) as width:
@@ -241,8 +241,8 @@ def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_st
             mask[:, :301] = 0.0
             step = ids[:, :1]
             fixed = model(step, attention_mask=mask[None, None], position_ids=torch.tensor([[300]]),
-                          **_cache_arg(model, grown), use_cache=True).logits
-        loose = model(step, **_cache_arg(model, plain), use_cache=True).logits
+                          **cache_arg(model, grown), use_cache=True).logits
+        loose = model(step, **cache_arg(model, plain), use_cache=True).logits
         assert layer.update(one, one)[0].shape[-2] == 302, "outside: the filled part"
     assert seen == [width] * 3
     assert torch.allclose(fixed, loose, atol=1e-5)
@@ -251,7 +251,7 @@ def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_st
 def test_decoding_on_cuda_keeps_off_kernels_that_plan_per_shape():
     import torch
 
-    from llm.transformers_backend import steady_attention
+    from llm.kv_cache import steady_attention
 
     before = torch.backends.cuda.cudnn_sdp_enabled()
     with steady_attention("cpu"):

@@ -92,7 +92,7 @@ def test_the_gguf_tokenizer_adds_a_bos_token_only_where_the_file_says_so():
     # SmolLM2's GGUF says add_bos_token=false; transformers 4.x's conversion would add one to raw text anyway,
     # so a /v1/completions prompt would count one token more than the same text through the chat route
     from llm.bundled import resolve_model
-    from llm.transformers_backend import gguf_metadata, load_hf_tokenizer
+    from llm.hf_tokenizer import gguf_metadata, load_hf_tokenizer
 
     path, gguf_file = resolve_model("bundled:smollm2")
     meta = gguf_metadata(Path(path) / gguf_file)
@@ -106,7 +106,7 @@ def test_generators_over_the_same_weights_share_one_loaded_model(tiny_llm):
     """llm.transformers_backend.load_weights: one model per process and (path, dtype, device); configurations
     that differ in how they decode (the factory builds a generator for each) share it, another dtype does not."""
     from llm.factory import build_generator
-    from llm.transformers_backend import load_hf_tokenizer
+    from llm.hf_tokenizer import load_hf_tokenizer
     from tests.conftest import SMOLLM2
 
     base = {**SMOLLM2, "model": str(tiny_llm)}

@@ -288,7 +288,7 @@ def _cfg(docs: Path, questions: Path) -> dict:
 
 
 def test_the_corpus_loads_naming_what_it_left_out(corpus, caplog):
-    from llm.transformers_backend import load_hf_tokenizer
+    from llm.hf_tokenizer import load_hf_tokenizer
 
     docs, questions = corpus
     with pytest.raises(ValueError, match=r"broken.pdf: unreadable PDF"):

@@ -22,7 +22,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def tokenizers(tiny_llm):
-    from llm.transformers_backend import load_hf_tokenizer
+    from llm.hf_tokenizer import load_hf_tokenizer
 
     return load_hf_tokenizer("bundled:smollm2"), load_hf_tokenizer(str(tiny_llm))
 
@@ -45,7 +45,7 @@ def test_decode_of_encode_round_trips_and_the_tokens_are_smollm2s(tokenizers, te
 
 
 def test_the_chat_template_and_special_tokens_are_smollm2s(tokenizers):
-    from llm.transformers_backend import count_prompt_tokens, render_prompt
+    from llm.hf_tokenizer import count_prompt_tokens, render_prompt
 
     smollm2, tiny = tokenizers
     for prompt in (Prompt("What is the capital of France?", system="Answer briefly."), Prompt("Just the user."),

@@ -517,7 +517,7 @@ class FakeOpenAIServer(OpenAICompatServer):
         """With prompt caching: the prompt tokens a provider would bill as read from its cache."""
         if self.prompt_cache is None:
             return gen
-        from llm.transformers_backend import render_prompt, uses_chat_template
+        from llm.hf_tokenizer import render_prompt, uses_chat_template
 
         hf = self.backend.tokenizer.hf
         if isinstance(prompt, Prompt):

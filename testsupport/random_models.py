@@ -30,7 +30,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 def write_tokenizer(out: str | Path, source: str = "bundled:smollm2") -> Path:
     """A tokenizer folder from `source` (a model spec `load_hf_tokenizer` reads): `tokenizer.json` and a plain
     `PreTrainedTokenizerFast` config with the chat template and special tokens."""
-    from llm.transformers_backend import load_hf_tokenizer
+    from llm.hf_tokenizer import load_hf_tokenizer
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

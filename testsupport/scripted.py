@@ -5,7 +5,7 @@ question-generation tests: the HTTP server, its faults and dialects and the clie
 real; only the model's answers are scripted, so a request costs milliseconds instead of SmolLM2's seconds.
 
 What stays real: prompts are rendered with a real tokenizer's chat template (SmolLM2's by default) and
-counted with it, as the transformers backend renders and counts them (`llm.transformers_backend.render_prompt`,
+counted with it, as the transformers backend renders and counts them (`llm.hf_tokenizer.render_prompt`,
 `count_prompt_tokens`); an answer is that tokenizer's tokens of the scripted text, cut at the request's token
 limit as a model's answer is (`finish_reason` "length", else "stop" with an end-of-sequence token counted, as
 `generate` counts it); a stream yields the answer token by token, `token_s` seconds apart (decoding time, for
@@ -88,7 +88,7 @@ class ScriptedModel:
     # -- what the product asks of a backend ---------------------------------------------------------------
     @property
     def hf(self):
-        from llm.transformers_backend import load_hf_tokenizer
+        from llm.hf_tokenizer import load_hf_tokenizer
 
         return load_hf_tokenizer(self.tokenizer_spec)
 
@@ -109,7 +109,7 @@ class ScriptedModel:
         return {"temperature": 0.0, "scripted": True}
 
     def prompt_tokens(self, prompt: Prompt) -> int:
-        from llm.transformers_backend import count_prompt_tokens
+        from llm.hf_tokenizer import count_prompt_tokens
 
         return count_prompt_tokens(self.hf, prompt)
 
@@ -132,7 +132,7 @@ class ScriptedModel:
         """The whole scripted answer (before the token limit cuts it)."""
         if callable(self.reply_fn):
             return self.reply_fn(prompt)
-        from llm.transformers_backend import render_prompt
+        from llm.hf_tokenizer import render_prompt
 
         rendered = render_prompt(self.hf, prompt)
         for key, reply in (self.reply_fn or {}).items():

@@ -38,7 +38,7 @@ def smollm2_fast_tokenizer():
     from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast
 
-    from llm.transformers_backend import load_hf_tokenizer
+    from llm.hf_tokenizer import load_hf_tokenizer
 
     source = load_hf_tokenizer(SOURCE)
     specials = {k: v for k, v in source.special_tokens_map.items() if isinstance(v, str)}

@@ -163,8 +163,8 @@ def to_html(doc: Document) -> str:
         elif isinstance(b, Table):
             cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
             head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
-            rows = "".join("<tr>" + "".join(_td(str(c), i in b.nowrap, i in b.labels) for i, c in enumerate(row)) + "</tr>"
-                           for row in b.rows)
+            rows = "".join("<tr>" + "".join(_td(str(c), i in b.nowrap, i in b.labels) for i, c in enumerate(row))
+                           + "</tr>" for row in b.rows)
             css = f' class="{html.escape(b.css_class)}"' if b.css_class else ""
             body.append(f'<div class="table-wrap"><table{css}>{cap}<thead><tr>{head}</tr></thead>'
                         f'<tbody>{rows}</tbody></table></div>')

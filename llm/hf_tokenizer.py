@@ -1,0 +1,124 @@
+"""Hugging Face tokenizers by model spec, and the prompt text and token counts every backend shares.
+
+The local transformers backend, the OpenAI-compatible backend (counting tokens before a request) and the
+vLLM backend render a prompt and count its tokens the same way: the chat template where the tokenizer has
+one and the prompt is a chat prompt, else the raw text with the tokenizer's own special tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from llm.bundled import resolve_model
+from llm.prompt import Prompt
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def load_hf_tokenizer(spec: str, trust_remote_code: bool = False):
+    """A Hugging Face tokenizer by model spec: `bundled:smollm2`, a local path or `.gguf`, a hub id.
+    Loaded once per process and spec (treat it as read-only)."""
+    # one cache key however it is called (`f(spec)` and `f(spec, False)` are two keys to lru_cache): SmolLM2's
+    # tokenizer takes seconds to convert from its GGUF file
+    return _load_hf_tokenizer(str(spec), bool(trust_remote_code))
+
+
+@lru_cache(maxsize=8)
+def _load_hf_tokenizer(spec: str, trust_remote_code: bool):
+    from transformers import AutoTokenizer
+
+    path, gguf_file = resolve_model(spec)
+    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    try:
+        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+    except OSError as err:
+        raise FileNotFoundError(
+            f"cannot load tokenizer {spec!r}: {err}. Give a local path, a bundled model "
+            "(bundled:smollm2), or a hub id present in the local cache."
+        ) from err
+    if gguf_file:
+        _follow_gguf_bos(tok, Path(path) / gguf_file)
+    return tok
+
+
+def _follow_gguf_bos(tok, gguf_path: Path) -> None:
+    """Add a BOS token to raw text only where the GGUF file says so (`tokenizer.ggml.add_bos_token`), as
+    llama.cpp and vLLM do: transformers 4.x converts SmolLM2's GGUF tokenizer to one that always adds it
+    (one token more on a `/v1/completions` prompt than on the same text elsewhere); 5.x reads the flag."""
+    wanted = gguf_metadata(gguf_path).get("tokenizer.ggml.add_bos_token")
+    if isinstance(wanted, bool) and getattr(tok, "add_bos_token", wanted) != wanted:
+        tok.add_bos_token = wanted  # the fast Llama tokenizer rebuilds its post-processor on this setter
+
+
+# GGUF value types (gguf spec): fixed-size scalars by struct format, 8 = string, 9 = array
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def gguf_metadata(path: Path) -> dict[str, Any]:
+    """The scalar key/values of a GGUF file's header (arrays are skipped, not read): a few milliseconds,
+    where `gguf.GGUFReader` takes seconds to build every array of a tokenizer's vocabulary."""
+    import struct
+
+    def read(f, fmt: str):
+        fmt = "<" + fmt
+        return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+
+    def skip_string(f) -> None:
+        f.seek(read(f, "Q"), 1)
+
+    def value(f, kind: int):
+        if kind in _GGUF_SCALARS:
+            return read(f, _GGUF_SCALARS[kind])
+        if kind == 8:
+            return f.read(read(f, "Q")).decode("utf-8", "replace")
+        if kind == 9:
+            item, count = read(f, "I"), read(f, "Q")
+            if item in _GGUF_SCALARS:
+                f.seek(count * struct.calcsize("<" + _GGUF_SCALARS[item]), 1)
+            else:
+                for _ in range(count):
+                    skip_string(f) if item == 8 else value(f, item)
+            return None
+        raise ValueError(f"{path}: unknown GGUF value type {kind}")
+
+    out: dict[str, Any] = {}
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ValueError(f"{path}: not a GGUF file")
+        read(f, "I")  # version
+        read(f, "Q")  # tensor count
+        for _ in range(read(f, "Q")):
+            key = f.read(read(f, "Q")).decode("utf-8", "replace")
+            got = value(f, read(f, "I"))
+            if got is not None:
+                out[key] = got
+    return out
+
+
+def tokenizer_context_window(hf_tok, spec: str, configured: int | None) -> int:
+    window = int(configured or getattr(hf_tok, "model_max_length", 0) or 2048)
+    if window > 10_000_000:  # transformers' "no limit" sentinel
+        raise ValueError(f"set generator.context_window for {spec!r}: its tokenizer states no limit")
+    return window
+
+
+def uses_chat_template(hf_tok, prompt: Prompt) -> bool:
+    return bool(hf_tok.chat_template) and prompt.chat
+
+
+def render_prompt(hf_tok, prompt: Prompt) -> str:
+    """The text a model with this tokenizer sees for `prompt`: its chat template when it has one
+    and the prompt is a chat prompt; else the raw text (the tokenizer adds its special tokens)."""
+    if uses_chat_template(hf_tok, prompt):
+        return hf_tok.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=False)
+    return prompt.raw_text()
+
+
+def count_prompt_tokens(hf_tok, prompt: Prompt) -> int:
+    """Tokens of the rendered prompt (the template carries its special tokens; plain text gets the
+    tokenizer's own, e.g. a BOS)."""
+    return len(hf_tok(render_prompt(hf_tok, prompt),
+                      add_special_tokens=not uses_chat_template(hf_tok, prompt))["input_ids"])
