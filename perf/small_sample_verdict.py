@@ -14,7 +14,7 @@ every config (sd 0.15), a per-config per-document effect (sd 0.08), base accurac
 95% intervals holding the truth (goal 93.5-96.5%). Below the minimum of documents nothing is decided.
 The router (experiments.report.router.fit) on the "null" scenario of experiments.simulate.router (nothing
 to learn): how often its interval holds the true 0 and how often it would say `route` (lower end above
-+2). `--through-report`: RAG truly 5 points worse over 2 and 4 documents x 3 questions, through
++2). `--through-report`: RAG truly 5 points worse over 2, 4 and 6 (the minimum) documents x 3 questions, through
 `python -m experiments.report` itself: how often it says `rag`. The last line is one JSON object.
 """
 
@@ -136,7 +136,7 @@ def main() -> None:
                   f"{100 * r['route']:.1f}% ({r['sweeps']} sweeps)", flush=True)
     if args.through_report:
         out["through_report"] = []
-        for n in (2, 4):
+        for n in (2, 4, MIN_DOCUMENTS):  # below the minimum nothing is decided; at it, the rule itself
             r = through_report(n, args.through_report, seed=70_000 + n)
             out["through_report"].append(r)
             print(f"python -m experiments.report, RAG truly 5 points worse, {n} documents x 3 questions: rag in "
