@@ -200,7 +200,7 @@ def test_the_first_screen_shows_scores_documents_and_the_best_scoring_config(tmp
     known_truth_sweep(tmp_path / "s", 0.0, n_rag_configs=3, n_docs=10, questions_per_doc=3, seed=6)
     md = (build_report([str(tmp_path / "s")], tmp_path / "out", settings)["report.md"]).read_text()
     first = md.split("## ")[0]
-    assert "| documents | long context (score) | RAG (score) | best-scoring RAG |" in first
+    assert "| docs | long context (score) | RAG (score) | best-scoring RAG |" in first
     assert "| 10 | longctx (" in first
 
 
