@@ -260,12 +260,15 @@ class CheckedSQLiteCache:
             return  # replaced meanwhile (by a process without the lock); open again
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
         target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        os.replace(self.path, target)
-        for suffix in _SIDECARS:  # a stale WAL must not be replayed into the new file
+        # The damaged file's sidecars first (a stale WAL must not be replayed into the new file), then the file:
+        # the other way round, a process opening the path between the two moves creates a new database and its
+        # fresh WAL, and that WAL would be moved away from under it (its writes then lost to the others).
+        for suffix in _SIDECARS:
             try:
                 os.replace(f"{self.path}{suffix}", f"{target}{suffix}")
             except FileNotFoundError:
                 pass
+        os.replace(self.path, target)
         self.recovered = target
         self.log.warning("%s %s: not a usable SQLite database (%s); moved it to %s and started an empty cache",
                          self.label, self.path, err, target.name)
