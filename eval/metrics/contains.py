@@ -29,14 +29,20 @@ def contained(prediction: str, answer: str, language: str) -> bool:
     return bool(a) and f" {a} " in f" {normalize_en(prediction)} "
 
 
-@register("contains_all")
-def contains_all(prediction: str, ref: Reference) -> dict[str, float]:
+def all_answers_found(prediction: str, ref: Reference, found) -> dict[str, float]:
+    """1 when `found(prediction, answer, language)` holds for every non-blank answer (0 without any), and the
+    share of answers found: the rule of every "contains all answers" metric, whatever "found" means."""
     language = "zh" if ref.language == "zh" else "en"
     answers = [a for a in ref.answers if a and a.strip()]
     if not answers:
         return {"score": 0.0, "contains_share": 0.0}
-    hits = [contained(prediction, a, language) for a in answers]
+    hits = [found(prediction, a, language) for a in answers]
     return {"score": float(all(hits)), "contains_share": sum(hits) / len(hits)}
+
+
+@register("contains_all")
+def contains_all(prediction: str, ref: Reference) -> dict[str, float]:
+    return all_answers_found(prediction, ref, contained)
 
 
 @register("synthetic_contains_all")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from eval.metrics import register
+from eval.metrics.contains import all_answers_found
 from eval.metrics.text import normalize_zh
 from eval.sample import Reference
 
@@ -115,12 +116,7 @@ def answer_found(prediction: str, answer: str, language: str = "en") -> bool:
 
 @register("contains_tokens")
 def contains_tokens(prediction: str, ref: Reference) -> dict[str, float]:
-    language = "zh" if ref.language == "zh" else "en"
-    answers = [a for a in ref.answers if a and a.strip()]
-    if not answers:
-        return {"score": 0.0, "contains_share": 0.0}
-    hits = [answer_found(prediction, a, language) for a in answers]
-    return {"score": float(all(hits)), "contains_share": sum(hits) / len(hits)}
+    return all_answers_found(prediction, ref, answer_found)
 
 
 __all__ = ["answer_found", "answer_parts", "code_tokens", "contains_tokens", "prose_tokens"]
