@@ -237,6 +237,9 @@ def _unreadable_documents(row: Row, unreadable: set[str]) -> list[str]:
 
 UNANSWERABLE_TASK = "unanswerable"  # testset's label of questions the document cannot answer
 DEFAULT_METRIC = "contains_tokens"  # questions with reference answers (benchmark.metric overrides it)
+# The metrics this project offers for a corpus question with reference answers: each passes the case table of
+# tests/test_scoring_cases.py (`contains_all`, SQuAD's rule, does not: a user may still name it).
+ANSWER_METRICS = (DEFAULT_METRIC,)
 
 
 def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:
@@ -433,4 +436,4 @@ class CorpusBenchmark(Benchmark):
                               source=template.source)
 
 
-__all__ = ["CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "metric_for"]
+__all__ = ["ANSWER_METRICS", "CONTEXTS", "CorpusBenchmark", "CorpusConfig", "TEMPLATES", "metric_for"]
