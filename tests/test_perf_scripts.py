@@ -49,6 +49,12 @@ def test_every_perf_script_has_a_smoke_run():
 # -- seconds: the fast tier ------------------------------------------------------------------------------------
 
 
+def test_house_counts():
+    figures = run_script("house_counts.py")
+    assert figures["lines"]["total"] == sum(v for k, v in figures["lines"].items() if k != "total") > 10000
+    assert figures["present_arguments"] >= 1 and figures["functions_over_50"] >= figures["functions_over_60"]
+
+
 def test_synthetic_speed():
     figures = run_script("synthetic_speed.py", "--tokens", "4000")
     assert figures["seconds"] > 0 and {"en_4k_seconds", "zh_4k_seconds"} <= set(figures)
