@@ -168,6 +168,51 @@ class HourlyCost(CostModel):
         return out
 
 
+@dataclass
+class TokenTimeModel:
+    """Machine seconds from tokens: what a prefill of n tokens and a decode of m tokens take. It models the share of
+    a long-context answer that its document's prefill is, where a backend measured no prefill of its own (vLLM
+    offline, every HTTP server), so that the report's queries per document apply to every backend alike.
+    `source` says where the rates came from (the price's throughput rates, or a fit on the runs' records)."""
+
+    prefill_tokens_per_s: float
+    decode_tokens_per_s: float
+    source: str
+
+    def prefill_s(self, tokens: float) -> float:
+        return max(0.0, float(tokens)) / self.prefill_tokens_per_s
+
+
+def fit_token_rates(rows: list[tuple[float, float, float]], min_rows: int = 4) -> TokenTimeModel | None:
+    """Prefill and decode rates fitted to (prefilled tokens, completion tokens, charged seconds) rows by least squares
+    through the origin (seconds = prefilled / prefill_rate + completion / decode_rate). None where the rows cannot
+    separate the two (too few, every row the same shape, or a rate that comes out zero or negative)."""
+    rows = [(float(p), float(c), float(s)) for p, c, s in rows if p >= 0 and c >= 0 and s >= 0]
+    if len(rows) < min_rows:
+        return None
+    spp = sum(p * p for p, _, _ in rows)
+    scc = sum(c * c for _, c, _ in rows)
+    spc = sum(p * c for p, c, _ in rows)
+    sps = sum(p * s for p, _, s in rows)
+    scs = sum(c * s for _, c, s in rows)
+    det = spp * scc - spc * spc
+    if det <= 1e-9 * max(spp * scc, 1e-300):
+        return None
+    a = (sps * scc - scs * spc) / det  # seconds per prefilled token
+    b = (scs * spp - sps * spc) / det  # seconds per completion token
+    if a <= 0 or b <= 0:
+        return None
+    return TokenTimeModel(1.0 / a, 1.0 / b, f"fitted on {len(rows)} records' charged seconds")
+
+
+def token_time_model(model: CostModel) -> TokenTimeModel | None:
+    """The price's own token rates (an hourly price on a throughput basis), or None."""
+    if isinstance(model, HourlyCost) and model.basis == "throughput":
+        return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s,  # type: ignore[arg-type]
+                              "the price's throughput rates")
+    return None
+
+
 def full_rate_note(model: CostModel, cached_tokens: int) -> str | None:
     """The sentence that says cached prompt tokens were priced at the full input rate (the price names no cached
     rate), or None when nothing was: the run's log and metrics.json and the report's pricing line use it."""

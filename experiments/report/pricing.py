@@ -40,7 +40,8 @@ from typing import Any
 
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
-from llm.cost import HourlyCost, PerTokenCost, build_cost_model, full_rate_note
+from llm.cost import (CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model, fit_token_rates,
+                      full_rate_note, token_time_model)
 from experiments.report.runs import Run
 from experiments import records as schema
 
@@ -85,6 +86,24 @@ class Pricing:
         self.full_rate_cached = 0  # records' cached prompt tokens priced in full (the price names no cached rate)
         if self.source == "tokens":
             self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
+        # the model that can price a record again without a cache (None: records' own costs of several prices)
+        self.rec_model: CostModel | None = self.model if self.source in ("hourly", "tokens") else None
+        if self.source == "records" and len(self.run_prices) == 1:
+            try:
+                self.rec_model = build_cost_model(json.loads(self.run_prices[0]))
+            except ValueError:
+                self.rec_model = None
+        # long context's document prefill where a backend measured none (HTTP servers, vLLM offline): from tokens
+        self.token_time: TokenTimeModel | None = None
+        if self.time_priced():
+            self.token_time = token_time_model(self.rec_model) if self.rec_model is not None else None
+            if self.token_time is None:
+                self.token_time = fit_token_rates([
+                    (max(0, int(r["prompt_tokens"]) - int(r.get("cached_prompt_tokens") or 0)),
+                     int(r.get("completion_tokens") or 0), float(r["generation_s"]))
+                    for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
+                    and r.get("generation_s") is not None])
+        self.prefill_note = self.modelled_prefill_note(runs)
 
     def describe(self) -> str:
         if self.source == "records":
@@ -108,6 +127,8 @@ class Pricing:
         note = full_rate_note(self.model, self.full_rate_cached)
         if note:
             text += f" Note: {note}."
+        if self.prefill_note:
+            text += f" {self.prefill_note}."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
                      f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "
@@ -144,11 +165,65 @@ class Pricing:
         return "no price"
 
     def answer_cost_full(self, rec: dict[str, Any]) -> float | None:
-        """One answer's generation cost with every prompt token at the full input rate (no provider caching);
-        time prices and records' own costs as `answer_cost`."""
-        if self.source != "tokens" or not schema.is_answered(rec) or rec.get("prompt_tokens") is None:
+        """One answer's generation cost with no cache of any kind: every prompt token at the full input rate (no
+        provider caching) and, under a time price, prefilled. A record's own `cost_usd` is priced again by the
+        run's price, so that a cost the provider already discounted is never discounted twice; without a price to
+        re-price it by (records of several prices), its `cost_usd`."""
+        m = self.rec_model
+        if m is None or not schema.is_answered(rec) or rec.get("prompt_tokens") is None:
             return self.answer_cost(rec)
-        return self.model.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, charged_seconds(rec))
+        pt, ct, secs = int(rec["prompt_tokens"]), int(rec.get("completion_tokens") or 0), charged_seconds(rec)
+        if isinstance(m, PerTokenCost) or (isinstance(m, HourlyCost) and m.basis == "throughput"):
+            return m.cost(pt, ct, secs if secs is not None else 0.0)
+        base = self.answer_cost(rec)
+        cached = min(int(rec.get("cached_prompt_tokens") or 0), pt)
+        rate = self.time_rate()
+        if base is None or not cached or self.token_time is None or rate is None:
+            return base
+        return base + self.token_time.prefill_s(cached) * rate  # the prefill a server's prefix cache saved it
+
+    def prefix_terms(self, rec: dict[str, Any], shared_prefix: bool) -> tuple[float, float] | None:
+        """(the document's whole prefill, the rest of the answer) in USD, under a time price: measured (`prefill_s`
+        shared by `prefix_group_size` questions) or, for long context (`shared_prefix`) from a backend that measured
+        no prefill, modelled from tokens: the document's `context_tokens` at the prefill rate of `token_time`, less
+        what the record already paid for it (prompt tokens a server's prefix cache served skip the prefill).
+        None where neither applies: the answer costs what it cost at every q."""
+        rate = self.time_rate()
+        if rate is None or not schema.is_answered(rec):
+            return None
+        prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
+        if prefill is not None and group:
+            base = self.answer_cost_full(rec)
+            return None if base is None else (float(prefill) * rate, base - float(prefill) / int(group) * rate)
+        doc, pt = rec.get("context_tokens"), rec.get("prompt_tokens")
+        if not shared_prefix or self.token_time is None or not doc or pt is None:
+            return None
+        doc = min(int(doc), int(pt))
+        cached = min(int(rec.get("cached_prompt_tokens") or 0), int(pt))
+        m = self.rec_model
+        if isinstance(m, HourlyCost) and m.basis == "throughput":
+            seconds = m.seconds(int(pt), int(rec.get("completion_tokens") or 0), 0.0, cached)
+        else:
+            seconds = charged_seconds(rec)
+        if seconds is None:
+            return None
+        whole = self.token_time.prefill_s(doc)
+        paid = self.token_time.prefill_s(max(0, doc - cached))
+        return whole * rate, max(0.0, seconds - paid) * rate
+
+    def modelled_prefill_note(self, runs: list[Run]) -> str | None:
+        """The sentence that says long context's document prefill was modelled from tokens, and by which rates."""
+        if self.token_time is None:
+            return None
+        n = sum(1 for run in runs if run.spec.role == ROLE_LONGCTX for r in run.answered()
+                if r.get("prefill_s") is None and r.get("context_tokens") and r.get("prompt_tokens") is not None)
+        if not n:
+            return None
+        t = self.token_time
+        return (f"{n} long-context answers came from a backend that measured no prefill of its own (an HTTP server, "
+                f"vLLM offline): their document's prefill share at each queries per document is modelled from tokens "
+                f"(context_tokens at {t.prefill_tokens_per_s:,.0f} prefill tokens/s, decode at "
+                f"{t.decode_tokens_per_s:,.0f} tokens/s: {t.source})")
 
     def answer_cost_provider(self, rec: dict[str, Any], queries_per_doc: float) -> float | None:
         """One long-context answer's generation cost with provider caching when its document gets
@@ -187,47 +262,44 @@ class Pricing:
         """USD per second of machine time, when generation is priced by time."""
         return None if self.hourly_rate is None else self.hourly_rate / 3600
 
-    def answer_cost_at(self, rec: dict[str, Any], queries_per_doc: float, prefix_cache: bool) -> float | None:
+    def answer_cost_at(self, rec: dict[str, Any], queries_per_doc: float, prefix_cache: bool,
+                       shared_prefix: bool = False) -> float | None:
         """One answer's generation cost when its document gets `queries_per_doc` questions: with a
         prefix cache the document's prefill is paid once and shared; without one every question
-        pays it whole. Records with no shared prefill (RAG, old runs) cost what they cost."""
-        base = self.answer_cost(rec) if prefix_cache else self.answer_cost_full(rec)
-        prefill, group, rate = rec.get("prefill_s"), rec.get("prefix_group_size"), self.time_rate()
-        if base is None or prefill is None or not group or rate is None:
-            return base
-        charged_share = float(prefill) / int(group)  # what the record was charged for the prefill
-        per_question = float(prefill) / max(float(queries_per_doc), 1.0) if prefix_cache else float(prefill)
-        return base + (per_question - charged_share) * rate
+        pays it whole (`prefix_terms`: measured, or modelled from tokens for long context's records, `shared_prefix`,
+        from a backend that measured none). Records with no shared prefill (RAG, old runs) cost what they cost."""
+        terms = self.prefix_terms(rec, shared_prefix)
+        if terms is None:
+            return self.answer_cost(rec) if prefix_cache else self.answer_cost_full(rec)
+        prefill, rest = terms
+        return rest + (prefill / max(float(queries_per_doc), 1.0) if prefix_cache else prefill)
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
                             level: str | None = None) -> float | None:
         """`mean_answer_cost` with every document asked `queries_per_doc` questions (see `answer_cost_at`); with
         `prefix_cache`, long context under a per-token price with a cached rate is priced with provider caching
         (`answer_cost_provider`)."""
-        if prefix_cache and self.cache_model is not None and run.spec.role == ROLE_LONGCTX:
+        shared = run.spec.role == ROLE_LONGCTX
+        if prefix_cache and self.cache_model is not None and shared:
             costs = [c for c in (self.answer_cost_provider(r, queries_per_doc) for r in run.answered(level))
                      if c is not None]
             return mean(costs) if costs else None
-        costs = [c for c in (self.answer_cost_at(r, queries_per_doc, prefix_cache) for r in run.answered(level))
-                 if c is not None]
+        costs = [c for c in (self.answer_cost_at(r, queries_per_doc, prefix_cache, shared)
+                             for r in run.answered(level)) if c is not None]
         return mean(costs) if costs else None
 
     def lc_cost_terms(self, run: Run) -> tuple[float, float, float] | None:
         """(shared prefill per document, rest per answer) with a prefix cache, and the cost per answer
         without one: total for q questions = fixed + q x rest (cache) or q x no_cache."""
-        rate = self.time_rate()
         terms = []
         for rec in run.answered():
-            base = self.answer_cost_full(rec)
-            if base is None:
-                continue
-            prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
-            if prefill is None or not group or rate is None:
-                terms.append((0.0, base, base))
+            split = self.prefix_terms(rec, run.spec.role == ROLE_LONGCTX)
+            if split is None:
+                base = self.answer_cost_full(rec)
+                if base is not None:
+                    terms.append((0.0, base, base))
             else:
-                p = float(prefill) * rate
-                rest = base - p / int(group)
-                terms.append((p, rest, rest + p))
+                terms.append((split[0], split[1], split[1] + split[0]))
         if not terms:
             return None
         return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]

@@ -82,7 +82,7 @@ def _costs_at(pricing: Pricing, records: list[dict], q: float, ix: float,
     answered = [r for r in records if schema.is_answered(r)]
     out = []
     for cache in (False, True):
-        c = _mean([pricing.answer_cost_at(r, q, cache) for r in answered])
+        c = _mean([pricing.answer_cost_at(r, q, cache, shared_prefix) for r in answered])
         out.append(None if c is None else 1000 * (c + ix / q))
     provider = None
     if pricing.cache_model is not None:
