@@ -51,9 +51,7 @@ QUESTIONS  ?= examples/questions.jsonl
 ARGS       ?=
 DECIDE_DIR ?= outputs/decide/$(subst /,_,$(patsubst %/,%,$(DOCS)))
 decide: install
-	$(PY) -m experiments.run -m experiment=decide benchmark.path=$(DOCS) benchmark.questions=$(QUESTIONS) \
-	    hydra.sweep.dir=$(DECIDE_DIR) $(ARGS)
-	$(PY) -m experiments.report $(DECIDE_DIR)
+	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) --out $(DECIDE_DIR) $(ARGS)
 
 # The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
 # `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is

@@ -362,3 +362,7 @@ def main(argv: list[str] | None = None, make_judge: Callable[..., Any] | None = 
     print(json.dumps(summarize(task, rows, counts, options), ensure_ascii=False))
     return 0
 
+
+if __name__ == "__main__":  # the command moved up a floor, where a judge can be built
+    sys.exit("eval.score is the rescoring library, not a command: the command is `rol-score ARGS` "
+             "(or `python -m experiments.score ARGS`), with the same arguments")

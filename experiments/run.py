@@ -257,7 +257,9 @@ def run_secrets(cfg: DictConfig) -> set[str]:
     return redact.collect_secrets(plain) | redact.named_env_secrets(plain)
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+# an absolute path: Hydra resolves a relative one against the calling file under `python -m` but against the
+# module's package under the `rol-run` entry point, where "../conf" is no package
+@hydra.main(config_path=str(Path(__file__).resolve().parents[1] / "conf"), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
 

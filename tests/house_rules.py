@@ -55,7 +55,7 @@ FLOORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
              ("run records", "arms", "run reading", "statistics", "router", "decisions", "figures")),
     "planning": (("experiments.plan", "experiments.simulate"),
                  ("run records", "arms", "run reading", "statistics", "router", "decisions")),
-    "entry points": (("experiments.report.__main__", "experiments.demo"), ("page", "runner")),
+    "entry points": (("experiments.report.__main__", "experiments.demo", "experiments.decide"), ("page", "runner")),
 }
 
 REGISTRY = "eval.registry"  # the one module that imports by a computed name

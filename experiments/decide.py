@@ -1,0 +1,46 @@
+"""`rol-decide` / `python -m experiments.decide`: long context against a first RAG sweep on your own documents,
+then the report (what `make decide` runs).
+
+    rol-decide DOCS QUESTIONS [--out DIR] [OVERRIDE ...]     e.g. generator=openai rag.top_k=4,8
+
+Runs the Hydra multirun `experiment=decide` (conf/experiment/decide.yaml) over the folder DOCS and the questions
+file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>: one sweep folder per document folder, so two
+corpora never share a report), then writes the report there and prints where it is. Rerunning resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments.report.page.build import build_report, print_locations
+
+
+def sweep_folder(docs: str) -> Path:
+    """outputs/decide/<the folder's path, / as _>, as `make decide` names it."""
+    return Path("outputs/decide") / docs.rstrip("/").replace("/", "_")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="rol-decide", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("docs", help="the folder of documents (benchmark.path)")
+    ap.add_argument("questions", help="the questions file, .jsonl or .csv (benchmark.questions)")
+    ap.add_argument("--out", type=Path, default=None, help="the sweep folder (default: outputs/decide/<docs>)")
+    ap.add_argument("overrides", nargs="*", help="Hydra overrides for the sweep (generator=openai rag.top_k=4,8)")
+    args = ap.parse_args(argv)
+    out = args.out or sweep_folder(args.docs)
+    cmd = [sys.executable, "-m", "experiments.run", "-m", "experiment=decide", f"benchmark.path={args.docs}",
+           f"benchmark.questions={args.questions}", f"hydra.sweep.dir={out}", *args.overrides]
+    done = subprocess.run(cmd)
+    if done.returncode != 0:
+        print(f"the sweep failed (exit {done.returncode}); rerun the same command to resume", file=sys.stderr)
+        return done.returncode
+    print_locations(build_report([str(out)]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
