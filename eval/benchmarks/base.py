@@ -27,10 +27,10 @@ from eval.sample import PromptTemplate, Sample
 
 EVIDENCE_KINDS = ("spans", "documents", "none")
 
-# Keys that choose which samples load, or where parsed input is cached (`cache_dir`), not what a sample or its
-# score is: a run's records do not depend on them (the runner leaves them out of its config hash, so changing
-# them keeps a run resumable).
-SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad", "cache_dir")
+# Keys that choose which samples load, or where parsed input is cached (`cache_dir`), or whether doubtful input is
+# refused (`strict_answers`, benchmark=corpus), not what a sample or its score is: a run's records do not depend
+# on them (the runner leaves them out of its config hash, so changing them keeps a run resumable).
+SELECTION_KEYS = ("tasks", "levels", "limit", "skip_bad", "cache_dir", "strict_answers")
 # Keys every benchmark config group accepts besides its loader's own fields.
 COMMON_KEYS = ("name", "metric", *SELECTION_KEYS)
 

@@ -73,6 +73,7 @@ from eval.benchmarks.common import check_keys
 from eval.data_files import Row, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
+from eval.corpus.answer_checks import AnswerProblem, answer_problems
 from eval.corpus.cache import ParsedDocumentCache
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import BadFile, ParsedDocument
@@ -208,6 +209,38 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float, r
                  "recall, or less")
 
 
+STRICT_ANSWERS_HINT = ("fix or drop these answers; benchmark.strict_answers=true refuses a questions file that has "
+                       "any")
+
+
+def _evidence_texts(sample: Sample, docs: dict[str, ParsedDocument]) -> list[str]:
+    """The texts of the documents a sample's evidence lies in (else of all its documents)."""
+    named = [s.doc_id for s in sample.evidence if s.doc_id] or [d.doc_id for d in sample.documents or []]
+    return [docs[d].text for d in dict.fromkeys(named) if d in docs]
+
+
+def _check_answers(samples: list[Sample], docs: dict[str, ParsedDocument], cfg: dict, qpath: Path,
+                   result: LoadResult) -> None:
+    """Answers no reply can score rightly (eval/corpus/answer_checks.py): named in one warning and on the report's
+    first screen; `benchmark.strict_answers=true` refuses them."""
+    override = cfg.get("metric")
+    problems: list[AnswerProblem] = []
+    for s in samples:
+        metric = override if override and s.answers and s.metric != "refusal" else s.metric
+        problems += answer_problems(s.id, s.question, s.answers, metric, s.language, _evidence_texts(s, docs))
+    if not problems:
+        return
+    named = [p.describe() for p in problems]
+    if cfg.get("strict_answers"):
+        raise ValueError(f"{qpath}: {len(problems)} answer(s) that no reply can score rightly "
+                         f"(benchmark.strict_answers=true): {'; '.join(named[:5])}"
+                         + (f" (+{len(named) - 5} more)" if len(named) > 5 else ""))
+    log.warning("%s: %d answer(s) that no reply can score rightly: %s%s", qpath, len(problems), "; ".join(named[:5]),
+                f" (+{len(named) - 5} more)" if len(named) > 5 else "")
+    result.lose("answer(s) that no reply can score rightly", named, hint=STRICT_ANSWERS_HINT)
+    result.notes["answers checked at load"] = {"problems": len(problems)}
+
+
 # An answers cell of a CSV that looks like several answers written as one: "pointer; length; capacity"
 _SEVERAL = re.compile(r";|\s\|\s|\n")
 CSV_ANSWERS_HINT = 'several answers in a CSV cell are a JSON list: ["pointer", "length", "capacity"]'
@@ -272,6 +305,7 @@ class CorpusBenchmark(Benchmark):
         qrels = Qrels(qrels_path, docs) if qrels_path else None
         result.samples, unaligned = self._samples(config, docs, qpath, qrels, result, {b.path for b in bad})
         _warn_unaligned(unaligned, config.evidence_threshold, result)
+        _check_answers(result.samples, docs, cfg, qpath, result)
         result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
                              "evidence quotes not aligned": len(unaligned),
                              "documents with warnings": sum(1 for d in parsed if d.warnings),
