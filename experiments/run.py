@@ -233,6 +233,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
               "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
               "generation_calls": getattr(generator, "calls", None),
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
+              "index_cost": spec.index_cost(arm),
               "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
               "embedder_truncation": truncation, "price": price,
               "versions": run_versions(),

@@ -289,26 +289,30 @@ def load_price(spec: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
     return cfg
 
 
+INDEX_LEXICAL, INDEX_DENSE = "lexical", "dense"  # the index-cost kinds a retriever declares (`index_cost`)
+INDEX_COSTS = (INDEX_LEXICAL, INDEX_DENSE)
+
+
 @dataclass
 class IndexingPrice:
     """RAG's one-off cost per document: the tokens its index embeds.
 
-    Dense retrievers pay `embed_usd_per_million`, lexical ones `lexical_usd_per_million`. Under an
+    A retriever declares its index-cost kind (`index_cost` in rag/retrievers.py, recorded in the run's
+    metrics.json): dense ones pay `embed_usd_per_million`, lexical ones `lexical_usd_per_million`. Under an
     hourly price (`usd_per_hour`, all devices) a dense index costs machine time instead: the
     measured seconds when known, else the tokens at `embed_tokens_per_s`; a lexical one is free.
     """
 
     embed_usd_per_million: float = 0.02
     lexical_usd_per_million: float = 0.0
-    lexical_retrievers: tuple[str, ...] = ("bm25",)
     embed_tokens_per_s: float = 20000.0
 
-    def is_lexical(self, retriever: str | None) -> bool:
-        return str(retriever or "").lower() in {x.lower() for x in self.lexical_retrievers}
-
-    def cost(self, tokens: float, retriever: str | None, usd_per_hour: float | None = None,
+    def cost(self, tokens: float, index_cost: str | None, usd_per_hour: float | None = None,
              seconds: float | None = None) -> float:
-        lexical = self.is_lexical(retriever)
+        """`index_cost`: INDEX_LEXICAL or INDEX_DENSE (None, an index of unknown kind: priced as dense)."""
+        if index_cost not in (None, *INDEX_COSTS):
+            raise ValueError(f"index cost kind {index_cost!r}; known: {', '.join(INDEX_COSTS)}")
+        lexical = index_cost == INDEX_LEXICAL
         if usd_per_hour is not None:
             if seconds is not None:  # measured build time: every retriever pays for it, lexical ones too
                 return seconds * usd_per_hour / 3600

@@ -17,6 +17,7 @@ import numpy as np
 
 from eval.registry import Registry
 from eval.storage import DiskCache
+from llm.cost import INDEX_DENSE, INDEX_LEXICAL
 from rag.cache_keys import content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
@@ -34,6 +35,7 @@ Index = SearchIndex  # the name older code uses
 
 class Retriever(Protocol):
     name: str
+    index_cost: str  # how the report prices its index: llm.cost.INDEX_LEXICAL or INDEX_DENSE (it embeds)
 
     def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
               key: str | None = None) -> SearchIndex: ...
@@ -47,6 +49,8 @@ def _key(texts: Sequence[str], key: str | None) -> str:
 
 class BM25Retriever:
     """bm25s over our word tokens (rebuilt per context: ~0.1 s for 2,000 chunks, not worth a disk entry)."""
+
+    index_cost = INDEX_LEXICAL  # how the report prices its index: tokenising on a CPU, no embedding
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, name: str = "bm25"):
         self.k1, self.b, self.name = k1, b, name
@@ -122,6 +126,8 @@ class DenseIndex:
 
 
 class DenseRetriever:
+    index_cost = INDEX_DENSE
+
     def __init__(self, embedder, name: str = "dense", index: str = "flat", index_options: dict | None = None,
                  gpu: Any = "auto", sparse_weight: float = 0.0, dense_weight: float = 1.0):
         if index not in FAISS_KINDS:
@@ -263,6 +269,8 @@ class HybridRetriever:
         if len(self.weights) != len(retrievers):
             raise ValueError(f"retriever.weights has {len(self.weights)} values for {len(retrievers)} retrievers")
         self.quotas = [int(q) for q in quotas] if quotas else None
+        # it embeds when any of its retrievers does
+        self.index_cost = INDEX_DENSE if any(r.index_cost == INDEX_DENSE for r in retrievers) else INDEX_LEXICAL
         if self.quotas is not None and (len(self.quotas) != len(retrievers) or min(self.quotas) < 0):
             raise ValueError(f"retriever.quotas needs one count >= 0 per retriever ({len(retrievers)}), got {quotas}")
 

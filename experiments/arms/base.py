@@ -227,6 +227,11 @@ class ArmSpec:
         return None
 
     @classmethod
+    def index_cost(cls, arm) -> str | None:
+        """How the report prices the arm's index: its retriever's declared `index_cost` (None: no index)."""
+        return None
+
+    @classmethod
     def cache_stats(cls, arm) -> dict[str, Any] | None:
         return None
 

@@ -103,6 +103,10 @@ class RagSpec(ArmSpec):
         return arm.index_builds
 
     @classmethod
+    def index_cost(cls, arm) -> str | None:
+        return arm.retriever.index_cost
+
+    @classmethod
     def index_seconds(cls, arm) -> float | None:
         return None if arm.index_seconds is None else round(arm.index_seconds, 4)
 
@@ -145,6 +149,11 @@ class RetrievesFirstSpec(ArmSpec):
     @classmethod
     def index_builds(cls, arm) -> int | None:
         return getattr(arm.rag, "index_builds", None)
+
+    @classmethod
+    def index_cost(cls, arm) -> str | None:
+        rag = getattr(arm, "rag", None)
+        return None if rag is None else RagSpec.index_cost(rag)
 
     @classmethod
     def index_seconds(cls, arm) -> float | None:

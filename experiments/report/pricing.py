@@ -40,8 +40,8 @@ from typing import Any
 
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
-from llm.cost import (CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model, fit_token_rates,
-                      full_rate_note, token_time_model)
+from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
+                      fit_token_rates, full_rate_note, token_time_model)
 from experiments.report.runs import Run
 from experiments import records as schema
 
@@ -133,12 +133,12 @@ class Pricing:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
                      f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "
                      f"when the run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
-                     f"({', '.join(self.ix.lexical_retrievers)}) cost nothing.")
+                     f"(as the retriever declares, e.g. BM25) cost nothing.")
         else:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
                      f"${self.ix.embed_usd_per_million:g} per million for dense retrievers, "
                      f"${self.ix.lexical_usd_per_million:g} for lexical ones "
-                     f"({', '.join(self.ix.lexical_retrievers)}).")
+                     f"(as the retriever declares, e.g. BM25).")
         return text
 
     def answer_cost(self, rec: dict[str, Any]) -> float | None:
@@ -320,8 +320,16 @@ class Pricing:
             return 0.0
         tokens = self.index_tokens_per_doc(run) or 0.0
         builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
-        return self.ix.cost(tokens, run.spec.index_shape(run.knobs).model, self.hourly_rate,
-                            secs / builds if secs and builds else None)
+        return self.ix.cost(tokens, index_cost_of(run), self.hourly_rate, secs / builds if secs and builds else None)
+
+
+def index_cost_of(run: Run) -> str | None:
+    """The index-cost kind the run's retriever declared (metrics.json `index_cost`). A run from before retrievers
+    declared it: lexical when its retriever config's kind is BM25's, else unknown (priced as dense)."""
+    if run.metrics.get("index_cost") is not None:
+        return str(run.metrics["index_cost"])
+    retriever = run.config.get("retriever") if isinstance(run.config, dict) else None
+    return INDEX_LEXICAL if isinstance(retriever, dict) and retriever.get("kind") == "bm25" else None
 
 
 def _cache_tokens(rec: dict[str, Any], prompt_tokens: int) -> tuple[int, int]:

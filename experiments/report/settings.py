@@ -108,7 +108,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     ix = dict(raw.get("indexing") or {})
     _renamed("indexing", ix, OLD_INDEXING_KEYS)
     if "lexical_retrievers" in ix:
-        ix["lexical_retrievers"] = tuple(ix["lexical_retrievers"])
+        raise ValueError("indexing.lexical_retrievers is no setting any more: a retriever declares its index cost "
+                         "(`index_cost` in rag/retrievers.py) and its run records it; remove the key")
     boot = raw.get("bootstrap") or {}
     s = ReportSettings(
         tolerance=float(raw.get("tolerance", 2.0)),

@@ -36,8 +36,10 @@ def write_run(run_dir: Path, knobs: dict[str, Any], records: list[dict[str, Any]
     cfg = config or {"benchmark": {"name": knobs.get("benchmark"), "seed": 0, "levels": list(LEVELS)},
                      "generator": {"model": knobs.get("generator"), "backend": "transformers"},
                      "arm": {"name": knobs["arm"]}}
+    # what the run's retriever would declare (llm.cost's index-cost kinds): the simulated "bm25" is lexical
+    index = {} if "retriever" not in knobs else {"index_cost": "lexical" if knobs["retriever"] == "bm25" else "dense"}
     return write_run_dir(run_dir, knobs, records, cfg, overrides or [f"arm={knobs['arm']}"],
-                         extra_metrics={"wall_s": 1.0, **(extra_metrics or {})})
+                         extra_metrics={"wall_s": 1.0, **index, **(extra_metrics or {})})
 
 
 def _sample_ids(benchmark: str, levels: tuple[str, ...], per_level: int) -> list[tuple[str, str, float]]:
@@ -256,7 +258,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
 
     from experiments.report.verdict.decision import INCONCLUSIVE
     from experiments.report.pricing import Pricing
-    from experiments.report.runs import dedupe, find_runs
+    from experiments.report.loading import load_runs
     from experiments.report.decisions import verdicts
 
     sweep_kwargs = {**SCENARIO_SWEEPS.get(scenario, {}), **sweep_kwargs}
@@ -266,7 +268,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
         where = Path(root) / f"{scenario}_{i}"
         known_truth_sweep(where, SCENARIOS[scenario], n_rag_configs=n_rag_configs, seed=seed * 100_003 + i,
                           **sweep_kwargs)
-        runs, _ = dedupe(find_runs([where], with_records=True))
+        runs = load_runs([where]).runs
         for kept, out in ((runs, rule), ([r for r in runs if r.path.name in ("lc", FIRST_RAG)], single)):
             row = verdicts(kept, Pricing(settings, kept), settings, routers=False)[0]
             out[0].append(row.decision.kind if row.decision else INCONCLUSIVE)
@@ -290,7 +292,7 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
     from experiments.report.verdict.decision import RAG
     from experiments.report.verdict.family import ALPHA
     from experiments.report.pricing import Pricing
-    from experiments.report.runs import dedupe, find_runs
+    from experiments.report.loading import load_runs
     from experiments.report.decisions import verdicts
 
     sweep_kwargs = {"n_rag_configs": 1, "longctx_tokens": 50, **sweep_kwargs}
@@ -300,7 +302,7 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
         for b in range(n_rows):
             known_truth_sweep(where / f"bench{b}", truth, seed=seed * 100_003 + i * 101 + b, benchmark=f"sim{b}",
                               **sweep_kwargs)
-        runs, _ = dedupe(find_runs([where], with_records=True))
+        runs = load_runs([where]).runs
         rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
         assert len(rows) == n_rows and all(r.rag_cheaper is False for r in rows), "each row's RAG must be dearer"
         wrong = [r.decision.kind == RAG for r in rows]
