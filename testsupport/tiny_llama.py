@@ -15,6 +15,8 @@ means what it meant with SmolLM2. Its answers are noise: nothing that needs a se
 - The model is a 2-layer Llama (hidden 64) of SmolLM2's vocabulary (49,152), context (8,192), rope base and
   special-token ids, with weights drawn from a fixed seed (std 0.2: logits clearly apart, so greedy
   decoding does not hinge on float noise), written with `save_pretrained` (safetensors, about 13 MB).
+  Both the tokenizer and the model are written by testsupport/random_models.py, the one random-model writer
+  (perf/gpu_check.py's real shapes come from it too); this module names the tiny recipe and caches it.
 
 `python -m testsupport.tiny_llama DIR [--seed N]` writes one (perf scripts and manual checks);
 `cached_tiny_llama(root, seed)` keeps one per recipe under `root` (the tests' `tiny_llm` fixture).
@@ -27,25 +29,12 @@ import hashlib
 import json
 from pathlib import Path
 
-HIDDEN = 64
-LAYERS = 2
+from testsupport.random_models import SHAPES, random_llama
+
+SHAPE = "tiny"  # testsupport/random_models.py SHAPES: 2 layers, hidden 64
 SOURCE = "bundled:smollm2"
-VERSION = 1  # bump when the recipe below changes (a content-keyed cache keys on it)
-
-
-def smollm2_fast_tokenizer():
-    """SmolLM2's tokenizer (from its GGUF) as a plain `PreTrainedTokenizerFast` of the same Rust tokenizer."""
-    from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    from llm.hf_tokenizer import load_hf_tokenizer
-
-    source = load_hf_tokenizer(SOURCE)
-    specials = {k: v for k, v in source.special_tokens_map.items() if isinstance(v, str)}
-    fast = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(source.backend_tokenizer.to_str()),
-                                   chat_template=source.chat_template, clean_up_tokenization_spaces=False,
-                                   **specials)
-    return source, fast
+VERSION = 2  # bump when the recipe below changes (a content-keyed cache keys on it)
+INIT_STD, CONTEXT, ROPE_THETA = 0.2, 8192, 100000.0
 
 
 def recipe(seed: int) -> dict:
@@ -57,8 +46,8 @@ def recipe(seed: int) -> dict:
     from llm.bundled import bundled_path
 
     gguf = bundled_path(SOURCE.split(":", 1)[1])
-    return {"version": VERSION, "seed": seed, "hidden": HIDDEN, "layers": LAYERS, "source": SOURCE,
-            "gguf_size": gguf.stat().st_size, "transformers": transformers.__version__,
+    return {"version": VERSION, "seed": seed, "shape": SHAPES[SHAPE], "init_std": INIT_STD, "context": CONTEXT,
+            "source": SOURCE, "gguf_size": gguf.stat().st_size, "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__, "torch": torch.__version__}
 
 
@@ -67,23 +56,9 @@ def recipe_key(seed: int = 0) -> str:
 
 
 def tiny_llama(path: str | Path, seed: int = 0) -> Path:
-    """Write the tiny Llama folder at `path` (created) and return it."""
-    import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
-
-    path = Path(path)
-    source, fast = smollm2_fast_tokenizer()
-    bos, eos = 1, 2  # SmolLM2's <|im_start|> and <|im_end|> (its GGUF's bos / eos ids)
-    config = LlamaConfig(vocab_size=len(source), hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
-                         num_hidden_layers=LAYERS, num_attention_heads=4, num_key_value_heads=2, head_dim=HIDDEN // 4,
-                         max_position_embeddings=8192, rope_theta=100000.0, tie_word_embeddings=True,
-                         bos_token_id=bos, eos_token_id=eos, pad_token_id=eos, initializer_range=0.2)
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).eval()
-    model.generation_config = GenerationConfig(bos_token_id=bos, eos_token_id=eos, pad_token_id=eos)
-    path.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(path)
-    fast.save_pretrained(path)
+    """Write the tiny Llama folder at `path` (created) and return it: random_models' writer, in float32."""
+    path = random_llama(path, SHAPE, dtype="float32", seed=seed, init_std=INIT_STD, context=CONTEXT,
+                        rope_theta=ROPE_THETA)
     (path / "tiny_llama.json").write_text(json.dumps(recipe(seed), sort_keys=True) + "\n", encoding="utf-8")
     return path
 
