@@ -32,11 +32,12 @@ from tqdm import tqdm
 from eval.metrics.reference_free import Comparison, compare, prompt_hash
 from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.runs import Run, dedupe, find_runs
+from experiments.report.loading import load_runs
+from experiments.report.runs import Run
 
 log = logging.getLogger(__name__)
 
-PAIRWISE_FILE = "pairwise.jsonl"
+PAIRWISE_FILE = schema.PAIRWISE_FILE
 
 
 @dataclass
@@ -122,8 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        runs, _ = dedupe(find_runs(args.runs, with_records=True))
-        todo = pairs(runs, args.longctx)
+        todo = pairs(load_runs(args.runs).runs, args.longctx)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
-from experiments.report.runs import dedupe, disambiguate, find_runs
+from experiments.report.loading import load_runs
 from experiments.report.settings import load_settings
 from experiments.report.decisions import verdicts
 
@@ -30,12 +30,9 @@ def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, s
     if not 0 < power < 1:
         raise ValueError(f"--power {power}: must be between 0 and 1 (e.g. 0.8)")
     settings = load_settings(settings_path, tolerance=tolerance)
-    runs, _ = dedupe(find_runs(paths, with_records=True))
-    runs = [r for r in runs if r.records]
+    runs = load_runs(paths).runs
     if not runs:
         raise ValueError(f"no records.jsonl in any run directory under {', '.join(paths)}: nothing to plan from")
-    runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
-    disambiguate(runs)
     rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
     if not rows:
         raise ValueError("no verdict rows: the runs have no scored records")

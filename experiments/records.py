@@ -49,6 +49,7 @@ LENGTH = "length"  # finish_reason of an answer cut at its token limit
 # finish_reasons of a cut answer: at the token limit, or ended after a bare lead-in (llm/stopping.py)
 CUT = frozenset({LENGTH, LEAD_IN})
 PAIRWISE = "pairwise"  # `scoring` of an answer scored later, against another arm's (experiments.pairwise)
+PAIRWISE_FILE = "pairwise.jsonl"  # a RAG run's pairwise judgments, beside its records (experiments.pairwise)
 
 SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs_retained")
 

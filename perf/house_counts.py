@@ -9,7 +9,8 @@ Counts, over the product packages (eval, llm, rag, longctx, testset, experiments
 - `functions_over_50` / `functions_over_60`: functions (methods and nested functions included) longer than that,
   from the `def` line to the last line of the body;
 - `run_readers`: modules (product and perf/) that find run folders themselves (call `find_runs` or `dedupe`)
-  rather than through `load_runs`, and `run_loaders`: those that call `load_runs`;
+  rather than through `load_runs` (report/runs.py and report/loading.py, where they live, not counted), and
+  `run_loaders`: those that call `load_runs`;
 - `present_arguments`: the parameters of the report's `present`.
 The last line is one JSON object.
 """
@@ -58,7 +59,7 @@ def counts(root: Path) -> dict:
         rel = str(path.relative_to(root))
         tree = ast.parse(text)
         called = _called_names(tree)
-        if path.name != "runs.py" and called & {"find_runs", "dedupe"}:
+        if path.name not in ("runs.py", "loading.py") and called & {"find_runs", "dedupe"}:
             readers.append(rel)
         if "load_runs" in called:
             loaders.append(rel)

@@ -29,7 +29,7 @@ from experiments.report.pricing import Pricing
 from experiments.report.router.fit import half_models
 from experiments.report.router.features import router_features
 from experiments.report.router.evaluate import deployable
-from experiments.report.runs import dedupe, find_runs
+from experiments.report.loading import load_runs
 from experiments.report.settings import load_settings
 from experiments.report.decisions import verdicts
 from experiments.arms.router_model import Router, save_router
@@ -53,8 +53,7 @@ def main() -> None:
     args, overrides = ap.parse_known_args()
     overrides = [o for o in overrides if o != "--"]
     settings = load_settings()
-    runs, _ = dedupe(find_runs(args.runs, with_records=True))
-    runs = [r for r in runs if r.records]
+    runs = load_runs(args.runs).runs
     rows = [v for v in verdicts(runs, Pricing(settings, runs), settings)
             if v.level == args.level and (args.benchmark is None or v.benchmark == args.benchmark)]
     if len(rows) != 1 or rows[0].router is None:

@@ -27,7 +27,7 @@ import common
 from experiments.report.verdict.decision import ROUTE
 from experiments.report.pricing import Pricing
 from experiments.simulate.router import SCENARIOS, write_router_sweep
-from experiments.report.runs import dedupe, find_runs
+from experiments.report.loading import load_runs
 from experiments.report.settings import ReportSettings
 from experiments.report.decisions import verdicts
 
@@ -37,7 +37,7 @@ TOLERANCE = 2.0
 def one_sweep(where: Path, scenario: str, docs: int, per_doc: int, seed: int, resamples: int):
     """The verdict row of one simulated sweep, router included, as the report computes it."""
     write_router_sweep(where, scenario, n_docs=docs, per_doc=per_doc, seed=seed)
-    runs, _ = dedupe(find_runs([where], with_records=True))
+    runs = load_runs([where]).runs
     settings = ReportSettings(resamples=resamples, seed=seed, tolerance=TOLERANCE)
     (row,) = verdicts(runs, Pricing(settings, runs), settings)
     return row

@@ -21,7 +21,6 @@ from typing import Any
 from eval.metrics.confidence import bootstrap_ci, n_clusters
 from eval.metrics.reference_free import LOSS, OUTCOME_SCORE, TIE, WIN, prompt_hash
 from experiments import records as schema
-from experiments.pairwise import PAIRWISE_FILE
 from experiments.report.runs import Run
 
 log = logging.getLogger(__name__)
@@ -29,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def read_judgments(run: Run) -> dict[str, dict[str, Any]]:
     """The run's pairwise judgments with an outcome, by question id (the current prompt's only)."""
-    path = run.path / PAIRWISE_FILE
+    path = run.path / schema.PAIRWISE_FILE
     if not path.exists():
         return {}
     lines = schema.read_records(path)
@@ -89,7 +88,7 @@ class PairwiseRow:
 
 
 def pairwise_row(run: Run, resamples: int = 2000, seed: int = 0) -> PairwiseRow | None:
-    path = run.path / PAIRWISE_FILE
+    path = run.path / schema.PAIRWISE_FILE
     lines = list(schema.read_records(path).values()) if path.exists() else []
     lines = [j for j in lines if j.get("prompt_hash") == prompt_hash()]
     ok = [j for j in lines if j.get("outcome") in OUTCOME_SCORE]

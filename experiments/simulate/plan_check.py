@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report.pricing import Pricing
-from experiments.report.runs import dedupe, find_runs
+from experiments.report.loading import load_runs
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
 from experiments.report.decisions import verdicts
@@ -20,7 +20,7 @@ def simulated_rows(where: Path, truth: float, n_documents: int, settings: Report
     """Verdict rows of one simulated sweep (1 long-context, 1 RAG config: nothing chosen) with true
     RAG - long context `truth` (accuracy, 0..1), read through the report's own reader."""
     known_truth_sweep(where, truth, n_rag_configs=1, n_docs=n_documents, seed=seed, **sweep_kwargs)
-    runs, _ = dedupe(find_runs([where], with_records=True))
+    runs = load_runs([where]).runs
     return verdicts(runs, Pricing(settings, runs), settings, routers=False)
 
 

@@ -43,10 +43,11 @@ from experiments.report.page.router import router_section
 from experiments.report.page.sections import (SECTIONS, diagnostics_section, overlap_section, pairwise_section,
                                               plots_section, reproducibility_section, whatif_section)
 from experiments.report.page.verdict import budget_section, configs_section, other_arms_section, verdict_section
-from experiments.report.pairwise import PairwiseRow, apply_pairwise, pairwise_rows, waiting
+from experiments.report.loading import load_runs
+from experiments.report.pairwise import PairwiseRow, pairwise_rows, waiting
 from experiments.report.pricing import Pricing
 from experiments.report.router.evaluate import write_routers
-from experiments.report.runs import Run, dedupe, disambiguate, find_runs
+from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.summary import summary_rows
 from experiments.report.verdict.power import plan_rows
@@ -101,14 +102,10 @@ class Summary:
 
 def summarize(paths: list[str], settings: ReportSettings) -> Summary:
     """Read the runs under `paths` and compute every row of the report."""
-    runs, dupes = dedupe(find_runs(paths, with_records=True))
-    missing = [r.path for r in runs if not r.records]
-    if len(missing) == len(runs):
+    loaded = load_runs(paths)  # questions without references get their scores from pairwise judgments there
+    if not loaded.runs:
         raise ValueError("no records.jsonl in any run directory: nothing to report on")
-    runs = [r for r in runs if r.records]
-    runs.sort(key=lambda r: (r.benchmark, r.arm, r.mean_of("prompt_tokens") or 0, r.config_label))
-    disambiguate(runs)
-    judged = apply_pairwise(runs)  # questions without references: scores from pairwise judgments
+    runs, missing, dupes, judged = loaded.runs, loaded.missing, loaded.duplicates, loaded.judged
     pricing = Pricing(settings, runs)
     summary, levels, ns = summary_rows(runs, pricing)
     vrows = verdicts(runs, pricing, settings)
