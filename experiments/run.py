@@ -206,6 +206,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
+    _say_chunks_over_limit(knobs, spec.chunks_over_limit(arm, loaded.samples))
     store = RecordStore(run_dir / "records.jsonl")
     records = run_samples(loaded.samples, arm, generator, store, knobs, chash,
                           progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
@@ -220,17 +221,13 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         log.warning("%s: %s", arm_label(knobs), line)
     cache_stats = spec.cache_stats(arm)
     truncation = spec.embedder_truncation(arm)
-    if truncation and truncation["truncated"]:
-        log.warning("%s cut %d of %d chunks (%.0f%%) to its %s-token input limit: it embedded their start only. "
-                    "rag.chunk_size counts the generator's tokens; use smaller chunks or an embedder that reads more.",
-                    truncation["embedder"], truncation["truncated"], truncation["chunks"], 100 * truncation["share"],
-                    truncation.get("max_input_tokens", "?"))
     cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in records if schema.is_answered(r))
     note = full_rate_note(cost_model, cached)
     if note:
         log.warning("%s", note)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records), "cached_prompt_tokens_full_rate_note": note,
               "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
+              "data_fingerprint": loaded.notes.get("data fingerprint"),
               "generation_calls": getattr(generator, "calls", None),
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
               "index_cost": spec.index_cost(arm),
@@ -242,6 +239,16 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)
     return result
+
+
+def _say_chunks_over_limit(knobs: dict[str, Any], over: dict[str, Any] | None) -> None:
+    """One line before any answer when the embedder would cut chunks to its input limit (it embeds their start
+    only): the config, the embedder and the share of chunks cut."""
+    if over and over["truncated"]:
+        log.warning("%s: %s would cut %d of %d chunks (%.0f%%) to its %s-token input limit and embed their start "
+                    "only; rag.chunk_size counts the generator's tokens: use smaller chunks or an embedder that "
+                    "reads more", arm_label(knobs), over["embedder"], over["truncated"], over["chunks"],
+                    100 * over["share"], over.get("max_input_tokens", "?"))
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

@@ -121,6 +121,22 @@ class RagArm:
             self._indexes.popitem(last=False)
         return chunks, index
 
+    def chunks_over_limit(self, samples: list[Sample]) -> dict[str, Any] | None:
+        """How many chunks of these samples' contexts the embedder would cut to its input limit, counted before
+        anything is embedded (chunks are cached, so the run does not chunk them again); None: the retriever reads
+        every token (BM25) or cannot tell."""
+        count = getattr(self.retriever, "count_over_limit", None)
+        if count is None:
+            return None
+        seen: set[str] = set()
+        for sample in samples:
+            key = self.chunk_key(sample)
+            if key not in seen:
+                seen.add(key)
+                count([c.text for c in self.chunks_for(sample, key)], self.cache, key)
+        truncation = getattr(self.retriever, "truncation", None)
+        return truncation() if callable(truncation) else None
+
     def _build_seconds(self, key: str, measured: float) -> float:
         """The time this document's index took to build (chunk + embed + index): the first build's,
         kept in the disk cache next to the index, so a sweep point that loads a cached index still

@@ -157,6 +157,12 @@ class DenseRetriever:
                                  dump_json, load_json)
         self._truncated[key] = (len(texts), int(n["truncated"]))
 
+    def count_over_limit(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None) -> None:
+        """Count the passages of one chunk set that exceed the embedder's input limit, before (or without) embedding
+        them: a run says so at its start (`truncation()` then includes them; indexing them later counts nothing
+        twice)."""
+        self._count_truncated(texts, cache or DiskCache(None), _key(texts, key))
+
     def truncation(self) -> dict[str, Any] | None:
         """Passages indexed in this process and how many the embedder cut to its input limit (None: it cannot tell)."""
         limit = getattr(self.embedder, "max_input_tokens", None)
@@ -280,6 +286,11 @@ class HybridRetriever:
         if self.quotas:  # only when set: fingerprints of plain RRF hybrids stay as they were
             out["quotas"] = self.quotas
         return out
+
+    def count_over_limit(self, texts: Sequence[str], cache: DiskCache | None = None, key: str | None = None) -> None:
+        for r in self.retrievers:
+            if hasattr(r, "count_over_limit"):
+                r.count_over_limit(texts, cache, key)
 
     def truncation(self) -> dict[str, Any] | None:
         """The dense members' input-limit counts (BM25 reads every token)."""

@@ -51,7 +51,7 @@ def test_decide_sweeps_long_context_and_a_first_rag_grid_on_the_examples():
                                                                              "examples/questions.jsonl")}
     assert all(c.generator.model == "bundled:smollm2" and list(c.generator.stop) == ["\n", ". "] for c in configs)
     rag = {(c.retriever.name, c.rag.chunk_size, c.rag.top_k) for c in configs if c.arm.name == "rag"}
-    assert rag == {(r, 256, k) for r in ("bm25", "minilm") for k in (2, 4)}
+    assert rag == {(r, 192, k) for r in ("bm25", "minilm") for k in (2, 4)}
     # the long-context point repeats 4 times with one config hash: the report shows it once
     hashes = {c.arm.name: set() for c in configs}
     for c in configs:

@@ -170,7 +170,12 @@ def test_minilm_truncation_is_counted_warned_and_reported(tmp_path, minilm, tiny
     assert small["max_input_tokens"] == large["max_input_tokens"] == 256
     assert small["truncated"] == 0 and small["chunks"] > 0
     assert large["share"] > 0.5 and large["truncated"] <= large["chunks"]
-    assert (res.stdout + res.stderr).count("to its 256-token input limit") == 1  # one warning, from the 512 run only
+    out = res.stdout + res.stderr
+    assert out.count("to its 256-token input limit") == 1  # one warning, from the 512 run only
+    [line] = [x for x in out.splitlines() if "would cut" in x]  # said at the start of that run, naming it
+    assert "rag minilm c512" in line and "all-MiniLM-L6-v2" in line
+    [scored] = [x for x in out.splitlines() if "score " in x and "chunk_size=512" in x]
+    assert out.index(line) < out.index(scored)
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
     rows = {r["config"]: r for r in csv.DictReader(files["summary.csv"].open())}
     assert {float(r["embedder_truncated_share"] or 0) > 0 for r in rows.values()} == {True, False}

@@ -236,6 +236,12 @@ class ArmSpec:
         return None
 
     @classmethod
+    def chunks_over_limit(cls, arm, samples) -> dict[str, Any] | None:
+        """Before any answer: the chunks of `samples` the arm's embedder would cut to its input limit (None: no
+        embedder, or it cannot tell)."""
+        return None
+
+    @classmethod
     def embedder_truncation(cls, arm) -> dict[str, Any] | None:
         """Chunks the arm's embedder cut to its input limit (`rag.retrievers.DenseRetriever.truncation`)."""
         return None

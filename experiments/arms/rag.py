@@ -115,6 +115,10 @@ class RagSpec(ArmSpec):
         return arm.cache_stats()
 
     @classmethod
+    def chunks_over_limit(cls, arm, samples) -> dict[str, Any] | None:
+        return arm.chunks_over_limit(samples)
+
+    @classmethod
     def embedder_truncation(cls, arm) -> dict[str, Any] | None:
         truncation = getattr(arm.retriever, "truncation", None)
         return truncation() if callable(truncation) else None
@@ -163,6 +167,10 @@ class RetrievesFirstSpec(ArmSpec):
     @classmethod
     def cache_stats(cls, arm) -> dict[str, Any] | None:
         return RagSpec.cache_stats(arm.rag)
+
+    @classmethod
+    def chunks_over_limit(cls, arm, samples) -> dict[str, Any] | None:
+        return RagSpec.chunks_over_limit(arm.rag, samples)
 
     @classmethod
     def embedder_truncation(cls, arm) -> dict[str, Any] | None:
