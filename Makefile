@@ -44,14 +44,16 @@ examples: install
 	    --types txt,md,html,docx,pdf --out examples --overwrite
 
 # Long context against a first RAG sweep on your own documents (conf/experiment/decide.yaml), then the report
-# (one sweep folder per document folder, so two corpora never share a report):
+# (one sweep folder per document folder and questions file, so two corpora or question sets never share a report):
 #   make decide DOCS=path/to/folder QUESTIONS=path/to/questions.jsonl ARGS='generator=openai rag.top_k=4,8'
 DOCS       ?= examples/docs
 QUESTIONS  ?= examples/questions.jsonl
 ARGS       ?=
-DECIDE_DIR ?= outputs/decide/$(subst /,_,$(patsubst %/,%,$(DOCS)))
+# the sweep folder: by default outputs/decide/<DOCS, / as _>~d<hash of the documents>~q<hash of the questions>
+# (experiments/decide.py), so an edited questions file gets a folder of its own
+DECIDE_DIR ?=
 decide: install
-	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) --out $(DECIDE_DIR) $(ARGS)
+	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) $(if $(DECIDE_DIR),--out $(DECIDE_DIR)) $(ARGS)
 
 # The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
 # `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is

@@ -4,8 +4,9 @@ then the report (what `make decide` runs).
     rol-decide DOCS QUESTIONS [--out DIR] [OVERRIDE ...]     e.g. generator=openai rag.top_k=4,8
 
 Runs the Hydra multirun `experiment=decide` (conf/experiment/decide.yaml) over the folder DOCS and the questions
-file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>: one sweep folder per document folder, so two
-corpora never share a report), then writes the report there and prints where it is. Rerunning resumes.
+file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>~d<hash of the documents>~q<hash of the
+questions>: one sweep folder per set of documents and questions, so two corpora or two versions of a questions
+file never share a report), then writes the report there and prints where it is. Rerunning resumes.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eval.corpus.fingerprint import data_fingerprint
 from experiments.report.page.build import build_report, print_locations
 
 
-def sweep_folder(docs: str) -> Path:
-    """outputs/decide/<the folder's path, / as _>, as `make decide` names it."""
-    return Path("outputs/decide") / docs.rstrip("/").replace("/", "_")
+def sweep_folder(docs: str, questions: str) -> Path:
+    """outputs/decide/<the folder's path, / as _>~d<documents' hash>~q<questions' hash>: one sweep folder per set
+    of documents and questions (an edited questions file gets a new one; eval/corpus/fingerprint.py)."""
+    data = data_fingerprint(docs, questions)
+    name = docs.rstrip("/").replace("/", "_").lstrip("._") or "docs"
+    return Path("outputs/decide") / f"{name}~d{data['documents']}~q{data['questions']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,13 +33,20 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("docs", help="the folder of documents (benchmark.path)")
     ap.add_argument("questions", help="the questions file, .jsonl or .csv (benchmark.questions)")
-    ap.add_argument("--out", type=Path, default=None, help="the sweep folder (default: outputs/decide/<docs>)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the sweep folder (default: outputs/decide/<docs>~d<hash>~q<hash>)")
     ap.add_argument("overrides", nargs="*", help="Hydra overrides for the sweep (generator=openai rag.top_k=4,8)")
     args = ap.parse_args(argv)
-    out = args.out or sweep_folder(args.docs)
+    for what, path in (("DOCS", args.docs), ("QUESTIONS", args.questions)):
+        if not Path(path).exists():
+            print(f"error: {what}={path!r} does not exist", file=sys.stderr)
+            return 2
+    out = args.out or sweep_folder(args.docs, args.questions)
     cmd = [sys.executable, "-m", "experiments.run", "-m", "experiment=decide", f"benchmark.path={args.docs}",
            f"benchmark.questions={args.questions}", f"hydra.sweep.dir={out}", *args.overrides]
     done = subprocess.run(cmd)
+    if done.returncode == 130:  # interrupted: the run said what it recorded and how to resume
+        return 130
     if done.returncode != 0:
         print(f"the sweep failed (exit {done.returncode}); rerun the same command to resume", file=sys.stderr)
         return done.returncode

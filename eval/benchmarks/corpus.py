@@ -75,6 +75,7 @@ from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.corpus.answer_checks import AnswerProblem, answer_problems
 from eval.corpus.cache import ParsedDocumentCache
+from eval.corpus.fingerprint import data_fingerprint
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import BadFile, ParsedDocument
 from eval.sample import Document, PromptTemplate, Sample, Span
@@ -309,7 +310,9 @@ class CorpusBenchmark(Benchmark):
         result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
                              "evidence quotes not aligned": len(unaligned),
                              "documents with warnings": sum(1 for d in parsed if d.warnings),
-                             "questions by metric": dict(Counter(s.metric for s in result.samples))})
+                             "footnotes kept": sum(d.footnotes for d in parsed),
+                             "questions by metric": dict(Counter(s.metric for s in result.samples)),
+                             "data fingerprint": data_fingerprint(str(config.path), qpath, qrels_path)})
         return result
 
     def level_by_tokens(self, result: LoadResult, cfg: dict, count_tokens: Callable[[str], int]) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.report.data_mix import DataSet, check_data
 from experiments.report.pairwise import apply_pairwise
 from experiments.report.runs import Run, dedupe, disambiguate, find_runs
 
@@ -23,16 +24,20 @@ class LoadedRuns:
     missing: list[Path] = field(default_factory=list)  # run folders with metrics.json but no records
     duplicates: dict[str, list[Path]] = field(default_factory=dict)  # config hash -> the copies left out
     judged: list[Run] = field(default_factory=list)  # runs whose pairwise judgments scored records (RAG side)
+    data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (pool_data); empty: one set
 
 
 def report_order(run: Run) -> tuple:
     return run.benchmark, run.arm, run.mean_of("prompt_tokens") or 0, run.config_label
 
 
-def load_runs(paths: list[str | Path]) -> LoadedRuns:
-    """The runs under `paths`, found, deduplicated, sorted, disambiguated and with pairwise judgments applied."""
-    found, duplicates = dedupe(find_runs(list(paths), with_records=True))
+def load_runs(paths: list[str | Path], pool_data: bool = False) -> LoadedRuns:
+    """The runs under `paths`, found, deduplicated, sorted, disambiguated and with pairwise judgments applied.
+    Runs over different documents or questions raise ValueError naming their folders, unless `pool_data`
+    (experiments/report/data_mix.py)."""
+    checked, mixed = check_data(find_runs(list(paths), with_records=True), pool_data)
+    found, duplicates = dedupe(checked)
     runs = sorted((r for r in found if r.records), key=report_order)
     disambiguate(runs)
     judged = apply_pairwise(runs)
-    return LoadedRuns(runs, [r.path for r in found if not r.records], duplicates, judged)
+    return LoadedRuns(runs, [r.path for r in found if not r.records], duplicates, judged, mixed)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.storage import atomic_write_text
+from experiments.report.data_mix import DataSet
 from experiments.report.decisions import verdicts
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.losses import Losses, losses
@@ -38,7 +39,7 @@ from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.other_arms import OtherArmsRow, other_arms
 from experiments.report.overlap import SplitRow, question_groups, split_rows
 from experiments.report.page.document import Document, to_html, to_markdown
-from experiments.report.page.first_screen import add_answer, add_overview
+from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview
 from experiments.report.page.router import router_section
 from experiments.report.page.sections import (SECTIONS, diagnostics_section, overlap_section, pairwise_section,
                                               plots_section, reproducibility_section, whatif_section)
@@ -98,11 +99,13 @@ class Summary:
     question_groups: dict[str, tuple[int, int]]
     lost: Losses | None = None  # documents cut to fit the window, what the load left out
     latency: list[LatencyRow] = field(default_factory=list)  # p50 / p90 per config and level (latency.csv)
+    data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (--pool-data); empty: one
 
 
-def summarize(paths: list[str], settings: ReportSettings) -> Summary:
-    """Read the runs under `paths` and compute every row of the report."""
-    loaded = load_runs(paths)  # questions without references get their scores from pairwise judgments there
+def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False) -> Summary:
+    """Read the runs under `paths` and compute every row of the report (runs over different documents or
+    questions only with `pool_data`: experiments/report/data_mix.py)."""
+    loaded = load_runs(paths, pool_data)  # questions without references get their scores from pairwise judgments
     if not loaded.runs:
         raise ValueError("no records.jsonl in any run directory: nothing to report on")
     runs, missing, dupes, judged = loaded.runs, loaded.missing, loaded.duplicates, loaded.judged
@@ -115,7 +118,7 @@ def summarize(paths: list[str], settings: ReportSettings) -> Summary:
                    pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs), whatif,
                    diagnose(runs, settings.correct_threshold, settings.evidence_threshold),
                    split_rows(runs), question_groups(runs), losses(runs),
-                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]))
+                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), loaded.data_mix)
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
@@ -123,6 +126,7 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     doc = Document("RAG vs long context: decision report")
     # the first screen: the answer, what was lost before scoring, then the forest plot
     images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing.basis(), s.lost)
+    add_data_mix(doc, s.data_mix)
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)
@@ -140,10 +144,10 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
 
 
 def build_report(paths: list[str], out_dir: Path | None = None,
-                 settings: ReportSettings | None = None) -> dict[str, Path]:
+                 settings: ReportSettings | None = None, pool_data: bool = False) -> dict[str, Path]:
     """Write every report file; return them by name."""
     settings = settings or load_settings()
-    s = summarize(paths, settings)
+    s = summarize(paths, settings, pool_data)
     out = Path(out_dir) if out_dir else default_out_dir(paths)
     out.mkdir(parents=True, exist_ok=True)
     doc, written = present(s, settings, out)
@@ -186,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--evidence-threshold", type=float, help="share of gold evidence that counts as retrieved")
     ap.add_argument("--router-points-per-1k-tokens", type=float,
                     help="score points the learned router gives up to save 1,000 prompt tokens per answer (default 0)")
+    ap.add_argument("--pool-data", action="store_true",
+                    help="pool runs over different documents or questions (refused without it; the first screen "
+                         "names the mix)")
     args = ap.parse_args(argv)
     try:
         settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
@@ -194,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
                                  evidence_threshold=args.evidence_threshold,
                                  router_points_per_1k_tokens=args.router_points_per_1k_tokens)
-        files = build_report(args.dirs, args.out, settings)
+        files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from experiments.report.page.cells import ratio
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.context_cuts import kept_words
+from experiments.report.data_mix import DataSet
 from experiments.report.losses import CutRow, LoadLossRow, Losses
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
@@ -191,6 +192,15 @@ def add_losses(doc: Document, lost: Losses | None) -> None:
         return
     doc.add(Paragraph("**Lost before scoring** (the answer above is over what was left):"),
             Bullets([cut_line(c) for c in lost.cuts] + [loss_line(r) for r in lost.load]))
+
+
+def add_data_mix(doc: Document, sets: list[DataSet]) -> None:
+    """On the first screen, where the report pooled runs over different documents or questions (--pool-data):
+    the data sets and their folders."""
+    if sets:
+        doc.add(Paragraph(f"**Pooled {len(sets)} different sets of documents or questions** (--pool-data; each "
+                          "config point's questions are the union of theirs):"),
+                Bullets([f"{s.folders[0]}: {s.fingerprint} ({s.runs} run(s))" for s in sets]))
 
 
 def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],
