@@ -2,7 +2,7 @@
 
 An entry is keyed by `eval.corpus.parsers.document_key` (SHA-256 of the file's bytes, its suffix, the parser
 version and the parsing libraries' versions) and holds the parse as JSON: `text`, `title`,
-`page_starts`, `warnings`, or `unparsable` with the reason a file gives no text (a broken file is not
+`page_starts`, `warnings`, `footnotes`, or `unparsable` with the reason a file gives no text (a broken file is not
 parsed again either). It lives in `<cache_dir>/parsed_documents.sqlite`, an `eval.storage.JSONCache`
 (checked on every read, safe for parallel runs); an entry that fails its checksum or does not have
 this shape is logged, counted and parsed again, never an error.
@@ -28,8 +28,10 @@ def _check(entry: dict[str, Any]) -> None:
         if not isinstance(entry["unparsable"], str):
             raise TypeError("unparsable: not text")
         return
-    if set(entry) != {"text", "title", "page_starts", "warnings"}:
+    if set(entry) - {"footnotes"} != {"text", "title", "page_starts", "warnings"}:
         raise ValueError(f"unexpected fields {sorted(entry)}")
+    if type(entry.get("footnotes", 0)) is not int:
+        raise TypeError("footnotes must be a count")
     text, starts = entry["text"], entry["page_starts"]
     if not isinstance(text, str) or not isinstance(entry["title"], str):
         raise TypeError("text and title must be text")
@@ -66,14 +68,15 @@ class ParsedDocumentCache:
         self.hits += 1
         if "unparsable" in entry:
             return Unparsable(entry["unparsable"])
-        return ParsedDocument("", entry["text"], entry["title"], entry["page_starts"], entry["warnings"])
+        return ParsedDocument("", entry["text"], entry["title"], entry["page_starts"], entry["warnings"],
+                              entry.get("footnotes", 0))
 
     def put(self, key: str, parsed: ParsedDocument | Unparsable) -> None:
         if isinstance(parsed, Unparsable):
             self.store.put_json(key, {"unparsable": str(parsed)})
             return
         self.store.put_json(key, {"text": parsed.text, "title": parsed.title, "page_starts": parsed.page_starts,
-                                  "warnings": parsed.warnings})
+                                  "warnings": parsed.warnings, "footnotes": parsed.footnotes})
 
     def close(self) -> None:
         self.store.close()

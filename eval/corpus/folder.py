@@ -101,7 +101,8 @@ def _cached(path: Path, cache: ParsedDocumentCache | None) -> ParsedDocument | U
 def _named(name: str, parsed: ParsedDocument | Unparsable) -> ParsedDocument | BadFile:
     if isinstance(parsed, Unparsable):
         return BadFile(name, str(parsed))
-    return ParsedDocument(name, parsed.text, parsed.title, list(parsed.page_starts), list(parsed.warnings))
+    return ParsedDocument(name, parsed.text, parsed.title, list(parsed.page_starts), list(parsed.warnings),
+                          parsed.footnotes)
 
 
 def read_folder(root: str | Path, leave_out: Iterable[Path] = (), cache: ParsedDocumentCache | None = None,

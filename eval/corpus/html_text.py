@@ -14,6 +14,17 @@ collapses to one space as a browser shows it, `<pre>` keeps its own; `<br>` is a
 (paragraphs, headings, list items, tables ...) are separated by a blank line, a table's rows by a line break
 and its cells by a tab.
 The `<title>` opens the text (a blank line after it) unless the content already starts with it.
+
+**Footnotes and anchors.** Footnotes are content even where a site marks them up as furniture would be:
+Sphinx's `<aside class="footnote">` (in an `aside.footnote-list`) and its older `<dl class="footnote">`, MkDocs'
+`<div class="footnote">`, mdBook's `<div class="footnote-definition">`, the `<section class="footnotes">` /
+`data-footnotes` of GitHub-flavoured Markdown (Docusaurus) and any `role="doc-endnotes"` element are kept where
+the page puts them (the end of the section or page, under its "Footnotes" heading) and counted (`html_page`
+returns the count); their "back to the text" links (`↩`) are dropped. Heading anchors that only link to
+themselves are dropped, so "4.1. if Statements¶" reads "4.1. if Statements": Sphinx's and MkDocs'
+`a.headerlink` (a pilcrow), Docusaurus' `a.hash-link` (a zero-width space), and any link whose whole text is
+`¶`, `#`, `§` or `🔗`. A list of links to the page's own headings (an on-page table of contents) is furniture
+too, and so is an article's `<footer>` that is only links ("Edit this page").
 """
 
 from __future__ import annotations
@@ -37,6 +48,48 @@ _RESTORE = str.maketrans({"\x01": "\n", "\x02": " ", "\x03": "\t"})
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
+FOOTNOTE_CLASSES = frozenset({"footnote", "footnotes", "footnote-list", "footnote-definition"})
+ANCHOR_CLASSES = frozenset({"headerlink", "hash-link", "anchor-link", "header-anchor", "footnote-backref",
+                            "data-footnote-backref"})
+ANCHOR_TEXTS = frozenset({"¶", "#", "§", "🔗", "↩", "\u21a9\ufe0e", "\u200b", ""})
+
+
+def _classes(tag: Any) -> set[str]:
+    found = (tag.attrs or {}).get("class") or []
+    return set(found.split() if isinstance(found, str) else found)
+
+
+def is_footnotes(tag: Any) -> bool:
+    """A footnote, or the list of a page's footnotes (see the module doc)."""
+    attrs = tag.attrs or {}
+    return bool(_classes(tag) & FOOTNOTE_CLASSES) or "data-footnotes" in attrs or \
+        str(attrs.get("role", "")).lower() == "doc-endnotes"
+
+
+def _self_anchor(tag: Any) -> bool:
+    """A heading's link to itself, or a footnote's link back to the text: no text of the page."""
+    if tag.name != "a":
+        return False
+    attrs = tag.attrs or {}
+    if _classes(tag) & ANCHOR_CLASSES or "data-footnote-backref" in attrs or \
+            str(attrs.get("role", "")).lower() == "doc-backlink" and tag.get_text().strip() in ANCHOR_TEXTS:
+        return True
+    return str(attrs.get("href", "")).startswith("#") and tag.get_text().strip() in ANCHOR_TEXTS - {""}
+
+
+def count_footnotes(roots: list[Any]) -> int:
+    """The footnotes under `roots`: in each outermost footnote container, its footnote items (Sphinx's inner
+    asides, a list's items, a definition list's terms), or the container itself when it holds none."""
+    count = 0
+    for root in roots:
+        for box in root.find_all(is_footnotes):
+            if any(is_footnotes(p) for p in box.parents):
+                continue
+            items = box.find_all(lambda t: t.name in ("li", "dt") or t.name == "aside" and is_footnotes(t))
+            count += len(items) or 1
+    return count
+
+
 def _hidden(tag: Any) -> bool:
     attrs = tag.attrs or {}
     return ("hidden" in attrs or str(attrs.get("aria-hidden", "")).lower() == "true"
@@ -44,6 +97,10 @@ def _hidden(tag: Any) -> bool:
 
 
 def _furniture(tag: Any) -> bool:
+    if _self_anchor(tag):
+        return True
+    if is_footnotes(tag):
+        return False
     if tag.name in BOILERPLATE_TAGS or _hidden(tag):
         return True
     role = str((tag.attrs or {}).get("role", "")).lower()
@@ -53,9 +110,25 @@ def _furniture(tag: Any) -> bool:
 SECTIONING = frozenset({"article", "main", "section"})  # a <header>/<footer> inside one is that part's own
 
 
+def _links_only(tag: Any, same_page: bool = False) -> bool:
+    """Whether every word of `tag` sits inside a link (`same_page`: a link to an anchor of this page)."""
+    links = tag.find_all("a", href=lambda h: not same_page or str(h).startswith("#"))
+    linked = sum(len("".join(a.get_text().split())) for a in links)
+    return bool(links) and linked == len("".join(tag.get_text().split()))
+
+
+def _table_of_contents(tag: Any) -> bool:
+    """A list of links to this page's own headings (Docusaurus' and Sphinx's on-page contents)."""
+    return tag.name in ("ul", "ol") and not any(p.name in ("ul", "ol") for p in tag.parents) and \
+        _links_only(tag, same_page=True)
+
+
 def _page_furniture(tag: Any, root: Any) -> bool:
     """Furniture of the page: a <header> or <footer> counts only outside any article, main or section
-    (inside one it holds that part's heading or notes)."""
+    (inside one it holds that part's heading or notes, unless it is only links: "Edit this page"), and a list of
+    links to the page's own headings is a table of contents."""
+    if _table_of_contents(tag):
+        return True
     if not _furniture(tag):
         return False
     if tag.name in ("header", "footer"):
@@ -63,7 +136,7 @@ def _page_furniture(tag: Any, root: Any) -> bool:
             if parent is root:
                 return root.name not in SECTIONING
             if parent.name in SECTIONING:
-                return False
+                return tag.name == "footer" and _links_only(tag)
     return True
 
 
@@ -139,17 +212,25 @@ def block_text(root: Any) -> str:
     return "\n\n".join(blocks).translate(_RESTORE)
 
 
-def html_text(markup: str) -> tuple[str, str]:
-    """(text, title) of an HTML page: its main content as text, its `<title>` first."""
+def html_page(markup: str) -> tuple[str, str, int]:
+    """(text, title, footnotes kept) of an HTML page: its main content as text, its `<title>` first."""
     import bs4
 
     soup = bs4.BeautifulSoup(markup, "lxml")
     found = soup.head.find("title") if soup.head else soup.find("title")
     title = " ".join(found.get_text(" ").split()) if found else ""
-    text = "\n\n".join(t for t in (block_text(r) for r in content_root(soup)) if t)
+    roots = content_root(soup)
+    text = "\n\n".join(t for t in (block_text(r) for r in roots) if t)
     if title and not text.startswith(title):
         text = f"{title}\n\n{text}" if text else title
+    return text, title, count_footnotes(roots)
+
+
+def html_text(markup: str) -> tuple[str, str]:
+    """(text, title) of an HTML page: its main content as text, its `<title>` first."""
+    text, title, _ = html_page(markup)
     return text, title
 
 
-__all__ = ["BOILERPLATE_ROLES", "BOILERPLATE_TAGS", "block_text", "content_root", "drop_furniture", "html_text"]
+__all__ = ["BOILERPLATE_ROLES", "BOILERPLATE_TAGS", "block_text", "content_root", "count_footnotes", "drop_furniture",
+           "html_page", "html_text", "is_footnotes"]

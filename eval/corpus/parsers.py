@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from eval.corpus.html_text import html_text
+from eval.corpus.html_text import html_page
 from eval.corpus.pdf_text import dehyphenate, table_pages, table_warning
 from eval.registry import MissingExtra, require
 
@@ -35,7 +35,7 @@ from eval.registry import MissingExtra, require
 log = logging.getLogger(__name__)
 
 
-PARSER_VERSION = 4  # bump when a parser's output changes: cached parses of older versions are not used
+PARSER_VERSION = 5  # bump when a parser's output changes: cached parses of older versions are not used
 
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -74,6 +74,7 @@ class ParsedDocument:
     title: str = ""
     page_starts: list[int] = field(default_factory=list)  # PDF: char offset where each page begins
     warnings: list[str] = field(default_factory=list)
+    footnotes: int = 0  # HTML: footnotes kept in the text (eval/corpus/html_text.py)
 
     def page_of(self, offset: int) -> int | None:
         """The 1-based page holding char `offset` (None: not a paged document)."""
@@ -172,8 +173,8 @@ def _html_file(data: bytes) -> ParsedDocument:
     with their neighbours: eval/corpus/html_text.py."""
     require("bs4", "benchmark=corpus (HTML)", DOCS_HINT)
     markup, encoding = decoded(data)
-    text, title = html_text(markup)
-    return ParsedDocument("", text, title=title, warnings=_guess_warnings(encoding))
+    text, title, footnotes = html_page(markup)
+    return ParsedDocument("", text, title=title, warnings=_guess_warnings(encoding), footnotes=footnotes)
 
 
 def _pdf_pages_pypdf(data: bytes) -> list[str]:
