@@ -44,12 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or sweep_folder(args.docs, args.questions)
     cmd = [sys.executable, "-m", "experiments.run", "-m", "experiment=decide", f"benchmark.path={args.docs}",
            f"benchmark.questions={args.questions}", f"hydra.sweep.dir={out}", *args.overrides]
-    done = subprocess.run(cmd)
-    if done.returncode == 130:  # interrupted: the run said what it recorded and how to resume
+    proc = subprocess.Popen(cmd)
+    try:
+        returncode = proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reaches the sweep too: it says what it recorded and how to resume
+        returncode = proc.wait()
+    if returncode == 130:  # interrupted: the run said what it recorded and how to resume
         return 130
-    if done.returncode != 0:
-        print(f"the sweep failed (exit {done.returncode}); rerun the same command to resume", file=sys.stderr)
-        return done.returncode
+    if returncode != 0:
+        print(f"the sweep failed (exit {returncode}); rerun the same command to resume", file=sys.stderr)
+        return returncode
     print_locations(build_report([str(out)]))
     return 0
 

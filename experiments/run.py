@@ -11,6 +11,9 @@ cannot change a record (sample selection, timeouts, retries, concurrency) do not
 another configuration. Generations are cached across runs (`run.cache_dir`), so rerunning a
 finished sweep in a new directory makes no generation call either.
 
+Ctrl-C ends a run with one line, `interrupted: 7 of 24 answers of longctx recorded in DIR; run the same command
+again to resume`, and exit code 130 (no traceback): every record written is whole, and the same command resumes.
+
 A sample whose generation or judge call still fails after the backend's retries is recorded as
 `failed` with the reason (secrets masked), counted in metrics.json, and retried on the next resume.
 """
@@ -201,6 +204,25 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if not loaded.samples:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
     _say_losses(loaded.losses)
+    try:
+        return _answer(cfg, run_dir, spec, generator, loaded, t0)
+    except KeyboardInterrupt:
+        raise RunInterrupted(_interrupted_line(run_dir, loaded.samples, arm_label(arm_knobs(cfg)))) from None
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a run answers: its message is the one line the user sees (what was recorded, how to resume)."""
+
+
+def _interrupted_line(run_dir: Path, samples: list[Sample], label: str) -> str:
+    done = RecordStore(run_dir / "records.jsonl").load() if (run_dir / "records.jsonl").exists() else {}
+    recorded = sum(1 for s in samples if schema.is_final(done.get(s.id)))
+    return (f"interrupted: {recorded} of {len(samples)} answers of {label} recorded in {run_dir}; run the same "
+            "command again to resume")
+
+
+def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) -> dict[str, Any]:
+    """Answer every loaded sample not yet recorded, then write metrics.json."""
     judge = _build_judge(cfg, loaded.samples)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
@@ -283,7 +305,20 @@ def main(cfg: DictConfig) -> float | None:
         # (a KeyError of the code itself is a bug: it keeps its traceback)
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt as err:  # Ctrl-C: one line, no traceback; the records on disk are whole
+        say_interrupted(str(err) if isinstance(err, RunInterrupted) else
+                        f"interrupted before any answer was recorded in {run_dir}; run the same command again to "
+                        "resume")
     return result["score"]
+
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C
+
+
+def say_interrupted(line: str) -> None:
+    """End the process on Ctrl-C with `line` on stderr (after any progress bar) and exit code 130."""
+    print(f"\n{line}", file=sys.stderr, flush=True)
+    sys.exit(INTERRUPTED_EXIT)
 
 
 def cli() -> None:
@@ -294,7 +329,10 @@ def cli() -> None:
         print(f"error: {', '.join(refused)}: credentials are read from environment variables only "
               "(set e.g. OPENAI_API_KEY and name it with generator.api_key_env); nothing was run", file=sys.stderr)
         sys.exit(2)
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # before a run started (Hydra composing the config): nothing was recorded
+        say_interrupted("interrupted before any answer was recorded; run the same command again to resume")
 
 
 if __name__ == "__main__":
