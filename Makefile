@@ -49,7 +49,7 @@ examples: install
 DOCS       ?= examples/docs
 QUESTIONS  ?= examples/questions.jsonl
 ARGS       ?=
-# the sweep folder: by default outputs/decide/<DOCS, / as _>~d<hash of the documents>~q<hash of the questions>
+# the sweep folder: by default outputs/decide/<DOCS, / as _>_d<hash of the documents>_q<hash of the questions>
 # (experiments/decide.py), so an edited questions file gets a folder of its own
 DECIDE_DIR ?=
 decide: install

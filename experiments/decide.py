@@ -4,7 +4,7 @@ then the report (what `make decide` runs).
     rol-decide DOCS QUESTIONS [--out DIR] [OVERRIDE ...]     e.g. generator=openai rag.top_k=4,8
 
 Runs the Hydra multirun `experiment=decide` (conf/experiment/decide.yaml) over the folder DOCS and the questions
-file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>~d<hash of the documents>~q<hash of the
+file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>_d<hash of the documents>_q<hash of the
 questions>: one sweep folder per set of documents and questions, so two corpora or two versions of a questions
 file never share a report), then writes the report there and prints where it is. Rerunning resumes.
 """
@@ -12,6 +12,7 @@ file never share a report), then writes the report there and prints where it is.
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +22,11 @@ from experiments.report.page.build import build_report, print_locations
 
 
 def sweep_folder(docs: str, questions: str) -> Path:
-    """outputs/decide/<the folder's path, / as _>~d<documents' hash>~q<questions' hash>: one sweep folder per set
+    """outputs/decide/<the folder's path, / as _>_d<documents' hash>_q<questions' hash>: one sweep folder per set
     of documents and questions (an edited questions file gets a new one; eval/corpus/fingerprint.py)."""
     data = data_fingerprint(docs, questions)
-    name = docs.rstrip("/").replace("/", "_").lstrip("._") or "docs"
-    return Path("outputs/decide") / f"{name}~d{data['documents']}~q{data['questions']}"
+    name = re.sub(r"[^\w.-]+", "_", docs.rstrip("/")).strip("._") or "docs"  # a name Hydra's override grammar reads
+    return Path("outputs/decide") / f"{name}_d{data['documents']}_q{data['questions']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("docs", help="the folder of documents (benchmark.path)")
     ap.add_argument("questions", help="the questions file, .jsonl or .csv (benchmark.questions)")
     ap.add_argument("--out", type=Path, default=None,
-                    help="the sweep folder (default: outputs/decide/<docs>~d<hash>~q<hash>)")
+                    help="the sweep folder (default: outputs/decide/<docs>_d<hash>_q<hash>)")
     ap.add_argument("overrides", nargs="*", help="Hydra overrides for the sweep (generator=openai rag.top_k=4,8)")
     args = ap.parse_args(argv)
     for what, path in (("DOCS", args.docs), ("QUESTIONS", args.questions)):

@@ -37,7 +37,16 @@ def test_the_fingerprint_and_the_sweep_folder_follow_the_questions_bytes(tmp_pat
     assert after["documents"] == before["documents"] and after["questions"] != before["questions"]
     folder_after = sweep_folder(str(docs), str(questions))
     assert folder_after != folder_before and folder_after.parent == folder_before.parent
-    assert folder_after.name == f"{str(docs).lstrip('/').replace('/', '_')}~d{after['documents']}~q{after['questions']}"
+    assert folder_after.name.endswith(f"_d{after['documents']}_q{after['questions']}")
+    # the folder is handed to Hydra as an override: its grammar must read it, spaces and odd characters included
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    odd_docs = tmp_path / "my docs (v1)~x"
+    odd_docs.mkdir()
+    (odd_docs / "a.txt").write_text("text", encoding="utf-8")
+    for folder in (folder_after, sweep_folder(str(odd_docs), str(questions))):
+        [parsed] = OverridesParser.create().parse_overrides([f"hydra.sweep.dir={folder}"])
+        assert parsed.value() == str(folder)
 
 
 def _sweep(root, questions_hash, scores):
