@@ -34,9 +34,15 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     Retrieval-only runs (`generator=none`, status `retrieved`) have no score (None) but their
     evidence recall is aggregated like that of answered samples."""
     records = list(records)
-    scored = [r for r in records if schema.is_scored(r)]
     ok = [r for r in records if schema.has_context(r)]
     answered = [r for r in records if schema.is_answered(r)]
+    return {**_scores(records), **_evidence(ok), "by_length_level": _by_length_level(ok), **_usage(ok, answered),
+            "not_ok_reasons": _not_ok_reasons(records)}
+
+
+def _scores(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by status, the score, by length level, task and language, and the benchmark's official aggregate."""
+    scored = [r for r in records if schema.is_scored(r)]
     status = Counter(schema.status_of(r) for r in records)
     out: dict[str, Any] = {
         "n": len(records),
@@ -54,7 +60,12 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         out[f"score_by_{field}"] = {k: _pct(groups[k]) for k in keys}
     # the benchmark's own aggregate where it defines one (LV-Eval overall, LooGLE cloze micro), beside the mean
     out["official"] = official_aggregate(str(scored[0].get("benchmark")), scored) if scored else None
+    return out
 
+
+def _evidence(ok: list[dict[str, Any]]) -> dict[str, Any]:
+    """Evidence recall@n (gold spans, gold documents) and the shares of evidence and distractors in the prompt."""
+    out: dict[str, Any] = {}
     for key in schema.RECALL_KEYS:  # evidence_recall (gold spans), doc_recall (gold documents)
         recall: dict[str, list[float]] = defaultdict(list)
         for r in ok:
@@ -67,6 +78,11 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         vals = [r[key] for r in ok if r.get(key) is not None]
         if vals or not key.startswith("docs_"):
             out[key] = round(mean(vals), 4) if vals else None
+    return out
+
+
+def _by_length_level(ok: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per length level: evidence retained, recall@n and prompt tokens."""
     by_level: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
         lvl = str(r["length_level"])
@@ -79,10 +95,13 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                     by_level[lvl][f"{name}@{n}"].append(v)
         if r.get("prompt_tokens") is not None:
             by_level[lvl]["prompt_tokens"].append(r["prompt_tokens"])
-    out["by_length_level"] = {
-        lvl: {k: round(mean(v), 4) for k, v in d.items()}
-        for lvl, d in sorted(by_level.items(), key=lambda kv: level_sort_key(kv[0]))
-    }
+    return {lvl: {k: round(mean(v), 4) for k, v in d.items()}
+            for lvl, d in sorted(by_level.items(), key=lambda kv: level_sort_key(kv[0]))}
+
+
+def _usage(ok: list[dict[str, Any]], answered: list[dict[str, Any]]) -> dict[str, Any]:
+    """Token, latency and cost means, cut answers, latency quantiles, re-timed latencies, routes, cache hits."""
+    out: dict[str, Any] = {}
     for key in ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd", "context_tokens"):
         vals = [r[key] for r in ok if r.get(key) is not None]
         out[f"{key}_mean"] = round(mean(vals), 4 if key != "cost_usd" else 8) if vals else None
@@ -91,9 +110,8 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out["answers_cut_share"] = round(sum(e in schema.CUT for e in ended) / len(ended), 4) if ended else None
     out["answers_lead_in_share"] = round(ended.count(schema.LEAD_IN) / len(ended), 4) if ended else None
     latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
-    out["latency_s_p50"] = round(quantile(latencies, 0.5), 4) if latencies else None
-    out["latency_s_p90"] = round(quantile(latencies, 0.9), 4) if latencies else None
-    out["latency_s_p95"] = round(quantile(latencies, 0.95), 4) if latencies else None
+    for q in (50, 90, 95):
+        out[f"latency_s_p{q}"] = round(quantile(latencies, q / 100), 4) if latencies else None
     retimed = [x for x in (retimed_latency(r) for r in answered) if x is not None]
     if retimed:  # run.timing_repeats: the per-answer medians of the re-timed latencies
         out["latency_retimed"] = {"n": len(retimed), "p50": round(quantile(retimed, 0.5), 4),
@@ -102,9 +120,12 @@ def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     if routes:  # selfroute: which path answered
         out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}
     out["cached"] = sum(bool(r.get("cached")) for r in ok)
+    return out
+
+
+def _not_ok_reasons(records: list[dict[str, Any]]) -> dict[str, int]:
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
         if not schema.has_context(r):
             reasons[f"{schema.status_of(r)}: {r.get('reason', '')[:120]}"] += 1
-    out["not_ok_reasons"] = dict(reasons)
-    return out
+    return dict(reasons)

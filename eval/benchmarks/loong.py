@@ -286,80 +286,123 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None,
     seen_ids: set[str] = set()
     for row in read_records(jsonl):
         with record_guard():
-            level = row.field("level", int)
-            if level not in TASK_OF_LEVEL:
-                raise row.error(f"must be one of {sorted(TASK_OF_LEVEL)}, got {level}", "level")
-            set_ = row.field("set", int)
-            if set_ not in LEVEL_OF_SET:
-                raise row.error(f"must be one of {sorted(LEVEL_OF_SET)}, got {set_}", "set")
-            doc_type = row.field("type", str)
-            if doc_type not in DOMAINS:
-                raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
-            names = row.str_list("doc")
-            shuffle = row.field("shuffle_doc", bool, True)
-            # the RNG walks every item, selected or not
-            first_order, order, words = _order(rng, len(names), doc_type, shuffle)
-            language = row.field("language", str)
-            if (tasks and TASK_OF_LEVEL[level] not in tasks) or (levels and LEVEL_OF_SET[set_] not in levels) or \
-               (cfg.domains and doc_type not in cfg.domains) or (cfg.languages and language not in cfg.languages):
+            item = _item(row, rng)  # the RNG walks every item, selected or not
+            if not _selected(item, cfg, tasks, levels):
                 continue
-            item_id = row.field("id", str)
-            if item_id in seen_ids:
-                raise row.error(f"duplicate id {item_id!r}", "id")
-            seen_ids.add(item_id)
-            question = row.field("question", str)
-            instruction = row.field("instruction", str)
-            prompt_template = row.field("prompt_template", str)
-            answer = row.field("answer", (str, list, dict))
-            if not names:
-                raise row.error("lists no documents", "doc")
-            template = _template(row, prompt_template, instruction, cfg.max_new_tokens, cfg.truncation)
             try:
-                built = [_document(docs, row, doc_type, level, instruction, n, i) for i, n in enumerate(names)]
+                samples.append(_sample(row, item, docs, cfg, seen_ids))
             except _MissingDocument as exc:
-                missing[doc_type] = missing.get(doc_type, 0) + 1
+                missing[item.doc_type] = missing.get(item.doc_type, 0) + 1
                 if str(exc) not in missing_examples:
                     missing_examples.append(str(exc))
-                continue
-            pieces, documents, offset = [], [], 0
-            ids = _unique_ids(names)
-            for i in order:
-                text, title, _ = built[i]
-                header = text[: text.index("\n") + 1]  # 《title》 (or the paper's title line), as the context shows it
-                documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title,
-                                          header=header))
-                pieces.append(text)
-                offset += len(text)
-            context = "".join(pieces)
-            evidence_names = list(ids)
-            gold = spotlight_document(names, question, answer) if level == 1 else None
-            if gold is not None:
-                evidence_names = [ids[names.index(gold)]]
-            ref = loong_reference(row.data)
-            meta: dict[str, Any] = {
-                "id": item_id, "type": doc_type, "level": level, "set": set_, "length": row.field("length", int, None),
-                "docs": names, "doc_order": [ids[i] for i in order], "shuffle_doc": shuffle,
-                # for `drop_documents`: drop in this order, then re-run the second shuffle on what is kept
-                "drop_order": [ids[i] for i in first_order],
-                "second_shuffle": None if words is None else {"seed": cfg.seed, "words": words},
-                "evidence_kind": "named_document" if gold is not None else "all_documents",
-                "source": f"{row.source}:{row.line}",
-            }
-            if doc_type == "financial":
-                ambiguous = {names[i]: b[2]["matches"] for i, b in enumerate(built) if b[2]["matches"] > 1}
-                if ambiguous:
-                    meta["ambiguous_files"] = ambiguous
-                meta["files"] = [b[2]["file"] for b in built]
-            if not question.strip():
-                meta["retrieval_query"] = instruction  # the question is empty: the instruction asks it
-            samples.append(Sample(
-                id=f"loong-{item_id}", benchmark="loong", task=TASK_OF_LEVEL[level], language=language,
-                length_level=LEVEL_OF_SET[set_], context=context, question=question, answers=ref.answers,
-                template=template, metric="loong_judge",
-                evidence=[Span(doc_id=d) for d in evidence_names],
-                documents=documents, group="loong/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16],
-                metadata=meta, reference_extra=ref.extra,
-            ))
+    return consecutive_groups(samples), _skipped(missing, missing_examples, len(samples))
+
+
+@dataclass
+class _Item:
+    """What an item's line says before it is selected: where it sits, and its documents' order."""
+
+    level: int
+    set_: int
+    doc_type: str
+    names: list[str]
+    shuffle: bool
+    first_order: list[int]
+    order: list[int]
+    words: Any
+    language: str
+
+
+def _item(row, rng) -> _Item:
+    level = row.field("level", int)
+    if level not in TASK_OF_LEVEL:
+        raise row.error(f"must be one of {sorted(TASK_OF_LEVEL)}, got {level}", "level")
+    set_ = row.field("set", int)
+    if set_ not in LEVEL_OF_SET:
+        raise row.error(f"must be one of {sorted(LEVEL_OF_SET)}, got {set_}", "set")
+    doc_type = row.field("type", str)
+    if doc_type not in DOMAINS:
+        raise row.error(f"must be one of {list(DOMAINS)}, got {doc_type!r}", "type")
+    names = row.str_list("doc")
+    shuffle = row.field("shuffle_doc", bool, True)
+    first_order, order, words = _order(rng, len(names), doc_type, shuffle)
+    return _Item(level, set_, doc_type, names, shuffle, first_order, order, words, row.field("language", str))
+
+
+def _selected(item: _Item, cfg: LoongConfig, tasks: list[str] | None, levels: list[str] | None) -> bool:
+    return not ((tasks and TASK_OF_LEVEL[item.level] not in tasks) or
+                (levels and LEVEL_OF_SET[item.set_] not in levels) or
+                (cfg.domains and item.doc_type not in cfg.domains) or
+                (cfg.languages and item.language not in cfg.languages))
+
+
+def _sample(row, item: _Item, docs: _Docs, cfg: LoongConfig, seen_ids: set[str]) -> Sample:
+    """The sample of a selected item (`_MissingDocument` when one of its documents is not there)."""
+    item_id = row.field("id", str)
+    if item_id in seen_ids:
+        raise row.error(f"duplicate id {item_id!r}", "id")
+    seen_ids.add(item_id)
+    question = row.field("question", str)
+    instruction = row.field("instruction", str)
+    prompt_template = row.field("prompt_template", str)
+    answer = row.field("answer", (str, list, dict))
+    if not item.names:
+        raise row.error("lists no documents", "doc")
+    template = _template(row, prompt_template, instruction, cfg.max_new_tokens, cfg.truncation)
+    built = [_document(docs, row, item.doc_type, item.level, instruction, n, i) for i, n in enumerate(item.names)]
+    ids = _unique_ids(item.names)
+    context, documents = _joined(built, item.order, ids)
+    gold = spotlight_document(item.names, question, answer) if item.level == 1 else None
+    evidence_names = [ids[item.names.index(gold)]] if gold is not None else list(ids)
+    ref = loong_reference(row.data)
+    meta = _metadata(row, item, item_id, ids, built, cfg.seed, gold is not None)
+    if not question.strip():
+        meta["retrieval_query"] = instruction  # the question is empty: the instruction asks it
+    return Sample(
+        id=f"loong-{item_id}", benchmark="loong", task=TASK_OF_LEVEL[item.level], language=item.language,
+        length_level=LEVEL_OF_SET[item.set_], context=context, question=question, answers=ref.answers,
+        template=template, metric="loong_judge",
+        evidence=[Span(doc_id=d) for d in evidence_names],
+        documents=documents, group="loong/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16],
+        metadata=meta, reference_extra=ref.extra,
+    )
+
+
+def _joined(built: list, order: list[int], ids: list[str]) -> tuple[str, list[Document]]:
+    """The context (the documents in `order`) and where each document sits in it."""
+    pieces, documents, offset = [], [], 0
+    for i in order:
+        text, title, _ = built[i]
+        header = text[: text.index("\n") + 1]  # 《title》 (or the paper's title line), as the context shows it
+        documents.append(Document(doc_id=ids[i], start=offset, end=offset + len(text) - 2, title=title,
+                                  header=header))
+        pieces.append(text)
+        offset += len(text)
+    return "".join(pieces), documents
+
+
+def _metadata(row, item: _Item, item_id: str, ids: list[str], built: list, seed: int, named_gold: bool
+              ) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "id": item_id, "type": item.doc_type, "level": item.level, "set": item.set_,
+        "length": row.field("length", int, None), "docs": item.names, "doc_order": [ids[i] for i in item.order],
+        "shuffle_doc": item.shuffle,
+        # for `drop_documents`: drop in this order, then re-run the second shuffle on what is kept
+        "drop_order": [ids[i] for i in item.first_order],
+        "second_shuffle": None if item.words is None else {"seed": seed, "words": item.words},
+        "evidence_kind": "named_document" if named_gold else "all_documents",
+        "source": f"{row.source}:{row.line}",
+    }
+    if item.doc_type == "financial":
+        ambiguous = {item.names[i]: b[2]["matches"] for i, b in enumerate(built) if b[2]["matches"] > 1}
+        if ambiguous:
+            meta["ambiguous_files"] = ambiguous
+        meta["files"] = [b[2]["file"] for b in built]
+    return meta
+
+
+def _skipped(missing: dict[str, int], missing_examples: list[str], n_loaded: int) -> dict[str, int]:
+    """{skip reason: count}, with one warning naming what was missing."""
     skipped = {}
     n_missing = sum(missing.values())
     if n_missing:
@@ -367,8 +410,8 @@ def build(cfg: LoongConfig, tasks: list[str] | None = None,
         by_type = ", ".join(f"{t}: {n}" for t, n in sorted(missing.items()))
         more = f" (+{len(missing_examples) - 3} more)" if len(missing_examples) > 3 else ""
         log.warning("Loong: skipped %d items whose documents are missing (%s), e.g. %s%s; loaded the other %d",
-                    n_missing, by_type, "; ".join(missing_examples[:3]), more, len(samples))
-    return consecutive_groups(samples), skipped
+                    n_missing, by_type, "; ".join(missing_examples[:3]), more, n_loaded)
+    return skipped
 
 
 def _unique_ids(names: list[str]) -> list[str]:

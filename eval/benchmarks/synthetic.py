@@ -320,17 +320,30 @@ def make_haystack(seed: int, language: str, tokens: int, n_questions: int,
     for i, q in enumerate(questions):
         for fact in q.facts + q.distractors:
             fact.depth = (i + rng.random()) / len(questions)
-    sep = "\n\n"
     planted = [f for q in questions for f in q.facts + q.distractors]
-    budget = tokens - sum(approx_tokens(f.text) for f in planted)
+    paragraphs = _filler(rng, names, language, tokens - sum(approx_tokens(f.text) for f in planted))
+    context, spans = _plant(paragraphs, planted)
+    level = level_name(tokens)
+    group = f"synthetic/{language}/{level}/{haystack_id}/s{seed}"
+    return [_sample(q, f"syn-{language}-{level}-{haystack_id}-q{i}-s{seed}", language, level, context, spans, group)
+            for i, q in enumerate(questions)]
+
+
+def _filler(rng: random.Random, names: _Names, language: str, budget: int) -> list[str]:
+    """Filler paragraphs of about `budget` approximate tokens (at least one)."""
     paragraphs: list[str] = []
     used = 0
     while used < budget or not paragraphs:
         p = _filler_paragraph(rng, names, language)
         paragraphs.append(p)
         used += approx_tokens(p)
+    return paragraphs
 
-    # Insert planted facts at paragraph boundaries by depth, then join while tracking offsets.
+
+def _plant(paragraphs: list[str], planted: list[_Fact]) -> tuple[str, dict[int, tuple[int, int]]]:
+    """The haystack text: planted facts inserted at paragraph boundaries by depth, and each fact's char span
+    (keyed by the fact's id)."""
+    sep = "\n\n"
     slots: dict[int, list[_Fact]] = {}
     for f in planted:
         slots.setdefault(round(f.depth * len(paragraphs)), []).append(f)
@@ -353,37 +366,34 @@ def make_haystack(seed: int, language: str, tokens: int, n_questions: int,
             add(f.text, f)
         if i < len(paragraphs):
             add(paragraphs[i])
-    context = "".join(pieces)
-    level = level_name(tokens)
-    group = f"synthetic/{language}/{level}/{haystack_id}/s{seed}"
-    samples = []
-    for i, q in enumerate(questions):
-        samples.append(
-            Sample(
-                id=f"syn-{language}-{level}-{haystack_id}-q{i}-s{seed}",
-                benchmark="synthetic",
-                task=q.task,
-                language=language,
-                length_level=level,
-                context=context,
-                question=q.question,
-                answers=[q.answer],
-                answer_keywords=q.answer,
-                template=TEMPLATES[language],
-                metric="synthetic_contains_all",
-                evidence=[Span(*spans[id(f)]) for f in q.facts],
-                distractors=[Span(*spans[id(f)]) for f in q.distractors],
-                documents=[Document(doc_id=group, start=0, end=len(context))],
-                group=group,
-                metadata={
-                    "kind": q.kind,
-                    "depth": round(min(f.depth for f in q.facts), 4),
-                    "confusing_facts": bool(q.distractors),
-                    "approx_tokens": approx_tokens(context),
-                },
-            )
-        )
-    return samples
+    return "".join(pieces), spans
+
+
+def _sample(q, sample_id: str, language: str, level: str, context: str, spans: dict[int, tuple[int, int]],
+            group: str) -> Sample:
+    return Sample(
+        id=sample_id,
+        benchmark="synthetic",
+        task=q.task,
+        language=language,
+        length_level=level,
+        context=context,
+        question=q.question,
+        answers=[q.answer],
+        answer_keywords=q.answer,
+        template=TEMPLATES[language],
+        metric="synthetic_contains_all",
+        evidence=[Span(*spans[id(f)]) for f in q.facts],
+        distractors=[Span(*spans[id(f)]) for f in q.distractors],
+        documents=[Document(doc_id=group, start=0, end=len(context))],
+        group=group,
+        metadata={
+            "kind": q.kind,
+            "depth": round(min(f.depth for f in q.facts), 4),
+            "confusing_facts": bool(q.distractors),
+            "approx_tokens": approx_tokens(context),
+        },
+    )
 
 
 def generate(cfg: SyntheticConfig) -> list[Sample]:
