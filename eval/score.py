@@ -45,21 +45,16 @@ from eval.registry import UnknownName
 from eval.data_files import DataError, parse_json_object
 from eval.metrics import NoJudgment, get_metric, needs_judge, score as run_metric
 from eval.metrics.aggregate import mean
-from eval.metrics.clongeval import clongeval_metric, is_api_error
+from eval.metrics.clongeval import is_api_error
 from eval.metrics.confidence import bootstrap_ci, n_clusters
-from eval.metrics.lveval import LVEVAL_DATASETS, lveval_dataset, lveval_metric
+from eval.prediction_lines import BadLine
 from eval.sample import Reference
 
-BENCHMARKS = ("lveval", "loogle", "clongeval", "loong", "synthetic")
 # Per-sample values that are not shares in 0..1: reported as plain means, not x100.
 RAW_KEYS = {"lsd", "lmd", "sd", "sdd", "masks", "judge_score", "n_items"}
 NO_JUDGMENT = "no_judgment"  # per-sample key of a line the judge gave no judgment for: NoJudgment.kind
 # Per-sample keys that are no metric value to average.
 NOT_METRIC_KEYS = {"line", "id", "task", "score", "excluded", "error", "group"}
-
-
-class BadLine(ValueError):
-    pass
 
 
 @dataclass
@@ -73,75 +68,25 @@ class Task:
     judge: Any = None  # eval.metrics.judge.Judge, for judge-scored metrics
 
 
-def _answers(rec: dict[str, Any]) -> list[Any]:
-    if "answers" in rec:
-        answers = rec["answers"]
-        if isinstance(answers, str):
-            return [answers]
-        if not isinstance(answers, list):
-            raise BadLine(f"`answers` must be a list or a string, not {type(answers).__name__}")
-        return answers
-    if "answer" in rec:
-        return [rec["answer"]]
-    raise BadLine("no reference: expected `answers` (list) or `answer`")
+def rescorable() -> list[str]:
+    """The registered benchmarks whose class declares how its prediction files are rescored."""
+    from eval.benchmarks import BENCHMARKS, Benchmark, benchmark_class
 
-
-def _text_answers(rec: dict[str, Any]) -> list[str]:
-    out = []
-    for a in _answers(rec):
-        if a is None or isinstance(a, (dict, list)):
-            raise BadLine(f"answer must be text, not {type(a).__name__}")
-        out.append(str(a))
-    return out
-
-
-def _keywords(rec: dict[str, Any]) -> str | None:
-    kw = rec.get("answer_keywords", rec.get("gold_ans"))
-    if kw is not None and not isinstance(kw, str):
-        raise BadLine(f"answer keywords must be a string, not {type(kw).__name__}")
-    return kw
+    return [name for name in BENCHMARKS.names()
+            if benchmark_class(name).rescoring.__func__ is not Benchmark.rescoring.__func__]
 
 
 def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task:
-    variant = options.variant
-    if benchmark in ("lveval", "synthetic"):
-        if benchmark == "lveval":
-            dataset = lveval_dataset(task)
-            metric, language = lveval_metric(task), LVEVAL_DATASETS[dataset]
-        else:
-            dataset, metric, language = task, "lveval_gated_f1", None
+    """The benchmark's own rescoring of `task` (`Benchmark.rescoring`), with the judge its metric asks for."""
+    from eval.benchmarks import benchmark_class
 
-        def build(rec: dict[str, Any], _pred: str) -> Reference:
-            lang = language or rec.get("language") or "en"
-            return Reference(_text_answers(rec), _keywords(rec), lang, dataset, {"variant": variant})
-
-        return Task(benchmark, task, metric, build)
-    if benchmark == "clongeval":
-        metric = clongeval_metric(task)
-        extra = {"variant": variant, "typo_answer_order": options.typo_answer_order}
-
-        def build(rec: dict[str, Any], _pred: str) -> Reference:
-            return Reference(_text_answers(rec), None, "zh", task, dict(extra))
-
-        return Task(benchmark, task, metric, build)
-    if benchmark == "loogle":
-        from eval.metrics import loogle
-
-        metric = loogle.loogle_metric(task, judge=options.judge)
-        judge = _make_judge(options) if options.judge else None
-
-        def build(rec: dict[str, Any], _pred: str) -> Reference:
-            return loogle.loogle_reference(task, rec, variant)
-
-        return Task(benchmark, task, metric, build, judge)
-    if benchmark == "loong":
-        from eval.metrics import judge
-
-        def build(rec: dict[str, Any], _pred: str) -> Reference:
-            return judge.loong_reference(rec)
-
-        return Task(benchmark, task, "loong_judge", build, _make_judge(options))
-    raise UnknownName(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
+    known = rescorable()
+    rescoring = benchmark_class(benchmark).rescoring(task, options) if benchmark in known else None
+    if rescoring is None:
+        raise UnknownName(f"unknown benchmark {benchmark!r}; known: {', '.join(known)}")
+    metric, reference = rescoring
+    judge = _make_judge(options) if needs_judge(metric) else None
+    return Task(benchmark, task, metric, lambda rec, _pred: reference(rec), judge)
 
 
 def _make_judge(options: argparse.Namespace):
@@ -192,20 +137,7 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
             if not raw.strip():
                 continue
             try:
-                try:
-                    line = raw.decode("utf-8").removeprefix("\ufeff")
-                except UnicodeDecodeError as exc:
-                    raise BadLine(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} "
-                                  "of the line)") from None
-                try:
-                    rec = parse_json_object(line, str(path), lineno)
-                except DataError as exc:
-                    raise BadLine(exc.detail) from None
-                pred = _prediction(rec, options.prediction_field, task.benchmark)
-                try:
-                    ref = task.build(rec, pred)
-                except ValueError as exc:
-                    raise BadLine(str(exc)) from None
+                rec, pred, ref = _read_line(raw, path, lineno, task, options)
             except BadLine as exc:
                 message = f"{path}:{lineno}: {exc}"
                 if not options.skip_bad:
@@ -236,6 +168,24 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
                 row["bertscore"] = scorer.recall(ref.answers[0], pred if pred != "" else "None")
             rows.append(row)
     return rows, counts
+
+
+def _read_line(raw: bytes, path: Path, lineno: int, task: Task, options: argparse.Namespace
+               ) -> tuple[dict[str, Any], str, Reference]:
+    """A line's record, prediction and reference; `BadLine` saying what is wrong with it."""
+    try:
+        line = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise BadLine(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line)") from None
+    try:
+        rec = parse_json_object(line, str(path), lineno)
+    except DataError as exc:
+        raise BadLine(exc.detail) from None
+    pred = _prediction(rec, options.prediction_field, task.benchmark)
+    try:
+        return rec, pred, task.build(rec, pred)
+    except ValueError as exc:
+        raise BadLine(str(exc)) from None
 
 
 def _no_judgment_fields(outcome: NoJudgment) -> dict[str, Any]:
@@ -291,7 +241,7 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.score", description=__doc__.split("\n\n")[0])
-    p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    p.add_argument("--benchmark", required=True, choices=rescorable())
     p.add_argument("--task", required=True, help="dataset or task name (LV-Eval: `_16k` suffixes accepted)")
     p.add_argument("--prediction-field", default=None,
                    help="JSON field holding the prediction (default: prediction, pred)")

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from statistics import mean
 from typing import Any, Iterable
 
-from eval.metrics.official import official_aggregate
+from eval.benchmarks import official_aggregate
 from eval.sample import level_sort_key
 from experiments import records as schema
 from experiments.retime import retimed_latency

@@ -17,14 +17,14 @@ A new benchmark: one module with a `Benchmark` subclass, `register(TheClass)` (o
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from eval.data_files import skipping_bad_records
 from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult
 from eval.registry import Registry
 
 __all__ = ["BENCHMARKS", "COMMON_KEYS", "SELECTION_KEYS", "Benchmark", "LoadResult", "benchmark_class",
-           "load_benchmark", "multi_document", "register", "select"]
+           "load_benchmark", "multi_document", "official_aggregate", "register", "select"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,16 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
         raise TypeError(f"{cls!r} is not a Benchmark subclass")
     BENCHMARKS.register(cls.name, cls)
     return cls
+
+
+def official_aggregate(benchmark: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The benchmark's own aggregate of `rows` as its class declares it (`Benchmark.official_aggregate`):
+    {"value", "rule", "parts"}; None where it defines none, for a benchmark no class registers (an imported or
+    simulated run's), or without scored rows."""
+    rows = [r for r in rows if r.get("score") is not None]
+    if not rows or benchmark not in BENCHMARKS:
+        return None
+    return benchmark_class(benchmark).official_aggregate(rows)
 
 
 def benchmark_class(name: Any) -> type[Benchmark]:

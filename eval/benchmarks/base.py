@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
-from eval.sample import PromptTemplate, Sample
+from eval.sample import PromptTemplate, Reference, Sample
 
 EVIDENCE_KINDS = ("spans", "documents", "none")
 
@@ -59,6 +59,9 @@ class LoadResult:
                                 "hint": hint})
 
 
+Rescoring = tuple[str, Callable[[dict[str, Any]], Reference]]  # (metric name, a prediction line -> its reference)
+
+
 class Benchmark(ABC):
     """One benchmark: its declared names and kinds, and `load`."""
 
@@ -82,6 +85,19 @@ class Benchmark(ABC):
         for attr in ("tasks", "levels"):
             if not isinstance(getattr(cls, attr), tuple):
                 raise TypeError(f"{cls.__qualname__}.{attr} must be a tuple of names")
+
+    @staticmethod
+    def official_aggregate(rows: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """The benchmark's own aggregate beside the sample mean, where it defines one (eval/metrics/official.py:
+        {"value", "rule", "parts"}); None: the sample mean is its figure (the default)."""
+        return None
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring | None:
+        """How `python -m experiments.score` scores a prediction file of `task`: the metric's name and the
+        reference of a file's line (eval/prediction_lines.py reads answers and keywords); `options` are the
+        command's (`variant`, `judge`, ...). None: this benchmark's files are not rescored (the default)."""
+        return None
 
     @abstractmethod
     def load(self, cfg: dict[str, Any]) -> LoadResult:

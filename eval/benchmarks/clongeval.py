@@ -48,9 +48,10 @@ from typing import Any, Iterable, Iterator
 
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, read_records, record_guard
-from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC
-from eval.benchmarks.base import Benchmark, LoadResult
-from eval.sample import PromptTemplate, Sample, Span
+from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC, clongeval_metric
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
+from eval.prediction_lines import text_answers
+from eval.sample import PromptTemplate, Reference, Sample, Span
 
 log = logging.getLogger(__name__)
 
@@ -370,6 +371,11 @@ class CLongEvalBenchmark(Benchmark):
 
     name = "clongeval"
     tasks = TASKS
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring:
+        extra = {"variant": options.variant, "typo_answer_order": options.typo_answer_order}
+        return clongeval_metric(task), lambda rec: Reference(text_answers(rec), None, "zh", task, dict(extra))
     levels = SIZES
     evidence = "spans"
     truncation = "middle"

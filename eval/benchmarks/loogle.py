@@ -63,11 +63,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
+from eval.metrics.official import loogle_official
 from eval.benchmarks.common import approx_tokens, as_list, check_keys, consecutive_groups, length_level, level_names
 from eval.data_files import (DataError, Row, decode_text, first_existing, hub_records, parse_jsonl, read_records,
                              record_guard)
 from eval.metrics.loogle import loogle_metric, loogle_reference
-from eval.benchmarks.base import Benchmark, LoadResult
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
@@ -442,6 +443,13 @@ class LooGLEBenchmark(Benchmark):
     """loogle: see the module docstring."""
 
     name = "loogle"
+    official_aggregate = staticmethod(loogle_official)  # cloze: micro average over masks
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring:
+        """The automatic metric of the task, or the LLM judge with `--judge`."""
+        variant = options.variant
+        return loogle_metric(task, judge=options.judge), lambda rec: loogle_reference(task, rec, variant)
     tasks = TASKS
     levels = tuple(level_names(DEFAULT_EDGES))  # the default buckets; `benchmark.level_edges` may set others
     evidence = "spans"

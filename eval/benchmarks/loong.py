@@ -69,7 +69,7 @@ from eval.benchmarks.common import as_list, check_keys
 from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
 from eval.metrics.judge import loong_reference
 from eval.replay import CountingRandom
-from eval.benchmarks.base import Benchmark, LoadResult
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.benchmarks.common import consecutive_groups
 from eval.sample import Document, PromptTemplate, Sample, Span
 
@@ -428,6 +428,11 @@ class LoongBenchmark(Benchmark):
 
     name = "loong"
     tasks = TASKS
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring:
+        """Loong is scored by its LLM judge (the command builds it)."""
+        return "loong_judge", loong_reference
     levels = LEVELS
     evidence = "documents"
     multi_document = True  # each context joins several documents (RAG chunks carry their titles: rag.doc_titles)

@@ -65,9 +65,11 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, parse_jsonl, record_guard
+from eval.metrics.official import lveval_official
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
-from eval.benchmarks.base import Benchmark, LoadResult
-from eval.sample import PromptTemplate, Sample, Span
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
+from eval.prediction_lines import keywords, text_answers
+from eval.sample import PromptTemplate, Reference, Sample, Span
 
 log = logging.getLogger(__name__)
 
@@ -404,13 +406,8 @@ def _context_group(context: str) -> str:
     return "lveval/" + hashlib.sha1(context.encode("utf-8")).hexdigest()[:16]
 
 
-def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sample:
-    question = row.field("input", str)
-    context = row.field("context", str)
-    answers = row.str_list("answers")
-    if not answers:
-        raise row.error("is empty: the first answer is the one scored", "answers")
-    length = _optional(row, "length", (int, float))
+def _checked_language(data: _DataFile, row: Row) -> str:
+    """The file's dataset's language, after checking the line's own `dataset` and `language` fields against it."""
     dataset_field = _optional(row, "dataset", (str,))
     if dataset_field is not None:
         try:
@@ -423,6 +420,17 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
     language_field = _optional(row, "language", (str,))
     if language_field is not None and language_field.lower() != language:
         raise row.error(f"is {language_field!r}, but {data.dataset} is {language!r}", "language")
+    return language
+
+
+def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sample:
+    question = row.field("input", str)
+    context = row.field("context", str)
+    answers = row.str_list("answers")
+    if not answers:
+        raise row.error("is empty: the first answer is the one scored", "answers")
+    length = _optional(row, "length", (int, float))
+    language = _checked_language(data, row)
     keywords = _optional(row, "answer_keywords", (str,))
     facts = _optional(row, "confusing_facts", (list, str))
     facts = [facts] if isinstance(facts, str) else row.str_list("confusing_facts") if facts is not None else []
@@ -500,6 +508,14 @@ class LVEvalBenchmark(Benchmark):
     evidence = "spans"
     truncation = "prompt_middle"
     templates = TEMPLATES
+    official_aggregate = staticmethod(lveval_official)  # the leaderboard's overall
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring:
+        dataset = lveval_dataset(task)  # a length suffix (`cmrc_mixup_16k`) is accepted and ignored
+        language, variant = LVEVAL_DATASETS[dataset], options.variant
+        return lveval_metric(task), lambda rec: Reference(text_answers(rec), keywords(rec), language, dataset,
+                                                          {"variant": variant})
 
     def load(self, cfg: dict[str, Any]) -> LoadResult:
         """The `benchmark=lveval` config group -> samples (see the module docstring)."""

@@ -29,10 +29,12 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from eval.benchmarks.common import approx_tokens
-from eval.benchmarks.base import COMMON_KEYS, Benchmark, LoadResult
-from eval.sample import Document, PromptTemplate, Sample, Span
+from eval.benchmarks.base import COMMON_KEYS, Benchmark, LoadResult, Rescoring
+from eval.prediction_lines import keywords, text_answers
+from eval.sample import Document, PromptTemplate, Reference, Sample, Span
 
 def level_name(tokens: int) -> str:
     return f"{tokens // 1000}k" if tokens % 1000 == 0 else str(tokens)
@@ -427,6 +429,13 @@ class SyntheticBenchmark(Benchmark):
 
     name = "synthetic"
     tasks = TASKS
+
+    @classmethod
+    def rescoring(cls, task: str, options: Any) -> Rescoring:
+        """A prediction file is scored by LV-Eval's keyword-gated F1, in each line's `language` (default en)."""
+        variant = options.variant
+        return "lveval_gated_f1", lambda rec: Reference(text_answers(rec), keywords(rec), rec.get("language") or "en",
+                                                        task, {"variant": variant})
     levels_generated = True  # `levels` says what to generate
     evidence = "spans"
     truncation = "middle"

@@ -12,17 +12,19 @@ the one the verdict's paired comparisons use. Some benchmarks publish another ag
 
 Loong's average score and CLongEval's per-task means are sample means; they define nothing else here.
 Rows are records (or any mappings) with `task`, `length_level`, `score` (0..1) and `scores` (every
-metric value); pass the samples that count in the sample mean.
+metric value); pass the samples that count in the sample mean. A benchmark class declares its aggregate
+(`Benchmark.official_aggregate`, e.g. `LVEvalBenchmark.official_aggregate = lveval_official`);
+`eval.benchmarks.official_aggregate(name, rows)` asks the class of a benchmark by name.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from eval.metrics.aggregate import percent
 
 
-def _lveval(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+def lveval_official(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
     from eval.metrics.lveval import aggregate_lveval
 
     agg = aggregate_lveval(rows)
@@ -30,7 +32,7 @@ def _lveval(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
             "parts": agg["per_dataset_mean"]}
 
 
-def _loogle(rows: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+def loogle_official(rows: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     from eval.metrics.loogle import LOOGLE_TASK_METRIC, aggregate_cloze
 
     by_task: dict[str, list[Mapping[str, Any]]] = {}
@@ -49,16 +51,3 @@ def _loogle(rows: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     value = next(iter(parts.values())) if len(parts) == 1 else None
     return {"value": value, "rule": "LooGLE: cloze exact match micro-averaged over masks; other tasks mean over "
                                     "questions; no aggregate across tasks", "parts": parts}
-
-
-OFFICIAL = {"lveval": _lveval, "loogle": _loogle}
-
-
-def official_aggregate(benchmark: str, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """{"value": the benchmark's own aggregate x100 (None when it defines none for this mix of tasks),
-    "rule": how it is computed, "parts": its per-dataset / per-task figures}; None where the benchmark
-    defines nothing beyond the sample mean, or there are no rows."""
-    rows = [r for r in rows if r.get("score") is not None]
-    if not rows or benchmark not in OFFICIAL:
-        return None
-    return OFFICIAL[benchmark](rows)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from eval.metrics.official import official_aggregate
+from eval.benchmarks import official_aggregate
 from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX, specs
 from experiments.run_metrics import quantile

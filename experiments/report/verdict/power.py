@@ -197,16 +197,7 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
         raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
     arm = getattr(row, "arm_decision", None) or row.decision  # a `route` row: plan its single-arm decision
     decision = arm.kind if arm else INCONCLUSIVE
-    out: dict[str, Any] = {
-        "benchmark": row.benchmark, "level": row.level, "decision": decision,
-        "longctx_config": row.lc.label if row.lc else None, "rag_config": row.rag.label if row.rag else None,
-        "diff": _r(row.diff), "ci": [_r(row.ci[0]), _r(row.ci[1])] if row.ci else None,
-        "n_documents": None, "interval_documents": row.n_groups or None, "questions_per_document": None,
-        "icc": None, "design_effect": None, "between_document_sd": None, "se": None, "mdd": None, "power": power,
-        "planned_difference": None, "documents_needed": None, "selection_floor": None, "more_documents": None,
-        "target": None,
-        "column": "-", "sentence": "", "detail": "",
-    }
+    out = _unplanned(row, decision, power)
     pair = _pair(row)
     if pair is None or row.diff is None:
         out["sentence"] = "No shared samples of a long-context and a RAG config: nothing to plan from."
@@ -218,26 +209,11 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
                            "run more documents before planning.")
         return out
     cv = clustered_variance(diffs, docs)
-    per_interval_doc_sd = cv.document_sd
-    se = per_interval_doc_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
-    sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
-    if observed:
-        planned, assumed = row.diff, "observed"
-    elif difference is not None:
-        planned, assumed = float(difference), "given"
-    else:
-        planned, assumed = math.copysign(settings.plan_difference, row.diff or 1.0), "setting"
+    se = cv.document_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
+    planned, assumed = _planned_difference(row, settings, difference, observed)
     best = targets(planned, settings.tolerance, rag_is_cheaper(row))[0]
     floor = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2)
-    needed, sized = None, None
-    table = getattr(row, "candidates", None)
-    if best.margin > 0 and table is not None:
-        sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
-                                   max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
-        needed = sized.documents if sized.documents is not None else SIZING_MAX  # beyond_search: "more than"
-    elif best.margin > 0:  # no candidates table (a row built by hand): the formula of one fixed pair
-        needed_interval = documents_for(per_interval_doc_sd, best.margin, power)
-        needed = None if needed_interval is None else max(floor, math.ceil(needed_interval * sweep_per_interval))
+    needed, sized = _documents_needed(row, cv, best, planned, floor, settings, power)
     if decision == NO_DECISION:  # floor or ceiling: more documents would not help
         needed, best = None, Target(NO_DECISION, 0.0, 0.0, "")
     out.update({
@@ -254,14 +230,59 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     out["sentence"] = plan_sentence(out, decision, power, row.diff)
     out["column"] = plan_column(out, decision)
     if decision != NO_DECISION:
-        out["detail"] = (f"With {row.n_groups} documents in the interval, a true difference {out['mdd']:.1f} points or "
-                         f"more beyond a boundary is decided with {100 * power:.0f}% power (the minimum detectable "
-                         f"difference); intra-document correlation {cv.icc:.2f}, design effect "
-                         f"{cv.design_effect:.2f}." + _caveats(row, cv))
-        if observed and row.ci:
-            out["detail"] += (f" The observed difference is itself uncertain ({row.ci[0]:+.1f} to {row.ci[1]:+.1f}): "
-                              "to be safe, plan for the smallest difference that matters (--difference).")
+        out["detail"] = _plan_detail(row, out, cv, power, observed)
     return out
+
+
+def _unplanned(row: Any, decision: str, power: float) -> dict[str, Any]:
+    """A plan's keys, before anything is planned."""
+    return {
+        "benchmark": row.benchmark, "level": row.level, "decision": decision,
+        "longctx_config": row.lc.label if row.lc else None, "rag_config": row.rag.label if row.rag else None,
+        "diff": _r(row.diff), "ci": [_r(row.ci[0]), _r(row.ci[1])] if row.ci else None,
+        "n_documents": None, "interval_documents": row.n_groups or None, "questions_per_document": None,
+        "icc": None, "design_effect": None, "between_document_sd": None, "se": None, "mdd": None, "power": power,
+        "planned_difference": None, "documents_needed": None, "selection_floor": None, "more_documents": None,
+        "target": None,
+        "column": "-", "sentence": "", "detail": "",
+    }
+
+
+def _planned_difference(row: Any, settings: ReportSettings, difference: float | None, observed: bool
+                        ) -> tuple[float, str]:
+    """The true difference to plan for, and where it came from (observed, given, setting)."""
+    if observed:
+        return row.diff, "observed"
+    if difference is not None:
+        return float(difference), "given"
+    return math.copysign(settings.plan_difference, row.diff or 1.0), "setting"
+
+
+def _documents_needed(row: Any, cv: ClusteredVariance, best: Target, planned: float, floor: int,
+                      settings: ReportSettings, power: float) -> tuple[int | None, Any]:
+    """Documents needed to reach the best target with `power` (simulated over the row's candidates table, or the
+    formula of one fixed pair for a row built by hand), and the simulation's result (None without one)."""
+    if best.margin <= 0:
+        return None, None
+    table = getattr(row, "candidates", None)
+    if table is not None:
+        sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
+                                   max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
+        return (sized.documents if sized.documents is not None else SIZING_MAX), sized  # beyond_search: "more than"
+    needed_interval = documents_for(cv.document_sd, best.margin, power)
+    sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
+    return (None if needed_interval is None else max(floor, math.ceil(needed_interval * sweep_per_interval))), None
+
+
+def _plan_detail(row: Any, plan: dict[str, Any], cv: ClusteredVariance, power: float, observed: bool) -> str:
+    detail = (f"With {row.n_groups} documents in the interval, a true difference {plan['mdd']:.1f} points or "
+              f"more beyond a boundary is decided with {100 * power:.0f}% power (the minimum detectable "
+              f"difference); intra-document correlation {cv.icc:.2f}, design effect "
+              f"{cv.design_effect:.2f}." + _caveats(row, cv))
+    if observed and row.ci:
+        detail += (f" The observed difference is itself uncertain ({row.ci[0]:+.1f} to {row.ci[1]:+.1f}): "
+                   "to be safe, plan for the smallest difference that matters (--difference).")
+    return detail
 
 
 def _caveats(row: Any, cv: ClusteredVariance) -> str:
