@@ -23,6 +23,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterable, TypedDict
 
+from eval.evidence_text import evidence_quotes
 from eval.metrics import MetricValues, NoJudgment
 from eval.storage import append_synced, atomic_write_text
 from experiments.redact import redact_text
@@ -103,6 +104,8 @@ class Record(TypedDict, total=False):
     docs_in_prompt: float | None
     distractors_retrieved: float | None
     first_evidence_rank: int | None
+    evidence_in_top_k: float | None  # share of gold evidence spans in the top-k ranked chunks (before packing)
+    dropped: list[dict[str, Any]]  # top-k chunks the prompt budget left out: chunk, start, end, rank, text
     retrieved_overlap: float  # share of the question's content words in the chunks in the prompt (0..1)
     # long context
     context_tokens_full: int
@@ -111,12 +114,16 @@ class Record(TypedDict, total=False):
     evidence_retained: float | None  # share of gold evidence spans that survived truncation
     docs_retained: float | None  # share of gold documents that kept any text
     distractors_retained: float | None
+    evidence_window: dict[str, Any] | None  # start, end, text: the context around the first evidence span
     samples: list[dict[str, Any]]  # generator.samples > 1: each answer and its score ("score" is their mean)
     # a question without references (`scoring: pairwise`): ok, no score until experiments.pairwise judged it
     scoring: str
     question: str  # the question as asked (every record whose sample has one; a router reads its wording)
     evidence_pages: list[str]  # benchmark=corpus: the PDF pages ("file.pdf p3") its evidence lies on
     lexical_overlap: float  # benchmark=corpus: share of the question's content words in its evidence (0..1)
+    evidence_quotes: list[dict[str, Any]]  # the char-span gold evidence: start, end, text (cut to 600 chars)
+    context_chars: int  # length of the sample's context (evidence depth = start / context_chars)
+    answer_in_context: bool | None  # a gold answer (normalised) appears in the context the prompt holds
     # selfroute
     route: str  # which arm answered: rag or longctx
     selfroute_declined: bool
@@ -173,6 +180,10 @@ def base_record(sample, arm: str, config_hash: str) -> dict[str, Any]:
         base["evidence_pages"] = list(sample.metadata["evidence_pages"])
     if sample.metadata.get("lexical_overlap") is not None:
         base["lexical_overlap"] = float(sample.metadata["lexical_overlap"])
+    quotes = evidence_quotes(sample.context, sample.evidence)
+    if quotes:  # the question viewer marks them in what each arm saw (experiments/report/questions)
+        base["evidence_quotes"] = quotes
+        base["context_chars"] = len(sample.context)
     return base
 
 

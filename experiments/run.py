@@ -225,6 +225,8 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     """Answer every loaded sample not yet recorded, then write metrics.json."""
     judge = _build_judge(cfg, loaded.samples)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
+    if callable(getattr(arm, "check", None)):  # e.g. retriever=oracle on a benchmark without evidence: one line
+        arm.check(loaded.samples)
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eval.evidence import Region, present_fraction, split_kinds
+from eval.evidence_text import answer_in_text, window_around
 from eval.replay import replayed_shuffle
 from eval.sample import Sample
 from llm.base import Generator
@@ -133,6 +134,8 @@ class LongContextArm:
                 "evidence_retained": present_fraction(spans, regions, self.cfg.min_coverage),
                 "docs_retained": present_fraction(docs, regions, self.cfg.min_coverage),
                 "distractors_retained": present_fraction(sample.distractors, regions, self.cfg.min_coverage),
+                "evidence_window": window_around(sample.context, spans),
+                "answer_in_context": answer_in_text(sample.answers, context, sample.language),
             },
         )
 

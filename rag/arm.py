@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.evidence import Region, present_fraction, recall_at, split_kinds
+from eval.evidence_text import answer_in_text
 from eval.lexical_overlap import lexical_overlap
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
@@ -24,6 +25,9 @@ from rag.cache_keys import content_key, dump_json, load_json, text_hash
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.rerank import Reranker
 from rag.retrievers import Retriever, SearchIndex
+
+
+CHUNK_TEXT_CHARS = 2000  # a recorded chunk's text is cut here (the question viewer shows it)
 
 
 @dataclass
@@ -184,7 +188,10 @@ class RagArm:
         query = retrieval_query(sample)
         # what this question adds to a user's wait: query embedding, search, rerank
         with self.clock.span() as retrieval:
-            ranked = index.search(query, self._depth(len(chunks)))
+            if hasattr(self.retriever, "rank"):  # the oracle ranks by the sample's gold evidence, not the query
+                ranked = self.retriever.rank(sample, chunks, self._depth(len(chunks)))
+            else:
+                ranked = index.search(query, self._depth(len(chunks)))
             if self.reranker is not None:
                 ranked = self.reranker.rerank(query, ranked, [c.text for c in chunks])
         retrieval_s = retrieval.seconds or 0.0
@@ -195,6 +202,9 @@ class RagArm:
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
         selected, used = select_chunks(ranked_chunks, room, sep_tokens, top_k, self.cfg.budget_tokens)
         chosen = {c.index for c in selected}
+        # the top-k the ranking offered but the window's room left out (by count; a budget fill drops none)
+        dropped = [(r, c) for r, c in enumerate(ranked_chunks[:top_k] if top_k else [])
+                   if c.index not in chosen]
         regions = [Region(c.start, c.end, c.doc_id) for c in ranked_chunks]
         top = [Region(c.start, c.end, c.doc_id) for c in selected]
         spans, docs = split_kinds(sample.evidence)
@@ -202,12 +212,16 @@ class RagArm:
         meta = {
             "n_chunks": len(chunks),
             "retrieved": [{"chunk": c.index, "start": c.start, "end": c.end, "score": round(s, 4), "doc_id": c.doc_id,
-                           "rank": r + 1}
+                           "rank": r + 1, "text": c.text[:CHUNK_TEXT_CHARS]}
                           for r, (c, (_, s)) in enumerate(zip(ranked_chunks, ranked)) if c.index in chosen],
+            "dropped": [{"chunk": c.index, "start": c.start, "end": c.end, "rank": r + 1,
+                         "text": c.text[:CHUNK_TEXT_CHARS]} for r, c in dropped],
             "context_tokens": used,
             "retrieved_tokens": sum(c.n_tokens for c in selected),
             "evidence_recall": recall_at(spans, regions, ns, cover),  # gold spans (char level)
             "evidence_in_prompt": present_fraction(spans, top, cover),
+            "evidence_in_top_k": present_fraction(spans, regions[:top_k or len(selected)], cover),
+            "answer_in_context": answer_in_text(sample.answers, "\n".join(c.text for c in selected), sample.language),
             "doc_recall": recall_at(docs, regions, ns, cover),  # gold documents: document coverage
             "docs_in_prompt": present_fraction(docs, top, cover),
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
@@ -217,6 +231,13 @@ class RagArm:
             "retrieved_overlap": lexical_overlap(query, [c.text for c in selected], sample.language),
         }
         return order_chunks(selected, self.cfg.order), meta
+
+    def check(self, samples: list[Sample]) -> None:
+        """Before any answer: a retriever that needs something of the samples (the oracle: gold evidence) says
+        so in one line (ValueError)."""
+        check = getattr(self.retriever, "check", None)
+        if callable(check):
+            check(samples)
 
     def retrieve(self, sample: Sample) -> dict[str, Any]:
         """What `build` would record, without building the prompt (retrieval-only runs)."""

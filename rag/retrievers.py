@@ -1,5 +1,6 @@
 """Retrievers over one context's chunks: BM25, dense (any embedder; BGE-M3 dense + sparse), hybrid (RRF,
-optionally each retriever's own top few first, as LaRA's).
+optionally each retriever's own top few first, as LaRA's), and the oracle (the gold evidence's chunks: what a
+perfect retriever would give, retrieval's upper bound).
 
 A retriever builds a `SearchIndex` over chunk texts once (samples sharing a context share it),
 then answers many queries with (chunk position, score) pairs, best first. Dense passage
@@ -21,7 +22,8 @@ from llm.cost import INDEX_DENSE, INDEX_LEXICAL
 from rag.cache_keys import content_key, dump_array, dump_faiss, dump_json, load_array, load_faiss, load_json
 from rag.indexes import FAISS_KINDS, BM25Index, SparseLexicalIndex, build_faiss, faiss_search, lexical_tokens, to_gpu
 
-__all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "SearchIndex", "build_retriever",
+__all__ = ["BM25Retriever", "DenseRetriever", "HybridRetriever", "OracleRetriever", "Retriever", "SearchIndex",
+           "build_retriever",
            "lexical_tokens", "quotas_first", "reciprocal_rank_fusion"]
 
 class SearchIndex(Protocol):
@@ -309,6 +311,59 @@ class HybridRetriever:
                            self.weights, self.quotas)
 
 
+class _NoIndex:
+    """The oracle ranks by a sample's gold evidence, not by a query: there is nothing to search."""
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        raise TypeError("retriever=oracle ranks by the sample's gold evidence (OracleRetriever.rank), not by a query")
+
+
+class OracleRetriever:
+    """Retrieval's upper bound: the chunks that hold the sample's gold evidence, nothing else, best covering
+    first (the arm then keeps at most top_k of them and, with `rag.order=document`, puts them in document
+    order). Char-span evidence: the chunks overlapping a span, ranked by the characters of evidence they hold;
+    document-level evidence (Loong): the chunks of those documents, in document order. It needs evidence: a
+    benchmark without any stops the run (`check`)."""
+
+    def __init__(self, name: str = "oracle"):
+        self.name = name
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": "oracle"}
+
+    def index(self, texts: Sequence[str], language: str, cache: DiskCache | None = None,
+              key: str | None = None) -> _NoIndex:
+        return _NoIndex()
+
+    def check(self, samples: Sequence[Any]) -> None:
+        """A clear stop when no sample has gold evidence (quotes, spans or documents) to give the prompt."""
+        if samples and not any(s.evidence for s in samples):
+            bench = samples[0].benchmark
+            raise ValueError(f"retriever=oracle needs gold evidence (quotes, char spans or evidence documents) and "
+                             f"benchmark {bench} has none for any of its {len(samples)} samples; use a benchmark "
+                             "with evidence or another retriever")
+
+    def rank(self, sample: Any, chunks: Sequence[Any], k: int) -> list[tuple[int, float]]:
+        """(chunk position, characters of evidence it holds), most first, ties in document order; at most k."""
+        held: dict[int, float] = {}
+        for span in sample.evidence:
+            for pos, c in enumerate(chunks):
+                if span.is_char_span:
+                    chars = min(c.end, span.end) - max(c.start, span.start)
+                elif span.doc_id is not None and c.doc_id == span.doc_id:
+                    chars = c.end - c.start
+                else:
+                    continue
+                if chars > 0:
+                    held[pos] = held.get(pos, 0.0) + float(chars)
+        ranked = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:k]
+
+
+def oracle_retriever(name: str = "oracle") -> OracleRetriever:
+    return OracleRetriever(name=name)
+
+
 INDEX_OPTIONS = ("hnsw_m", "ef_search", "nlist", "nprobe", "ivf_min_vectors")
 
 
@@ -340,7 +395,8 @@ def hybrid_retriever(retrievers: Any = None, rrf_k: int = 60, depth: int = 100, 
                            weights=weights, name=name, quotas=quotas)
 
 
-RETRIEVERS = Registry("retriever.kind", {"bm25": bm25_retriever, "dense": dense_retriever, "hybrid": hybrid_retriever})
+RETRIEVERS = Registry("retriever.kind", {"bm25": bm25_retriever, "dense": dense_retriever, "hybrid": hybrid_retriever,
+                                         "oracle": oracle_retriever})
 KINDS = tuple(RETRIEVERS.names())
 
 

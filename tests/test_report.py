@@ -49,12 +49,14 @@ def test_report_renders_every_section_and_plot(report, sweep):
     md = (out / "report.md").read_text()
     for title in ("## 1. Verdict", "### How the verdict was reached", "## 2. Deployment what-if", "## 3. Plots",
                   "## 4. Diagnostics", "## 5. Reproducibility", "### Other arms", "### Same token budget",
-                  "### All configs", "### Agreement: long context vs best RAG", "### Package versions"):
+                  "### All configs", "### Agreement: long context vs best RAG", "### Why answers were lost",
+                  "### Package versions"):
         assert title in md, title
     # the answer and its forest plot open the report; the method follows in section 1
     assert md.index("*The answer, per benchmark and length level*") < md.index("## 1. Verdict")
     pngs = ["verdict_forest.png", "score_vs_prompt_tokens.png", "score_by_length_level.png", "recall_at_n.png",
-            "score_and_recall_vs_top_k.png", "score_by_evidence_depth.png", "agreement_matrix.png"]
+            "score_and_recall_vs_top_k.png", "score_by_evidence_depth.png", "score_vs_context_share.png",
+            "agreement_matrix.png"]
     for name in pngs:
         assert (out / name).read_bytes()[:8] == PNG, name
         assert f"]({name})" in md, f"{name} not linked from report.md"
@@ -403,7 +405,7 @@ def test_html_report_loads_in_headless_chromium_without_broken_images(report, tm
     seen = json.loads(m.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
     assert seen["title"] == "RAG vs long context: decision report"
     assert seen["sections"] == list(SECTION_IDS)
-    assert len(seen["imgs"]) == 7 and all(w > 0 for w in seen["imgs"]), f"broken image(s): {seen['imgs']}"
+    assert len(seen["imgs"]) == 8 and all(w > 0 for w in seen["imgs"]), f"broken image(s): {seen['imgs']}"
     assert seen["tables"] >= 9  # the answer table first, then the sections' tables
 
 

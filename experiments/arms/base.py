@@ -180,6 +180,12 @@ class ArmSpec:
         return False
 
     @classmethod
+    def upper_bound(cls, knobs: Mapping[str, Any]) -> bool:
+        """A config that reads the gold answer's evidence (retriever=oracle): a bound to compare with, never a
+        candidate the verdict may choose."""
+        return False
+
+    @classmethod
     def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:
         """Context tokens a run of these knobs puts in a prompt at most, for budget-matched
         comparisons (None: no fixed budget, the model's window)."""

@@ -12,6 +12,7 @@ from experiments.arms.longctx import LongContextSpec
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
 _DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))
 _PLAIN_LABEL_VALUES = (None, "", "none", "fixed", "tokens")
+ORACLE_RETRIEVER = "oracle"  # conf/retriever/oracle.yaml's name
 
 
 class RagSpec(ArmSpec):
@@ -59,6 +60,11 @@ class RagSpec(ArmSpec):
     @classmethod
     def label(cls, knobs: Mapping[str, Any], retrieval_only: bool = False) -> str:
         return cls.rag_label(knobs) + (" retrieval-only" if retrieval_only else "")
+
+    @classmethod
+    def upper_bound(cls, knobs: Mapping[str, Any]) -> bool:
+        """retriever=oracle: the gold evidence's chunks (conf/retriever/oracle.yaml), retrieval's upper bound."""
+        return knobs.get("retriever") == ORACLE_RETRIEVER
 
     @classmethod
     def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:

@@ -89,6 +89,11 @@ class Run:
         return self.spec.budget_matched(self.knobs)
 
     @property
+    def upper_bound(self) -> bool:
+        """Reads the gold evidence (retriever=oracle): shown beside the others, never chosen by the verdict."""
+        return self.spec.upper_bound(self.knobs)
+
+    @property
     def token_budget(self) -> int | None:
         """Context tokens the run puts in a prompt at most (its spec says; None: the model's window)."""
         return self.spec.token_budget(self.knobs)

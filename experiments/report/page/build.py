@@ -1,6 +1,7 @@
 """Many run directories -> the decision report: report.md, report.html (same content, plots
 embedded), summary.csv (one row per config), verdict.csv, whatif.csv, agreement.csv (long context vs
-the best RAG config per question, per benchmark and length level) and the plots as PNG files.
+the best RAG config per question, per benchmark and length level), lost_answers.csv (why answers were lost),
+questions.html (every question, the arms side by side) and the plots as PNG files.
 
     python -m experiments.report outputs/demo
     python -m experiments.report outputs/multirun/2026-01-01_10-00-00 outputs/runs/other_run --out my_report
@@ -34,12 +35,16 @@ from eval.storage import atomic_write_text
 from experiments.report.data_mix import DataSet
 from experiments.report.decisions import verdicts
 from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.losses import Losses, losses
 from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.other_arms import OtherArmsRow, other_arms
 from experiments.report.overlap import SplitRow, question_groups, split_rows
 from experiments.report.page.document import Document, to_html, to_markdown
 from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview
+from experiments.report.page.lost_answers import (lost_answers_section, main_loss_line, row_links,
+                                                   upper_bound_section)
+from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
 from experiments.report.page.router import router_section
 from experiments.report.page.sections import (SECTIONS, diagnostics_section, overlap_section, pairwise_section,
                                               plots_section, reproducibility_section, whatif_section)
@@ -47,10 +52,13 @@ from experiments.report.page.verdict import budget_section, configs_section, oth
 from experiments.report.loading import load_runs
 from experiments.report.pairwise import PairwiseRow, pairwise_rows, waiting
 from experiments.report.pricing import Pricing
+from experiments.report.questions.reasons import LossRow, loss_rows
+from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.summary import summary_rows
+from experiments.report.upper_bound import UpperBoundRow, upper_bound_rows
 from experiments.report.verdict.power import plan_rows
 from experiments.report.verdict.rows import BudgetPair, VerdictRow, budget_pairs
 from experiments.report.whatif import WhatIfRow, what_if
@@ -100,6 +108,9 @@ class Summary:
     lost: Losses | None = None  # documents cut to fit the window, what the load left out
     latency: list[LatencyRow] = field(default_factory=list)  # p50 / p90 per config and level (latency.csv)
     data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (--pool-data); empty: one
+    lost_answers: list[LossRow] = field(default_factory=list)  # why answers were lost (lost_answers.csv)
+    questions: dict[str, Any] = field(default_factory=dict)  # the question viewer's rows (questions.html)
+    upper_bound: list[UpperBoundRow] = field(default_factory=list)  # the oracle retriever: what retrieval costs
 
 
 def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False) -> Summary:
@@ -113,12 +124,16 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
     summary, levels, ns = summary_rows(runs, pricing)
     vrows = verdicts(runs, pricing, settings)
     whatif = what_if(runs, vrows, pricing, settings)
+    diagnostics = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
     return Summary(runs, missing, dupes, pricing, summary, levels, ns, vrows, plan_rows(vrows, settings),
                    other_arms(vrows, runs), budget_pairs(runs, settings),
                    pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs), whatif,
-                   diagnose(runs, settings.correct_threshold, settings.evidence_threshold),
-                   split_rows(runs), question_groups(runs), losses(runs),
-                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), loaded.data_mix)
+                   diagnostics, split_rows(runs), question_groups(runs), losses(runs),
+                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), loaded.data_mix,
+                   lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
+                   questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold,
+                                           settings.evidence_threshold),
+                   upper_bound=upper_bound_rows(runs, vrows))
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
@@ -127,9 +142,11 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     # the first screen: the answer, what was lost before scoring, then the forest plot
     images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing.basis(), s.lost)
     add_data_mix(doc, s.data_mix)
+    doc.add(*[p for p in (main_loss_line(s.vrows, s.lost_answers), row_links(s.vrows)) if p is not None])
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)
+    upper_bound_section(doc, s.upper_bound)
     budget_section(doc, s.budget)
     configs_section(doc, s.vrows, s.summary, s.levels, s.recall_ns)
     routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
@@ -138,14 +155,17 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     whatif_section(doc, s.whatif, s.pricing, settings, s.latency)
     images += plots_section(doc, s.runs, s.vrows, s.diagnostics, out)
     diagnostics_section(doc, s.diagnostics, settings)
+    lost_answers_section(doc, s.lost_answers)
     overlap_section(doc, s.splits, s.question_groups)
     reproducibility_section(doc, s.runs, out, s.dupes)
     return doc, images + routers
 
 
 def build_report(paths: list[str], out_dir: Path | None = None,
-                 settings: ReportSettings | None = None, pool_data: bool = False) -> dict[str, Path]:
-    """Write every report file; return them by name."""
+                 settings: ReportSettings | None = None, pool_data: bool = False,
+                 export: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Write every report file; return them by name. `export=("details",)`: the records as Parquet files too
+    (experiments.report.export)."""
     settings = settings or load_settings()
     s = summarize(paths, settings, pool_data)
     out = Path(out_dir) if out_dir else default_out_dir(paths)
@@ -165,10 +185,18 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     if s.latency:
         files["latency.csv"] = out / "latency.csv"
         _write_csv(files["latency.csv"], [{k: getattr(r, k) for k in r.__dataclass_fields__} for r in s.latency])
+    if s.lost_answers:
+        files["lost_answers.csv"] = out / "lost_answers.csv"
+        _write_csv(files["lost_answers.csv"], [r.as_csv() for r in s.lost_answers])
+    files[QUESTIONS_FILE] = out / QUESTIONS_FILE
+    atomic_write_text(files[QUESTIONS_FILE], questions_html(s.questions))
     if s.splits:
         files["overlap.csv"] = out / "overlap.csv"
         _write_csv(files["overlap.csv"], [r.as_csv() for r in s.splits])
     files.update({p.name: p for p in written})
+    if "details" in export:
+        files.update({f"{DETAILS_DIR}/{p.name}": p for p in export_details(s.runs, out, settings.correct_threshold,
+                                                                           settings.evidence_threshold)})
     return files
 
 
@@ -193,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pool-data", action="store_true",
                     help="pool runs over different documents or questions (refused without it; the first screen "
                          "names the mix)")
+    ap.add_argument("--export", action="append", choices=EXPORTS, default=[],
+                    help="details: the records as a dataset, one Parquet file per run and a README card under "
+                         "<out>/details/ (datasets.load_dataset('parquet', ...) or pandas.read_parquet)")
     args = ap.parse_args(argv)
     try:
         settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
@@ -201,17 +232,22 @@ def main(argv: list[str] | None = None) -> int:
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
                                  evidence_threshold=args.evidence_threshold,
                                  router_points_per_1k_tokens=args.router_points_per_1k_tokens)
-        files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data)
+        files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data,
+                             export=tuple(args.export))
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print_locations(files)
+    card = files.get(f"{DETAILS_DIR}/README.md")
+    if card is not None:
+        print(f"{'details:':7} {card.parent}")
     return 0
 
 
 def print_locations(files: dict[str, Path], resolve: bool = False) -> None:
     """Where the report, its HTML page and its table were written."""
-    for label, name in (("report", "report.md"), ("html", "report.html"), ("table", "summary.csv")):
+    for label, name in (("report", "report.md"), ("html", "report.html"), ("table", "summary.csv"),
+                        ("viewer", QUESTIONS_FILE)):
         print(f"{label + ':':7} {files[name].resolve() if resolve else files[name]}")
 
 

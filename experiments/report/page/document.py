@@ -1,7 +1,8 @@
 """The report as a list of blocks, rendered twice: Markdown (report.md, images as relative links)
 and a self-contained HTML page (report.html, images embedded as base64 data URIs).
 
-Inline text may use `code` spans and **bold**; everything else is escaped.
+Inline text may use `code` spans, **bold** and [relative links](questions.html#level=1k); everything else is
+escaped.
 """
 
 from __future__ import annotations
@@ -89,15 +90,20 @@ def to_markdown(doc: Document) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-_INLINE = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*")
+_INLINE = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^()\s]+)\)")
 
 
 def _inline_html(text: str) -> str:
     parts, pos = [], 0
     for m in _INLINE.finditer(text):
         parts.append(html.escape(text[pos:m.start()]))
-        parts.append(f"<code>{html.escape(m.group(1))}</code>" if m.group(1) is not None
-                     else f"<strong>{html.escape(m.group(2))}</strong>")
+        if m.group(1) is not None:
+            parts.append(f"<code>{html.escape(m.group(1))}</code>")
+        elif m.group(2) is not None:
+            parts.append(f"<strong>{html.escape(m.group(2))}</strong>")
+        else:  # a [text](link): relative links only (the viewer beside the report), never a script
+            href = m.group(4) if not re.match(r"^[a-z][a-z0-9+.-]*:", m.group(4), re.I) else "#"
+            parts.append(f'<a href="{html.escape(href)}">{_inline_html(m.group(3))}</a>')
         pos = m.end()
     parts.append(html.escape(text[pos:]))
     return "".join(parts)

@@ -10,10 +10,12 @@ from eval.lexical_overlap import BUCKET_EDGES
 from experiments.report.diagnostics import Diagnostics
 from experiments.report.latency import LatencyRow
 from experiments.report.overlap import SplitRow, spread
+from experiments.report.page.lost_answers import cell_link
 from experiments.report.page.cells import fmt, pct, usd
 from experiments.report.page.document import Code, Document, Heading, Image, Paragraph, Table
 from experiments.report.pairwise import PairwiseRow
 from experiments.report.plots import figures as plots
+from experiments.report.plots.context_share import score_vs_context_share
 from experiments.report.pricing import Pricing
 from experiments.report.reproducibility import provenance, shared_config
 from experiments.report.runs import Run
@@ -134,6 +136,10 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
             (plots.score_by_depth(mine, out / f"score_by_evidence_depth{slug}.png", title),
              "Score by the depth of the evidence in the context, best config of each arm.",
              "score by evidence depth (no scored record with a depth)"),
+            (score_vs_context_share(mine, out / f"score_vs_context_share{slug}.png", title),
+             "Score against the share of the full context sent, per level: prompt tokens divided by long context's "
+             "(long context at 1.0, the oracle retriever near 0), with 95% intervals over documents. Top-k, chunk "
+             "size and long context on one curve.", "score vs share of context (no long-context run)"),
         ]
         missing = []
         for path, caption, name in made:
@@ -166,15 +172,15 @@ def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettin
         for a in diag.agreements:
             n = max(a.n, 1)
             rows.append([a.benchmark, a.level, a.lc.label, a.rag.label, str(a.n),
-                         f"{a.both_right} ({a.both_right / n:.0%})",
-                         f"{a.only_lc} ({a.only_lc / n:.0%})", f"{a.only_rag} ({a.only_rag / n:.0%})",
-                         f"{a.both_wrong} ({a.both_wrong / n:.0%})",
+                         cell_link(a, "both_right", a.both_right), cell_link(a, "only_lc", a.only_lc),
+                         cell_link(a, "only_rag", a.only_rag), cell_link(a, "both_wrong", a.both_wrong),
                          "-" if a.same_answer is None else f"{a.same_answer} ({a.same_answer / n:.0%})"])
         doc.add(Table(["benchmark", "level", "long context", "best RAG", "shared", "both right",
                        "only long context right", "only RAG right", "both wrong", "same answer"], rows), Paragraph(
             "\"Only RAG right\" is what a router could add on top of long context; \"only long context right\" is what "
             "retrieval misses. Same answer: the two predictions are equal once normalised (lower case, no punctuation, "
-            "articles or extra spaces), whatever their scores."))
+            "articles or extra spaces), whatever their scores. Each count opens its questions in the viewer "
+            "(questions.html)."))
     else:
         doc.add(Paragraph("No benchmark has both a scored long-context and a scored RAG run."))
     doc.add(Heading(3, "Correctness given the evidence, distractors, truncation"))

@@ -173,7 +173,12 @@ def longctx_candidates(runs: list[Run]) -> list[Run]:
 
 
 def rag_candidates(runs: list[Run]) -> list[Run]:
-    return [r for r in runs if r.spec.role == ROLE_RAG and r.scores()]
+    return [r for r in runs if r.spec.role == ROLE_RAG and not r.upper_bound and r.scores()]
+
+
+def oracle_runs(runs: list[Run]) -> list[Run]:
+    """RAG runs that read the gold evidence (retriever=oracle): retrieval's upper bound."""
+    return [r for r in runs if r.spec.role == ROLE_RAG and r.upper_bound and r.scores()]
 
 
 def _groups_of(runs: list[Run], level: str | None) -> dict[str, str]:
