@@ -223,3 +223,9 @@ def test_viewer_filters_in_headless_chromium(tmp_path):
     assert re.search(r'<option value="only_lc"[^>]*>only long context right</option>', dom)
     # both arms side by side, each with its answer, and the reason RAG lost q4
     assert dom.count('class="arm ') == 4 and "lost: cut by the prompt budget (by evidence)" in dom
+    # #open=<id>: that question's chunks are drawn, the evidence marked inside the chunk the budget dropped
+    res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                          "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + "#cell=only_lc&open=q4"],
+                         capture_output=True, text=True, timeout=180)
+    dropped = re.search(r'<div class="chunk dropped">(.*?)</div>', res.stdout, re.S)
+    assert dropped and "<mark>The vault code is 4417.</mark>" in dropped.group(1), res.stdout[-3000:]

@@ -5,7 +5,8 @@ a small script of its own filters them (benchmark, level, task, outcome cell, lo
 search) and renders only what is in view: 40 questions at a time, more as the reader scrolls, and a
 question's chunks and context window only when its box is opened, so 2,000 questions x 5 configs stay a
 light page. The filters live in the URL's hash (`questions.html#cell=only_rag&level=1k`), which is how the
-report's first screen and agreement table link to a filtered view (`questions_link`).
+report's first screen and agreement table link to a filtered view (`questions_link`); `open=<question id>`
+opens that question's chunks and context window.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ SCRIPT = r"""
       if (!kv) return;
       var i = kv.indexOf('=');
       var k = decodeURIComponent(i < 0 ? kv : kv.slice(0, i));
-      if (FILTERS.indexOf(k) >= 0) s[k] = decodeURIComponent(i < 0 ? '' : kv.slice(i + 1));
+      if (FILTERS.indexOf(k) >= 0 || k === 'open') s[k] = decodeURIComponent(i < 0 ? '' : kv.slice(i + 1));
     });
     return s;
   }
@@ -128,11 +129,12 @@ SCRIPT = r"""
     }
   }
   function num(x, d) { return x === undefined || x === null ? '-' : Number(x).toFixed(d); }
-  function lazy(parent, title, fill) {
+  function lazy(parent, title, fill, open) {
     var det = el('details'), sum = el('summary', '', title), done = false;
     det.appendChild(sum);
     det.addEventListener('toggle', function () { if (det.open && !done) { done = true; fill(det); } });
     parent.appendChild(det);
+    if (open) det.open = true;  // #open=<question id>: that question's boxes start open
     return det;
   }
   function chunkList(box, chunks, dropped) {
@@ -149,7 +151,7 @@ SCRIPT = r"""
       box.appendChild(d);
     });
   }
-  function armBox(a) {
+  function armBox(a, open) {
     var cfg = D.configs[a.c];
     var right = a.s !== undefined && a.r === undefined && a.st === 'ok';
     var box = el('div', 'arm ' + (a.r ? 'wrong' : right ? 'right' : ''));
@@ -170,13 +172,14 @@ SCRIPT = r"""
           ' · evidence in prompt ' + (a.ip === undefined ? '-' : Math.round(100 * a.ip) + '%') +
           (a.dr && a.dr.length ? ' · ' + a.dr.length + ' chunk(s) dropped by the budget' : '')));
       if (a.ch.length || (a.dr && a.dr.length))
-        lazy(box, 'chunks in the prompt (' + a.ch.length + ')', function (det) { chunkList(det, a.ch, a.dr || []); });
+        lazy(box, 'chunks in the prompt (' + a.ch.length + ')', function (det) { chunkList(det, a.ch, a.dr || []); },
+             open);
     }
     if (a.w !== undefined || a.tr !== undefined) {
       box.appendChild(el('div', 'meta', 'truncated: ' + (a.tr ? 'yes' : 'no') + ' · evidence kept ' +
           (a.er === undefined ? '-' : Math.round(100 * a.er) + '%')));
       if (a.w) lazy(box, 'context around the evidence', function (det) {
-        var d = el('div', 'chunk'); marked(d, D.texts[a.w[0]], a.w[1], a.w[2]); det.appendChild(d); });
+        var d = el('div', 'chunk'); marked(d, D.texts[a.w[0]], a.w[1], a.w[2]); det.appendChild(d); }, open);
     }
     return box;
   }
@@ -201,7 +204,8 @@ SCRIPT = r"""
       art.appendChild(ev);
     }
     var arms = el('div', 'arms');
-    q.a.forEach(function (a) { if (!s.config || D.configs[a.c].label === s.config) arms.appendChild(armBox(a)); });
+    q.a.forEach(function (a) {
+      if (!s.config || D.configs[a.c].label === s.config) arms.appendChild(armBox(a, s.open === q.id)); });
     art.appendChild(arms);
     return art;
   }
@@ -223,11 +227,12 @@ SCRIPT = r"""
     renderMore(s);
   }
   function toHash() {
-    var parts = [];
+    var parts = [], open = state().open;
     FILTERS.forEach(function (k) {
       var v = document.getElementById(k).value;
       if (v) parts.push(k + '=' + encodeURIComponent(v));
     });
+    if (open) parts.push('open=' + encodeURIComponent(open));
     history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname);
     apply();
   }
@@ -240,6 +245,8 @@ SCRIPT = r"""
   window.addEventListener('hashchange', apply);
   apply();
   document.body.dataset.ready = '1';
+  document.body.dataset.readyMs = String(Math.round(performance.now()));  // from navigation start
+  document.body.dataset.nodes = String(document.getElementsByTagName('*').length);
 })();
 """
 

@@ -172,7 +172,7 @@ def question_rows(runs: list[Run], agreements: list[Agreement], correct_threshol
                                       "level": str(rec.get("length_level")), "q": rec.get("question") or "",
                                       "gold": list(rec.get("answers") or []), "a": []}
             if not q.get("ev") and rec.get("evidence_quotes"):
-                q["ev"] = [x["text"] for x in rec["evidence_quotes"]]
+                q["ev"] = [quote["text"] for quote in rec["evidence_quotes"]]
             if q.get("depth") is None and _depth(rec) is not None:
                 q["depth"] = _depth(rec)
             q["a"].append(_answer(rec, run, ci, _quote_spans(rec), texts, correct_threshold, evidence_threshold))
