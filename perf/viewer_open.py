@@ -8,13 +8,15 @@ three RAG configs and the oracle retriever, every record with its chunk texts, d
 and long context's window, as the runner writes them), writes questions.html, then opens it in headless
 Chromium, unfiltered and filtered by URL hash (`#cell=only_rag`). Figures: the page's own clock from navigation
 start to its first render (`performance.now()` when the script has parsed the rows, filtered and drawn the first
-40 questions), the DOM's element count then, the file's size, and the browser's wall time minus a blank page's
-(process start and teardown left out).
+40 questions), the DOM's element count then, the file's size, the wall time of a 1400-px screenshot of the page
+minus a blank page's (browser start and exit left out), and the machine's load average (a shared machine's
+figures rise with it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import shutil
@@ -67,8 +69,10 @@ def make_runs(n_questions: int, seed: int = 0) -> list[Run]:
                 base.update(kept_spans=[[0, len(ctx)]], truncated=False, evidence_retained=1.0,
                             evidence_window={"start": ev - 400, "end": ev + 460, "text": ctx[ev - 400:ev + 460]})
             else:
-                size = 4 * knobs["chunk_size"]
-                starts = [max(0, ev - 100)] + [rng.randrange(0, len(ctx) - size) for _ in range(knobs["top_k"] - 1)]
+                size = 4 * knobs["chunk_size"]  # characters: about 4 per token
+                # a chunker cuts a document the same way for every question and every config of one chunk size
+                grid = list(range(0, len(ctx) - size, size))
+                starts = [ev // size * size] + rng.sample(grid, knobs["top_k"] - 1)
                 chunks = [{"chunk": s // size, "start": s, "end": s + size, "rank": r + 1, "score": 1.0,
                            "text": ctx[s:s + size]} for r, s in enumerate(starts)]
                 base.update(retrieved=chunks[:-1], dropped=chunks[-1:], evidence_in_prompt=1.0,
@@ -80,13 +84,21 @@ def make_runs(n_questions: int, seed: int = 0) -> list[Run]:
     return runs
 
 
-def open_once(browser: str, url: str) -> tuple[float, dict[str, int]]:
+BROWSER = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+
+
+def open_once(browser: str, url: str) -> dict[str, int]:
+    """The page's own figures once it has drawn (read from the DOM it dumps)."""
+    res = subprocess.run([browser, *BROWSER, "--dump-dom", url], capture_output=True, text=True, timeout=300)
+    return {k: int(v) for k, v in re.findall(r'data-(ready-ms|nodes|shown)="(\d+)"', res.stdout)}
+
+
+def screenshot_wall(browser: str, url: str, out: Path) -> float:
+    """Seconds from starting the browser to its screenshot of the loaded page at 1400 px (then it exits)."""
     t0 = time.perf_counter()
-    res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                          "--dump-dom", url], capture_output=True, text=True, timeout=300)
-    wall = time.perf_counter() - t0
-    found = {k: int(v) for k, v in re.findall(r'data-(ready-ms|nodes|shown)="(\d+)"', res.stdout)}
-    return wall, found
+    subprocess.run([browser, *BROWSER, "--window-size=1400,900", f"--screenshot={out}", url],
+                   capture_output=True, text=True, timeout=300)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -108,23 +120,25 @@ def main() -> None:
         page.write_text(page_text, encoding="utf-8")
         blank.write_text("<!DOCTYPE html><html><body>blank</body></html>", encoding="utf-8")
         blank_walls, walls, ready, ready_filtered, nodes, shown = [], [], [], [], [], []
+        shot = Path(tmp) / "shot.png"
         for _ in range(args.repeats):
-            blank_walls.append(open_once(browser, blank.as_uri())[0])
-            wall, found = open_once(browser, page.as_uri())
-            walls.append(wall)
+            found = open_once(browser, page.as_uri())
             ready.append(found["ready-ms"])
             nodes.append(found["nodes"])
-            wall_f, found_f = open_once(browser, page.as_uri() + "#cell=only_rag")
+            found_f = open_once(browser, page.as_uri() + "#cell=only_rag")
             ready_filtered.append(found_f["ready-ms"])
             shown.append(found_f["shown"])
+            blank_walls.append(screenshot_wall(browser, blank.as_uri(), shot))
+            walls.append(screenshot_wall(browser, page.as_uri(), shot))
         common.emit({"questions": len(data["questions"]), "configs": len(data["configs"]),
                      "answers": sum(len(q["a"]) for q in data["questions"]),
                      "html_bytes": page.stat().st_size, "rows_and_html_s": round(build_s, 2),
                      "open_ms_median": statistics.median(ready), "open_ms_max": max(ready),
                      "open_filtered_only_rag_ms_median": statistics.median(ready_filtered),
                      "only_rag_questions": shown[0], "dom_elements_first_screen": max(nodes),
-                     "browser_wall_s_minus_blank_median": round(statistics.median(walls)
-                                                                 - statistics.median(blank_walls), 2)})
+                     "screenshot_wall_s_minus_blank_median": round(statistics.median(walls)
+                                                                    - statistics.median(blank_walls), 2),
+                     "load_average_1min": round(os.getloadavg()[0], 1)})
 
 
 if __name__ == "__main__":
