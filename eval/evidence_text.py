@@ -32,15 +32,14 @@ def evidence_quotes(context: str, evidence: Sequence[Span]) -> list[dict[str, An
 
 
 def window_around(context: str, evidence: Sequence[Span], chars: int = WINDOW_CHARS) -> dict[str, Any] | None:
-    """The context from `chars` before the first evidence span to `chars` after it (at most WINDOW_MAX
-    characters): {start, end, text}; None when there is no char-span evidence."""
-    spans = sorted((s for s in evidence if s.is_char_span), key=lambda s: s.start)  # type: ignore[arg-type, return-value]
+    """The context from `chars` before the first evidence span to `chars` after the last (at most WINDOW_MAX
+    characters from its start: evidence spread further is cut): {start, end, text}; None when there is no
+    char-span evidence."""
+    spans = [(int(s.start), int(s.end)) for s in evidence if s.start is not None and s.end is not None]
     if not spans:
         return None
-    first = spans[0]
-    assert first.start is not None and first.end is not None
-    start = max(0, first.start - chars)
-    end = min(len(context), max(first.end + chars, start + 1), start + WINDOW_MAX)
+    start = max(0, min(a for a, _ in spans) - chars)
+    end = min(len(context), max(b for _, b in spans) + chars, start + WINDOW_MAX)
     return {"start": start, "end": end, "text": context[start:end]}
 
 
