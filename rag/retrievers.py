@@ -325,6 +325,8 @@ class OracleRetriever:
     document-level evidence (Loong): the chunks of those documents, in document order. It needs evidence: a
     benchmark without any stops the run (`check`)."""
 
+    index_cost = INDEX_LEXICAL  # it builds no index: priced as the cheapest kind (a deployment has no oracle)
+
     def __init__(self, name: str = "oracle"):
         self.name = name
 
