@@ -85,8 +85,9 @@ def _card(files: list[tuple[Path, Run, int]]) -> str:
 
 def export_details(runs: list[Run], out: Path, correct_threshold: float, evidence_threshold: float) -> list[Path]:
     """Write `<out>/details/<run>.parquet` for each run and the README.md card; return the files."""
-    from datasets import Dataset  # imported here: the report itself does not need it
+    from datasets import Dataset, disable_progress_bars  # imported here: the report itself does not need it
 
+    disable_progress_bars()  # one bar per file says nothing the printed folder does not
     folder = Path(out) / DETAILS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     written: list[tuple[Path, Run, int]] = []
