@@ -55,6 +55,13 @@ LC = {"arm": "longctx", "status": "ok", "score": 0.0, "kept_spans": [[0, 10]]}
     ({**LC, "route": "longctx", "evidence_in_prompt": 0.0, "evidence_retained": 1.0}, None,
      ("reading miss", "evidence")),
     ({"status": "skipped", "score": 0.0}, None, ("not served", None)),
+    # enough of the evidence's characters in the chunk to count, but the border cut the answer it holds
+    ({**RAG, "evidence_in_prompt": 1.0, "answer_in_context": False, "answers": ["1408567"],
+      "evidence_quotes": [{"start": 0, "end": 40, "text": "The archive is locked with the code 1408567."}]}, 1,
+     ("retrieval miss", "evidence")),
+    ({**RAG, "evidence_in_prompt": 1.0, "answer_in_context": False, "answers": ["yes"],
+      "evidence_quotes": [{"start": 0, "end": 40, "text": "The archive is locked."}]}, 1,
+     ("reading miss", "evidence")),  # an answer the evidence does not quote says nothing about a cut
 ])
 def test_each_wrong_answer_gets_one_reason(rec, top_k, expected):
     assert loss_reason(rec, 1.0, top_k) == expected

@@ -3,9 +3,10 @@
 A wrong answer (score below `correct_threshold`, skipped answers included) gets exactly one reason, read
 from its record:
 
-- `retrieval miss`: RAG's ranking did not hold the evidence in its top k;
+- `retrieval miss`: RAG's ranking did not hold the evidence in its top k (or held enough of it to count, but a
+  chunk border cut out the answer the evidence holds);
 - `cut by the prompt budget`: the evidence was in the top k, but the chunk holding it did not fit the prompt;
-- `truncated away`: long context cut it to fit the model's window;
+- `truncated away`: long context cut it (or the answer inside it) to fit the model's window;
 - `reading miss`: the evidence reached the model and the answer is still wrong;
 - `no evidence known`: the question has no evidence quotes (and no answer to look for in the context);
 - `not served`: the arm could not build a prompt that fits (a skipped record).
@@ -22,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from eval.evidence_text import answer_in_text
 from eval.sample import level_sort_key
 from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX
@@ -59,6 +61,15 @@ def _in_top_k(rec: dict[str, Any], top_k: Any) -> float | None:
     return (rec.get("evidence_recall") or {}).get(str(top_k)) if top_k is not None else None
 
 
+def _answer_cut(rec: dict[str, Any]) -> bool:
+    """The evidence counts as present (enough of its characters) but the answer it holds is not in the context:
+    a chunk border or the truncation cut the answer itself out ("the code 1408" of "the code 1408567")."""
+    if rec.get("answer_in_context") is not False:
+        return False
+    quotes = " ".join(str(q.get("text", "")) for q in rec.get("evidence_quotes") or [])
+    return bool(quotes) and answer_in_text(rec.get("answers") or [], quotes, str(rec.get("language") or "en")) is True
+
+
 def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, top_k: Any = None) -> tuple[str, str | None]:
     """(reason, signal) of one wrong answer; signal: EVIDENCE_SIGNAL, ANSWER_SIGNAL or None (nothing to read)."""
     if schema.status_of(rec) == schema.SKIPPED:
@@ -72,7 +83,7 @@ def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, top_k: Any
                 return NO_EVIDENCE, None
             return (READING_MISS if found else RETRIEVAL_MISS), ANSWER_SIGNAL
         if in_prompt >= thr:
-            return READING_MISS, EVIDENCE_SIGNAL
+            return (RETRIEVAL_MISS if _answer_cut(rec) else READING_MISS), EVIDENCE_SIGNAL
         top = _in_top_k(rec, top_k)
         return (BUDGET_CUT if top is not None and top >= thr else RETRIEVAL_MISS), EVIDENCE_SIGNAL
     kept = _first(rec, ("evidence_retained", "docs_retained"))
@@ -80,7 +91,7 @@ def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, top_k: Any
         if found is None or (not found and not rec.get("truncated")):
             return NO_EVIDENCE, None  # an answer not in the whole document says nothing about what was lost
         return (READING_MISS if found else TRUNCATED), ANSWER_SIGNAL
-    return (READING_MISS if kept >= thr else TRUNCATED), EVIDENCE_SIGNAL
+    return (READING_MISS if kept >= thr and not _answer_cut(rec) else TRUNCATED), EVIDENCE_SIGNAL
 
 
 def is_wrong(rec: dict[str, Any], correct_threshold: float) -> bool:
