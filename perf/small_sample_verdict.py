@@ -29,18 +29,19 @@ import numpy as np
 
 from experiments.report.settings import load_settings
 from experiments.report.verdict.decision import MIN_DOCUMENTS, RAG
-from experiments.simulate.scores import simulated_scores, simulated_verdict
+from experiments.simulate.scores import SCENARIOS, scenario_scores, simulated_verdict
 
 TOLERANCE = 2.0
 
 
-def cell(n_docs: int, n_rag: int, truth: float, sweeps: int, settings, seed: int, samples: int = 1) -> dict:
+def cell(n_docs: int, n_rag: int, truth: float, sweeps: int, settings, seed: int, samples: int = 1,
+         scenario: str = "own") -> dict:
     """Coverage, decision shares and mean interval width over `sweeps` sweeps."""
     rng = np.random.default_rng(seed)
     covered = decided_rag = decided = with_interval = 0
     widths = []
     for _ in range(sweeps):
-        sweep = simulated_scores(rng, n_docs, 3, truth, n_rag, samples=samples)
+        sweep = scenario_scores(rng, scenario, n_docs, truth, n_rag, samples=samples)
         decision, est, _ = simulated_verdict(sweep, settings)
         if est is not None:
             lo, hi = est.interval(0.95)
@@ -97,11 +98,36 @@ def through_report(n_docs: int, sweeps: int, seed: int) -> dict:
     return {"documents": n_docs, "sweeps": sweeps, "rag": said}
 
 
+def verdict_cells(scenario: str, sizes: list[int], sweeps: int, sweeps_12: int, settings) -> dict:
+    """Coverage at a truth of -2 and false `rag` at -2 and -5, per number of documents, one config and 12."""
+    cells = {}
+    print(f"scenario {scenario}", flush=True)
+    print(f"{'documents':>9} | {'1 config: coverage':>18} {'rag@-2':>7} {'rag@-5':>7} | "
+          f"{'12 configs: coverage':>20} {'rag@-2':>7} {'rag@-5':>7}", flush=True)
+    salt = list(SCENARIOS).index(scenario) * 1_000_003
+    for n in sizes:
+        row = {}
+        for n_rag, count in ((1, sweeps), (12, sweeps_12)):
+            if not count:
+                continue
+            at2 = cell(n, n_rag, -2.0, count, settings, seed=salt + 1000 * n + n_rag, scenario=scenario)
+            at5 = cell(n, n_rag, -5.0, count, settings, seed=salt + 7000 * n + n_rag, scenario=scenario)
+            row[n_rag] = {"coverage": at2["coverage"], "rag_at_-2": at2["rag"], "rag_at_-5": at5["rag"],
+                          "width": at2["width"], "sweeps": count}
+        cells[n] = row
+        fmt = lambda r: (f"{100 * r['coverage']:17.1f}% {100 * r['rag_at_-2']:6.1f}% {100 * r['rag_at_-5']:6.1f}%"  # noqa: E731
+                         if r else f"{'-':>18} {'-':>7} {'-':>7}")
+        print(f"{n:>9} | {fmt(row.get(1))} | {fmt(row.get(12)):>37}", flush=True)
+    return cells
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweeps", type=int, default=1000, help="sweeps per cell with one config per arm")
     ap.add_argument("--sweeps-12", type=int, default=400, help="sweeps per cell with 12 RAG configs")
     ap.add_argument("--sizes", default="2,4,6,8,12,20,40")
+    ap.add_argument("--scenario", default="own", help=f"comma-separated, of: {', '.join(SCENARIOS)} (experiments."
+                                                       "simulate.scores.SCENARIOS)")
     ap.add_argument("--router-sweeps", type=int, default=150, help="0: skip the router")
     ap.add_argument("--router-sizes", default="8,12,20,40")
     ap.add_argument("--samples-sweeps", type=int, default=400, help="0: skip the several-answers comparison")
@@ -112,21 +138,8 @@ def main() -> None:
     sizes = [int(x) for x in args.sizes.split(",")]
     out: dict = {"min_documents": MIN_DOCUMENTS, "tolerance": TOLERANCE, "cells": {}}
     t0 = time.perf_counter()
-    print(f"{'documents':>9} | {'1 config: coverage':>18} {'rag@-2':>7} {'rag@-5':>7} | "
-          f"{'12 configs: coverage':>20} {'rag@-2':>7} {'rag@-5':>7}", flush=True)
-    for n in sizes:
-        row = {}
-        for n_rag, sweeps in ((1, args.sweeps), (12, args.sweeps_12)):
-            if not sweeps:
-                continue
-            at2 = cell(n, n_rag, -2.0, sweeps, settings, seed=1000 * n + n_rag)
-            at5 = cell(n, n_rag, -5.0, sweeps, settings, seed=7000 * n + n_rag)
-            row[n_rag] = {"coverage": at2["coverage"], "rag_at_-2": at2["rag"], "rag_at_-5": at5["rag"],
-                          "width": at2["width"], "sweeps": sweeps}
-        out["cells"][n] = row
-        fmt = lambda r: (f"{100 * r['coverage']:17.1f}% {100 * r['rag_at_-2']:6.1f}% {100 * r['rag_at_-5']:6.1f}%"  # noqa: E731
-                         if r else f"{'-':>18} {'-':>7} {'-':>7}")
-        print(f"{n:>9} | {fmt(row.get(1))} | {fmt(row.get(12)):>37}", flush=True)
+    for scenario in args.scenario.split(","):
+        out["cells"][scenario] = verdict_cells(scenario, sizes, args.sweeps, args.sweeps_12, settings)
     if args.router_sweeps:
         out["router_null"] = {}
         for n in [int(x) for x in args.router_sizes.split(",")]:

@@ -63,9 +63,12 @@ def test_synthetic_speed():
 def test_small_sample_verdict():
     figures = run_script("small_sample_verdict.py", "--sweeps", "30", "--sweeps-12", "2", "--sizes", "4,8",
                          "--router-sweeps", "1", "--router-sizes", "8", "--samples-sweeps", "5",
-                         "--through-report", "1", "--resamples", "200")
-    assert figures["min_documents"] == 6 and figures["cells"]["4"]["1"]["rag_at_-2"] == 0  # nothing below 6
-    assert 0 <= figures["cells"]["8"]["12"]["coverage"] <= 1 and figures["router_null"]["8"]["sweeps"] == 1
+                         "--through-report", "1", "--resamples", "200", "--scenario", "own,skewed,unequal")
+    cells = figures["cells"]
+    assert figures["min_documents"] == 6 and set(cells) == {"own", "skewed", "unequal"}
+    assert all(cells[s]["4"]["1"]["rag_at_-2"] == 0 for s in cells)  # nothing below 6, in every scenario
+    assert 0 <= cells["skewed"]["8"]["12"]["coverage"] <= 1 and figures["router_null"]["8"]["sweeps"] == 1
+    assert cells["own"]["8"]["1"]["sweeps"] == 30 and cells["unequal"]["8"]["12"]["sweeps"] == 2
     assert [r["documents"] for r in figures["through_report"]] == [2, 4, 6]
     assert [r["rag"] for r in figures["through_report"]][:2] == [0, 0] and set(figures["samples"]) == {"1", "4"}
 
@@ -92,7 +95,7 @@ def test_corpus_parse(tmp_path):
 def test_router_simulation():
     figures = run_script("router_simulation.py", "--sweeps", "1", "--docs", "10", "--per-doc", "2",
                          "--resamples", "100")["router_simulation"]
-    for scenario in ("length", "null"):
+    for scenario in ("length", "null", "split", "flat"):
         assert figures[scenario]["sweeps"] == 1 and 0 <= figures[scenario]["route_decided"] <= 1
     assert figures["docs"] == 10 and figures["resamples"] == 100
 

@@ -27,7 +27,7 @@ same t distribution, so an interval that clears b and a p-value below alpha neve
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -148,6 +148,10 @@ class Estimate:
             return 0.0 if margin > 0 else 1.0
         return float(min(1.0, 2 * _t_sf(margin / self.se, self.df)))
 
+    def floored(self, se_min: float) -> "Estimate":
+        """The same estimate with its standard error at least `se_min` (see `single_discordant_se`)."""
+        return self if self.se >= se_min else replace(self, se=float(se_min))
+
 
 SPLIT_NOISE_SHARE = 0.75  # of the splits' spread taken off (see over_splits): the verdict's cross-fit
 ROUTER_SPLIT_NOISE_SHARE = 0.5  # the learned router's (experiments.report.router.fit)
@@ -181,10 +185,38 @@ def _t_sf(x: float, df: float) -> float:
     return float(t.sf(x, df))
 
 
-def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None) -> Estimate | None:
+def _cluster_contributions(x: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    """Each cluster's share of the mean's error, u_g = G x (sum of its residuals) / n: they average to 0,
+    and sum(u_g^2) / (G (G - 1)) is the CR1 variance of the mean."""
+    n_groups = int(cluster.max()) + 1
+    sums = np.bincount(cluster, weights=x - x.mean(), minlength=n_groups)
+    return n_groups * sums / x.size
+
+
+def single_discordant_se(groups: Sequence[object] | None, n: int, unit: float) -> float:
+    """The smallest CR1 standard error a mean of `n` values over `groups` can have once one value differs
+    from the rest by `unit` (one discordant answer: 100 points for a 0/1 score difference): the floor under
+    a standard error, so that arms answering every question alike (standard error 0) decide nothing from
+    it (issue 41: [0, 0] decided `rag`; one flipped answer made it [-19.8, +8.7])."""
+    if n == 0:
+        return 0.0
+    cluster = _group_index(groups, n)
+    counts = np.bincount(cluster).astype(float)
+    n_groups = counts.size
+    if n_groups < 2:
+        return 0.0
+    # the discordant value in cluster g: its residual sum is unit (1 - n_g / n), every other cluster's -n_h unit / n
+    others = float(np.sum(counts ** 2))
+    sums = (1 - counts / n) ** 2 + (others - counts ** 2) / n ** 2
+    return float(unit * np.sqrt(n_groups / (n_groups - 1) * sums.min()) / n)
+
+
+def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None,
+              unit: float | None = None) -> Estimate | None:
     """The mean of `values` (e.g. per-question differences) with the cluster-robust CR1 standard error
     over `groups` (each sample its own group where None) and G - 1 degrees of freedom; None with fewer
-    than 2 groups (nothing to say about other documents).
+    than 2 groups (nothing to say about other documents). `unit`: the standard error is at least the one
+    a single value off by `unit` would give (`single_discordant_se`).
 
     CR1: V = G / (G - 1) x sum_g (sum of the residuals in g)^2 / n^2, the sandwich variance of a mean
     with the usual small-sample factor; with one sample per group it is the classical s^2 / n."""
@@ -195,10 +227,10 @@ def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None) -
     n_groups = int(cluster.max()) + 1
     if n_groups < 2:
         return None
-    mean = float(x.mean())
-    sums = np.bincount(cluster, weights=x - mean, minlength=n_groups)
-    var = n_groups / (n_groups - 1) * float(np.sum(sums ** 2)) / x.size ** 2
-    return Estimate(mean, float(np.sqrt(max(var, 0.0))), n_groups - 1, n_groups)
+    u = _cluster_contributions(x, cluster)
+    var = float(np.sum(u ** 2)) / (n_groups * (n_groups - 1))
+    est = Estimate(float(x.mean()), float(np.sqrt(max(var, 0.0))), n_groups - 1, n_groups)
+    return est.floored(single_discordant_se(groups, x.size, unit)) if unit else est
 
 
 def n_clusters(groups: Sequence[object] | None, n: int) -> int:

@@ -1,7 +1,8 @@
 """Every decision the report makes, in order: the verdict row of each benchmark and length level
 (experiments.report.verdict.rows), the learned router beside it (experiments.report.router.evaluate),
-Holm's correction over the arm decisions, then the routers' tests only once every arm decision is
-kept (experiments.report.verdict.family: serial gatekeeping), and the sentence a team can act on. The
+the arm decisions and the routers' claims tested together with one family-wise error
+(experiments.report.verdict.family: Holm within each family, the level passing on once a family is all
+kept), and the sentence a team can act on. The
 page renders what this returns; it decides nothing itself."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.router.evaluate import RouteClaim, router_row
 from experiments.report.runs import Run, levels_of
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.family import control_family, gatekeep
+from experiments.report.verdict.family import control_family
 from experiments.report.verdict.rows import ALL, VerdictRow, recommend, verdict_row
 
 
@@ -36,8 +37,11 @@ def verdicts(runs: list[Run], pricing: Pricing, settings: ReportSettings, router
             if routers:
                 with_router(row, mine, pricing, settings)
             rows.append(row)
-    control_family(rows, settings)
-    gatekeep(rows, [RouteClaim(row, settings.tolerance) for row in rows if row.router is not None])
+    claims = [RouteClaim(row, settings.tolerance) for row in rows if row.router is not None and row.tested]
+    for row in rows:
+        if row.router is not None and not row.tested:
+            row.router.gated = True  # its row decides nothing: nor does its router
+    control_family(rows, settings, claims)
     for row in rows:
         row.recommendation = recommend(row, settings)
     return rows

@@ -40,6 +40,9 @@ def _renamed(section: str, given: dict[str, Any], old: dict[str, str]) -> None:
                          + ", ".join(f"{k} -> {old[k]}" for k in stale))
 
 
+ROUTER_FAMILIES = ("own", "shared")  # experiments.report.verdict.family says what each guarantees
+
+
 @dataclass
 class ReportSettings:
     tolerance: float = 2.0
@@ -56,6 +59,7 @@ class ReportSettings:
     plan_sweeps: int = 200  # simulated sweeps per candidate size in the plan
     floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
     router_points_per_1k_tokens: float = 0.0  # score points the learned router gives up to save 1,000 prompt tokens
+    router_family: str = "own"  # the routers' claims: "own" family at 5%, or "shared" 5% with the arm decisions
 
     def check(self) -> "ReportSettings":
         if self.tolerance < 0:
@@ -81,6 +85,8 @@ class ReportSettings:
             raise ValueError(f"plan sweeps={self.plan_sweeps}: use at least 20")
         if self.splits < 1:
             raise ValueError(f"bootstrap splits={self.splits}: use at least 1")
+        if self.router_family not in ROUTER_FAMILIES:
+            raise ValueError(f"router_family={self.router_family!r}: one of {', '.join(ROUTER_FAMILIES)}")
         return self
 
 
@@ -88,7 +94,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     """conf/report.yaml (or `path`), then any override that is not None.
 
     Overrides: tolerance, correct_threshold, evidence_threshold, queries_per_doc, latency_target_s,
-    price (a conf/price preset name), price_in, price_out, gpu_hour_price, router_points_per_1k_tokens.
+    price (a conf/price preset name), price_in, price_out, gpu_hour_price, router_points_per_1k_tokens,
+    router_family.
     """
     path = Path(path) if path else DEFAULTS_FILE
     if not path.exists():
@@ -97,7 +104,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of settings")
     known = {"tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s", "price",
-             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan"}
+             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan",
+             "router_family"}
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -124,7 +132,10 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         plan_sweeps=int((raw.get("plan") or {}).get("sweeps", 200)),
         floor_share=float(raw.get("floor_share", 0.05)),
         router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
+        router_family=str(raw.get("router_family", "own")),
     )
+    if overrides.get("router_family") is not None:
+        s.router_family = str(overrides["router_family"])
     for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
                 "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens", "plan_difference",
                 "plan_sweeps"):

@@ -10,6 +10,10 @@ length and five retrieved chunks with scores. Scenarios:
   oracle; neither arm alone can.
 - "null": both arms answer right with probability 0.6 (+ `rag_shift` for RAG), whatever the
   features: nothing to learn, a router should not beat the better arm.
+- "split" (issue 41): documents of 2k-30k tokens; long context right with probability 0.75 on documents
+  under SPLIT_AT tokens and 0.45 above, RAG the other way round: the arms tie overall (about 60% each) and
+  routing by length reaches about 75%, 15 points more.
+- "flat": the same documents, both arms at 0.6 everywhere: the arms tie and routing gains nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
 from experiments.arms.selfroute import SelfRouteSpec
 
-SCENARIOS = ("length", "null")
+SCENARIOS = ("length", "null", "split", "flat")
 WINDOW = 16_000
 SHORT = 8_000
+SPLIT_AT = 7_750  # "split": the geometric middle of 2k-30k tokens
+LENGTHS = {"length": (1_000, 64_000), "null": (1_000, 64_000), "split": (2_000, 30_000), "flat": (2_000, 30_000)}
 LC, RAG = LongContextSpec.name, RagSpec.name
 
 
@@ -39,10 +45,13 @@ def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int 
     rng = np.random.default_rng(seed)
     lc_out, rag_out = [], []
     for doc in range(n_docs):
-        full = int(np.exp(rng.uniform(np.log(1_000), np.log(64_000))))
+        shortest, longest = LENGTHS[scenario]
+        full = int(np.exp(rng.uniform(np.log(shortest), np.log(longest))))
         shift = rng.normal(0, doc_sd)
         if scenario == "length":
             p_rag, p_lc = (0.85 + rag_shift, 0.3) if full < SHORT else (0.3 + rag_shift, 0.85)
+        elif scenario == "split":
+            p_rag, p_lc = (0.45 + rag_shift, 0.75) if full < SPLIT_AT else (0.75 + rag_shift, 0.45)
         else:
             p_rag, p_lc = 0.6 + rag_shift, 0.6
         for q in range(per_doc):

@@ -224,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export", action="append", choices=EXPORTS, default=[],
                     help="details: the records as a dataset, one Parquet file per run and a README card under "
                          "<out>/details/ (datasets.load_dataset('parquet', ...) or pandas.read_parquet)")
+    ap.add_argument("--router-family", choices=("own", "shared"),
+                    help="the routers' claims in their own family at 5%% (default), or sharing 5%% with the arm "
+                         "decisions")
     args = ap.parse_args(argv)
     try:
         settings = load_settings(args.settings, tolerance=args.tolerance, queries_per_doc=args.queries_per_doc,
@@ -231,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                                  gpu_hour_price=args.gpu_hour_price,
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
                                  evidence_threshold=args.evidence_threshold,
-                                 router_points_per_1k_tokens=args.router_points_per_1k_tokens)
+                                 router_points_per_1k_tokens=args.router_points_per_1k_tokens,
+                                 router_family=args.router_family)
         files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data,
                              export=tuple(args.export))
     except (FileNotFoundError, ValueError) as err:

@@ -27,14 +27,16 @@ from experiments.report.data_mix import DataSet
 from experiments.report.losses import CutRow, LoadLossRow, Losses
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
+from experiments.report.verdict.decision import percent
 from experiments.report.verdict.rows import VerdictRow
 
-ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [95% CI]", "docs", "long context (score)",
+ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs", "long context (score)",
                "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost", "to decide"]
 ANSWER_NOWRAP = (0, 1, 2, 3, 4, 8)  # values on one line; "to decide" may wrap
 ANSWER_LABELS = (5, 6, 7)  # "label (score)": the label on one line, the score may wrap below it
 MAX_LABEL = 28  # a config label longer than this is cut and tagged with its config hash
 FOREST_FILE = "verdict_forest.png"
+WITHHELD = ("the interval would say", "the row's own interval alone says")  # a rule withheld the decision
 
 
 def short_label(run: Run | None) -> str:
@@ -73,11 +75,14 @@ def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
 
 
 def delta_cell(v: VerdictRow) -> str:
-    """"+3.1 [-1.2, +7.4]" ("... fam." when family-adjusted), or "-" when the row has no interval."""
+    """"+3.1 [-1.2, +7.4] 97.5%" for a tested row (the interval at the level its decision was tested at), "+3.1
+    [-9.0, +15.2] untested" for a row that decides nothing (its nominal 95% interval, which at few documents or
+    with configs chosen on the same samples does not hold 95%), or "-" when the row has no interval."""
     if no_interval_reason(v) is not None:
         return "-"
     lo, hi = shown_interval(v)
-    return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}]" + (" fam." if v.ci_family is not None else "")
+    level = percent(v.ci_family_confidence) if v.ci_family is not None and v.ci_family_confidence else "untested"
+    return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}] {level}"
 
 
 def scored(run: Run | None, score: float | None) -> str:
@@ -105,7 +110,7 @@ def answer_notes(vrows: list[VerdictRow]) -> list[str]:
     """The reason of every "-" in the Δ column, and of every decision a rule withheld."""
     notes = [f"{row_name(v)}, no Δ interval: {reason}." for v in vrows if (reason := no_interval_reason(v))]
     notes += [f"{row_name(v)}: {v.decision.why}." for v in vrows
-              if v.decision and v.decision.why.startswith(("the interval would say", "the 95% interval alone says"))]
+              if v.decision and v.decision.why.startswith(WITHHELD)]
     return notes
 
 
@@ -133,14 +138,18 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
     if path is None:
         doc.add(Paragraph("Not drawn: the verdict plot (no row with a difference)."))
     else:
-        doc.add(Image(path, "verdict forest plot: Δ RAG−LC with its 95% interval per row; shaded: the tolerance"))
+        doc.add(Image(path, "verdict forest plot: Δ RAG−LC with the interval its decision was tested at (95% "
+                            "where untested); shaded: the tolerance"))
         if left_out:
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
     family = max((v.family_size for v in vrows), default=0)
     doc.add(Paragraph(
-        "Δ: RAG minus long context in points (x100) with its 95% interval over documents"
-        + (f" (\"fam.\": adjusted for the report's {family} decisions, Holm: it clears a boundary exactly when "
-           "the decision stands)" if family > 1 else "")
+        "Δ: RAG minus long context in points (x100) with its interval over documents, at the confidence the "
+        "decision was tested at (a claim for the cheaper arm at 97%, an arm better at 95%"
+        + (f", adjusted for the report's {family} decisions and its routers' claims" if family > 1 else "")
+        + ": it clears the boundary exactly when the decision stands); \"untested\": a row that decides nothing "
+        "(too few documents, or configs chosen on the samples reported on), whose nominal 95% interval does not "
+        "hold 95% there"
         + "; scores: each chosen config's mean score (x100) on the samples the difference is over; "
         f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
         + (f", priced by {cost_basis}" if cost_basis else "") + "); "

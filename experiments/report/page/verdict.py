@@ -13,7 +13,8 @@ from experiments.report.page.first_screen import delta_cell
 from experiments.report.page.sections import SECTIONS
 from experiments.report.settings import ReportSettings
 from experiments.report.summary import SHARE_COLUMNS
-from experiments.report.verdict.decision import MIN_DOCUMENTS
+from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
+from experiments.report.verdict.family import ROUTER_SHARE
 from experiments.report.verdict.rows import BudgetPair, VerdictRow, oracle_rows
 
 
@@ -32,11 +33,12 @@ def _selection_cell(v: VerdictRow) -> str:
     return v.selection.split(":")[0] or "-"
 
 
-def family_sentence(vrows: list[VerdictRow]) -> str:
+def family_sentence(vrows: list[VerdictRow], router_family: str = "own") -> str:
     """How many decisions the report makes, how their family-wise error is controlled, and when the routers
     were tested."""
     m = max((v.family_size for v in vrows), default=0)
-    held = [v for v in vrows if v.tested and v.decision and v.decision.why.startswith("the 95% interval alone says")]
+    held = [v for v in vrows
+            if v.tested and v.decision and v.decision.why.startswith("the row's own interval alone says")]
     routers = [v.router for v in vrows if v.router is not None]
     gated = sum(r.gated for r in routers)
     if m <= 1:
@@ -46,17 +48,24 @@ def family_sentence(vrows: list[VerdictRow]) -> str:
         text = (f"**{m} decisions, one family**: the rows with an interval from honestly chosen configs, at least "
                 f"{MIN_DOCUMENTS} documents and not at the floor or ceiling. Holm's step-down procedure on each "
                 "decision's boundary test keeps the chance that any decision is wrong at 5% (p_decision and "
-                "Holm-adjusted p_holm in verdict.csv); the interval a tested row shows is adjusted to the same level "
-                "(\"fam.\"), so it clears its boundary exactly when the decision stands. The documents under \"to "
-                "decide\" are planned by simulating this rule. "
-                + (f"{len(held)} row(s) whose own 95% interval decides are shown inconclusive after the correction."
+                "adjusted p_holm in verdict.csv); the interval a tested row shows is adjusted to the same level "
+                "(its confidence beside it), so it clears its boundary exactly when the decision stands. The "
+                "documents under \"to decide\" are planned by simulating this rule. "
+                + (f"{len(held)} row(s) whose own interval decides are shown inconclusive after the correction."
                    if held else "No decision was withdrawn by the correction."))
     if routers:
-        text += (" **The router waits its turn**: the learned routers' tests (router beats the better arm by more than "
-                 "the tolerance) form a second family, tested with Holm only once every arm decision of the report "
-                 "stands (serial gatekeeping), so asking about a router costs the arm decisions nothing; "
-                 + (f"here {gated} of {len(routers)} were not tested, since an arm decision is still open."
-                    if gated else "here the gate opened and they were tested."))
+        text += (" **The routers speak when the arms tie**: the learned routers' claims (router beats the better arm "
+                 "by more than the tolerance) form their own family beside the arm decisions, tested whatever the "
+                 "arms decide: "
+                 + ("Holm at 5% (`router_family: own`): the chance of any wrong route is at most 5%, as is that of any "
+                    "wrong arm decision (10% for a wrong statement of either kind); "
+                    if router_family == "own" else
+                    f"one 5% for both (`router_family: shared`): the arm decisions start at "
+                    f"{100 * ALPHA * (1 - ROUTER_SHARE):g}% and the routers at {100 * ALPHA * ROUTER_SHARE:g}%, Holm "
+                    "within each, and a family whose every claim stands passes its whole level to the other (a "
+                    "Bonferroni-based graph, Bretz et al. 2009): the chance of any wrong statement stays at 5%; ")
+                 + (f"{gated} of {len(routers)} routers were not tested: their row decides nothing."
+                    if gated else "every router was tested."))
     return text
 
 
@@ -94,7 +103,8 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
         "arm that includes luck, so the report compares routers with the noise-corrected oracle (each question "
         "answered by the arm that did better on the other questions of its document). "
         "**To decide**: the documents a sweep needs to decide the difference that matters with 80% power, found by "
-        "simulating this whole rule (`python -m experiments.plan`)."), Paragraph(family_sentence(vrows)))
+        "simulating this whole rule (`python -m experiments.plan`)."),
+        Paragraph(family_sentence(vrows, settings.router_family)))
     doc.add(Table(*verdict_table(vrows, plans)))
     notes = row_notes(vrows, plans)
     if notes:
@@ -110,9 +120,9 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
 
 def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """The verdict table: its head and one row of cells per verdict row."""
-    head = ["benchmark", "level", "decision", "long context", "score", "RAG", "score", "Δ RAG−LC [95% CI]", "documents",
-            "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio", "oracle router",
-            "selection", "to decide", "recommendation"]
+    head = ["benchmark", "level", "decision", "long context", "score", "RAG", "score", "Δ RAG−LC [interval]",
+            "documents", "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio",
+            "oracle router", "selection", "to decide", "recommendation"]
     rows = []
     for v, plan in zip(vrows, plans):
         delta = "-" if v.diff is None else (f"{v.diff:+.1f} (one document: no interval)"

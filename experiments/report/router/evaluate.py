@@ -17,8 +17,10 @@ half of the documents), priced the same way.
 
 The `route` decision: the router is better than the best single arm by more than the tolerance, read
 from its interval (lower end above +tolerance); the test joins the verdict's family of decisions
-(experiments.report.verdict.family, Holm), so asking it costs the other rows some power, as it should. A
-row decided `route` keeps the single-arm decision it would have had (`arm_decision`) for its sentence.
+(experiments.report.verdict.family: the routers' own family beside the arm decisions', one family-wise
+error for both), so asking it costs the arm decisions a little of their level (4% instead of 5% while a
+router claim is open). A row decided `route` keeps the single-arm decision it would have had (`arm_decision`)
+for its sentence.
 
 Other routing arms (Self-Route, a live router run: any arm whose records carry `route`) are measured
 on the same questions against the same per-question best arm, with a paired cluster bootstrap over
@@ -75,9 +77,9 @@ class RouterRow:
     cost: tuple[float | None, float | None]  # (router, best arm) cost per answer, USD
     others: list[OtherRouter] = field(default_factory=list)
     decided: bool = False  # `route` kept after the family's correction
-    gated: bool = False  # not tested: an arm decision of the report was still open (the router waits its turn)
+    gated: bool = False  # not tested: its row decides nothing (naive, too few documents, floor or ceiling)
     p_route: float | None = None  # p-value of "router - best arm > tolerance"
-    p_route_holm: float | None = None  # the same, Holm-adjusted over the report's family
+    p_route_holm: float | None = None  # the same, adjusted over the report's tests (experiments.report.verdict.family)
     file: Path | None = None  # the deployable router written by `write_routers`
     cost_note: str = ""  # how the report's router_points_per_1k_tokens entered the routing ("" without)
 
@@ -99,9 +101,9 @@ def routes_better(result: RouterResult | None, tolerance: float) -> bool:
 
 @dataclass
 class RouteClaim:
-    """The `route` test of one verdict row, in the report's second family (experiments.report.verdict.family:
-    tested after the arm decisions, serial gatekeeping): where Holm keeps it, the row decides `route` and
-    keeps its single-arm decision as `arm_decision`."""
+    """The `route` test of one verdict row, in the report's routers' family (experiments.report.verdict.family:
+    tested beside the arm decisions with one family-wise error): where the procedure keeps it, the row decides
+    `route` and keeps its single-arm decision as `arm_decision`."""
     row: Any  # the verdict row whose `router` this tests
     tolerance: float
     p_value: float = 1.0

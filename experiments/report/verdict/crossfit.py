@@ -58,7 +58,7 @@ from typing import Sequence
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate, over_splits
+from eval.metrics.confidence import Estimate, over_splits, single_discordant_se
 from experiments.report.halves import MIN_GROUPS, split_documents
 
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
@@ -265,7 +265,9 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
         fits.append(fit)
     n_groups = fits[0].n_groups
     estimate = over_splits([f.diff for f in fits], [f.se for f in fits], max(1, n_groups - 2), n_groups)
-    return RepeatedCrossFit(fits, estimate)
+    first = fits[0].samples
+    return RepeatedCrossFit(fits, estimate.floored(single_discordant_se([s[1] for s in first], len(first), 100.0)))
+
 
 
 def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], choices, n_resamples: int,

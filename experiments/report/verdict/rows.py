@@ -85,6 +85,7 @@ class VerdictRow:
     halves_agreement: float | None = None  # cross-fitted: share of the splits whose two halves chose them
     estimate: Estimate | None = None  # the difference's t distribution: interval and claim p-values
     ci_family: tuple[float, float] | None = None  # the interval at the family-adjusted level (family.py)
+    ci_family_confidence: float | None = None  # its confidence: the level the decision was tested at
     candidates: Candidates | None = None  # every config of both arms at this level: what the plan simulates
     pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
     tested: bool = False  # the row's decision is one of the report's family of tests
@@ -152,6 +153,7 @@ class VerdictRow:
             "halves_agreement": _r(self.halves_agreement, 4),
             "ci_family_low": _r(self.ci_family[0]) if self.ci_family else None,
             "ci_family_high": _r(self.ci_family[1]) if self.ci_family else None,
+            "ci_family_confidence": _r(self.ci_family_confidence, 5),
             "oracle_corrected_score": (_r(self.oracle.corrected.score) if self.oracle and self.oracle.corrected
                                        else None),
             "oracle_gain_real": bool(self.oracle and self.oracle.corrected and self.oracle.corrected.real),
@@ -225,7 +227,7 @@ def _paired(a_run: Run, b_run: Run, level: str | None, ids: set[str] | None,
     shared = sorted(i for i in set(a) & set(b) if ids is None or i in ids)
     if not shared:
         return shared, None
-    return shared, cluster_t([100 * (a[i] - b[i]) for i in shared], [groups.get(i, i) for i in shared])
+    return shared, cluster_t([100 * (a[i] - b[i]) for i in shared], [groups.get(i, i) for i in shared], unit=100.0)
 
 
 def _share_correct(run: Run, level: str | None, ids: list[str], threshold: float) -> float | None:

@@ -1,0 +1,119 @@
+"""Issue 41: the claim for the cheaper arm under lopsided differences, one level for every word, no decision
+from zero variance, and routers tested beside the arm decisions with one family-wise error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from eval.metrics.confidence import Estimate, cluster_t, single_discordant_se
+from experiments.report.settings import load_settings
+from experiments.report.verdict.decision import ALPHA, CHEAPER_SHARE, INCONCLUSIVE, RAG, decide
+from experiments.report.verdict.family import ROUTER_SHARE, control_family, holm, two_families
+from experiments.simulate.scores import SCENARIOS, rag_shift, scenario_scores
+
+
+@pytest.fixture(scope="module")
+def settings():
+    return load_settings(tolerance=2.0, resamples=400)
+
+
+def _docs(n_docs: int, per_doc: int = 3) -> list[str]:
+    return [f"d{d}" for d in range(n_docs) for _ in range(per_doc)]
+
+
+def test_arms_that_answer_alike_decide_nothing_from_zero_variance():
+    """Identical answers on every question gave [0, 0] and `rag`; one flipped answer [-19.8, +8.7]. The standard
+    error is floored at the one a single discordant answer gives, so both read alike."""
+    same = cluster_t([0.0] * 18, _docs(6), unit=100.0)
+    flipped = cluster_t([100.0] + [0.0] * 17, _docs(6), unit=100.0)
+    assert same.se == pytest.approx(flipped.se) == pytest.approx(single_discordant_se(_docs(6), 18, 100.0))
+    assert decide(same, 2.0, rag_cheaper=True).kind == INCONCLUSIVE
+    assert same.interval()[0] < -2.0 < 2.0 < same.interval()[1]
+    # the floor only binds where the data have (almost) no spread of their own
+    rng = np.random.default_rng(0)
+    noisy = [100.0 * (rng.random() < 0.5) - 100.0 * (rng.random() < 0.5) for _ in range(60)]
+    assert cluster_t(noisy, _docs(20), unit=100.0).se == cluster_t(noisy, _docs(20)).se
+
+
+def test_the_cheaper_arms_claim_reads_the_stricter_interval():
+    """RAG cheaper: `rag` needs the 97% interval (one-sided 1.5%) above -tolerance; a 95% interval that clears it
+    alone is inconclusive and says so."""
+    est = Estimate(2.0, 2.0, 1e6, 40)  # 95%: [-1.92, +5.92]; 97%: [-2.34, +6.34]
+    assert est.interval(0.95)[0] > -2.0 > est.interval(1 - ALPHA * CHEAPER_SHARE)[0]
+    d = decide(est, 2.0, rag_cheaper=True)
+    assert d.kind == INCONCLUSIVE and "stricter 97% interval" in d.why
+    # RAG dearer: its claim is that it is better, at 95%, and the same interval decides it
+    assert decide(Estimate(4.0, 2.0, 1e6, 40), 2.0, rag_cheaper=False).why == \
+        "RAG is better (the whole 95% interval is above 0)"
+    clear = decide(Estimate(3.0, 1.0, 1e6, 40), 2.0, rag_cheaper=True)
+    assert clear.kind == RAG and clear.why == "RAG is better (the whole 97% interval is above 0)"
+
+
+def test_superiority_words_are_judged_on_the_family_adjusted_interval(settings):
+    """A kept `rag` whose 97% interval is above 0 but whose family-adjusted interval crosses 0 says "no more than
+    2 points worse", never "better"."""
+    from experiments.report.verdict.rows import VerdictRow
+
+    def row(name, center, sd):
+        est = Estimate(center, sd, 1e6, 40)
+        r = VerdictRow(name, "all", ci=est.interval(), token_ratio=0.5, estimate=est, tested=True)  # RAG cheaper
+        r.decision = decide(est, settings.tolerance, r.rag_cheaper)
+        return r
+
+    rows = [row("edge", 5.0, 2.2), row("far", 20.0, 2.0), row("open", 0.0, 8.0)]
+    assert rows[0].decision.why.startswith("RAG is better")  # alone: 97% lower end about +0.2
+    control_family(rows, settings)
+    edge = rows[0]
+    assert edge.decision.kind == RAG and edge.p_holm < ALPHA
+    assert -2.0 < edge.ci_family[0] < 0 and "no more than 2 points worse" in edge.decision.why
+    assert rows[1].decision.why.startswith("RAG is better") and rows[1].ci_family[0] > 0
+
+
+def test_two_families_reduce_to_holm_where_one_is_empty():
+    p = [0.01, 0.04, 0.2]
+    assert two_families(p, [])[0] == pytest.approx(holm(p))
+    assert two_families([], p)[1] == pytest.approx(holm(p))
+
+
+def test_a_router_is_tested_when_the_arms_tie_and_gets_the_whole_level_once_they_stand():
+    arms, routers = two_families([0.5], [0.004])
+    assert arms[0] >= 0.5 and routers[0] == pytest.approx(0.004 / ROUTER_SHARE) and routers[0] < ALPHA
+    arms, routers = two_families([0.001], [0.03])  # the arm decision stands: the router gets 5%
+    assert arms[0] < ALPHA and routers[0] == pytest.approx(0.03)
+    arms, routers = two_families([0.048], [0.9])  # an open router costs the arm decision its last half point
+    assert arms[0] == pytest.approx(0.048 / (1 - ROUTER_SHARE)) and arms[0] > ALPHA
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.8])
+def test_two_families_keep_the_family_wise_error_on_true_nulls(rho):
+    """3 arm claims and 2 router claims, all true nulls (uniform p-values, independent or correlated), and the
+    same with the arm claims false (tiny p-values) so that their level passes to the routers."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(41)
+    n = 8_000
+    z = np.sqrt(rho) * rng.normal(size=(n, 1)) + np.sqrt(1 - rho) * rng.normal(size=(n, 5))
+    p = 2 * norm.sf(np.abs(z))
+    all_null = sum(min(a + r) < ALPHA for a, r in (two_families(list(x[:3]), list(x[3:])) for x in p)) / n
+    arms_false = sum(min(two_families([1e-6] * 3, list(x[3:]))[1]) < ALPHA for x in p) / n
+    assert all_null <= 0.055 and arms_false <= 0.055
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "own"])
+def test_each_scenario_plants_the_truth_it_states(scenario):
+    """RAG's mean accuracy is base + truth over documents (rag_shift), and "skewed" is lopsided: RAG fails on about
+    15% of the documents and is slightly better on the rest."""
+    rng = np.random.default_rng(1)
+    sweep = scenario_scores(rng, scenario, 4000, -5.0)
+    diff = [sweep.rags[0][i] - sweep.lc[i] for i in sweep.lc]
+    assert 100 * np.mean(diff) == pytest.approx(-5.0, abs=1.2)
+    per_doc = {}
+    for i, d in zip(sweep.lc, diff):
+        per_doc.setdefault(sweep.groups[i], []).append(d)
+    sizes = {len(v) for v in per_doc.values()}
+    assert sizes == (set(range(2, 11)) if scenario == "unequal" else {3})
+    if scenario == "skewed":
+        assert rag_shift(SCENARIOS["skewed"], -5.0) > 0  # better where retrieval works
+        means = np.array([np.mean(v) for v in per_doc.values()])
+        assert np.mean((means - means.mean()) ** 3) < 0  # the long tail is on RAG's losing side
