@@ -117,3 +117,40 @@ def test_each_scenario_plants_the_truth_it_states(scenario):
         assert rag_shift(SCENARIOS["skewed"], -5.0) > 0  # better where retrieval works
         means = np.array([np.mean(v) for v in per_doc.values()])
         assert np.mean((means - means.mean()) ** 3) < 0  # the long tail is on RAG's losing side
+
+
+class _Claim:
+    def __init__(self, p: float):
+        self.p_value, self.settled = p, None
+
+    def settle(self, p_holm):
+        self.settled = p_holm
+
+
+@pytest.mark.parametrize("family", ["own", "shared"])
+def test_the_router_family_setting_picks_the_procedure(settings, family):
+    """"own": Holm within each family at 5%; "shared": one 5% for both, so an arm decision at p 0.046 falls while
+    the router's claim is open, and says why."""
+    from dataclasses import replace
+
+    from experiments.report.verdict.rows import VerdictRow
+
+    est = Estimate(4.0, 2.0, 1e6, 40)  # RAG dearer: its claim "better", p about 0.046
+    row = VerdictRow("b", "all", ci=est.interval(), token_ratio=2.0, estimate=est, tested=True)
+    row.decision = decide(est, settings.tolerance, row.rag_cheaper)
+    claim = _Claim(0.03)
+    control_family([row], replace(settings, router_family=family), [claim])
+    if family == "own":
+        assert row.decision.kind == RAG and row.p_holm == pytest.approx(row.p_decision)
+        assert claim.settled == pytest.approx(0.03)
+    else:
+        assert row.decision.kind == INCONCLUSIVE and "2 tests (arm decisions and router claims)" in row.decision.why
+        assert row.p_holm == pytest.approx(row.p_decision / (1 - ROUTER_SHARE))
+        # the router stands from the level at which the arm decision stands and passes it its 5%
+        assert claim.settled == pytest.approx(min(0.03 / ROUTER_SHARE, row.p_holm))
+    assert row.ci_family[0] > 0 if family == "own" else row.ci_family[0] < 0  # the interval shown agrees
+
+
+def test_an_unknown_router_family_is_refused_by_name():
+    with pytest.raises(ValueError, match="router_family='both'"):
+        load_settings(router_family="both")
