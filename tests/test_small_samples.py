@@ -52,7 +52,10 @@ def test_over_splits_removes_the_split_noise_by_the_law_of_total_variance():
     # mean 2, within 4, between 2: 4 - share x (1 - 1/2) x 2
     assert est.value == 2.0 and est.se == pytest.approx((4 - SPLIT_NOISE_SHARE) ** 0.5) and est.df == 10
     floor = over_splits([0.0, 10.0], [1.0, 1.0], 10, 12)
-    assert floor.se == pytest.approx((1 / 2) ** 0.5)  # never below mean(se^2) / K
+    # the split's share is at most the whole within-split variance: 1 - share x (1 - 1/2) x 1
+    assert floor.se == pytest.approx((1 - SPLIT_NOISE_SHARE / 2) ** 0.5)
+    wider = over_splits([0.0, 40.0], [1.0, 1.0], 10, 12)
+    assert wider.se == floor.se  # more disagreement between the splits never narrows the interval
 
 
 @pytest.mark.parametrize("n_docs", [2, 4])
