@@ -41,8 +41,8 @@ names) and the partitions aggregated by their mean, as in repeated cross-fitting
 2018 aggregate over splits; the mean rather than their median, which the choice's skew biased by about
 +0.6 points in simulations). Its variance is that of one split less the part the averaging removes,
 by the law of total variance: mean(se_k^2) - (1 - 1/K) x var(d_k) (3/4 of it, as calibrated), the
-splits' own spread, at most mean(se_k^2), estimating what depends on the split alone (
-eval.metrics.confidence.over_splits).
+splits' own spread, at most mean(se_k^2), estimating what depends on the split alone
+(eval.metrics.confidence.over_splits).
 perf/small_sample_verdict.py measures the
 coverage of this interval at 8-40 documents.
 
