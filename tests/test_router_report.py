@@ -49,7 +49,9 @@ def test_a_router_that_truly_wins_is_decided_route_with_its_costs_and_weights(wi
     assert float(row["router_oracle_score"]) >= float(row["router_score"])
     md = files["report.md"].read_text(encoding="utf-8")
     section = md[md.index("Route instead of choosing?"):]
-    assert "**route**" in section and "oracle gap closed" in section
+    assert "**route**" in section and "benchmark gap closed" in section
+    lo, hi = float(row["router_gap_closed_low"]), float(row["router_gap_closed_high"])  # only with its interval
+    assert lo <= float(row["router_gap_closed"]) <= hi
     assert "a longer document favours long context" in section  # the known truth, in words
     assert "Route each question" in md  # the recommendation follows the decision
 

@@ -154,3 +154,18 @@ def test_the_router_family_setting_picks_the_procedure(settings, family):
 def test_an_unknown_router_family_is_refused_by_name():
     with pytest.raises(ValueError, match="router_family='both'"):
         load_settings(router_family="both")
+
+
+def test_gap_closed_comes_only_with_an_interval_that_holds_its_ratio():
+    """(router - best) / (benchmark - best) from each difference's 97.5% interval; none when the benchmark's
+    gain may be 0."""
+    from experiments.report.router.fit import gap_closed_interval
+
+    router, bench = Estimate(6.0, 1.0, 1e6, 40), Estimate(10.0, 1.0, 1e6, 40)
+    lo, hi = gap_closed_interval(router, bench)
+    r_lo, r_hi = router.interval(0.975)
+    b_lo, b_hi = bench.interval(0.975)
+    assert (lo, hi) == pytest.approx((r_lo / b_hi, r_hi / b_lo)) and lo < 0.6 < hi
+    assert gap_closed_interval(router, Estimate(1.0, 1.0, 1e6, 40)) is None
+    neg_lo, _ = gap_closed_interval(Estimate(0.5, 1.0, 1e6, 40), bench)
+    assert neg_lo == pytest.approx(Estimate(0.5, 1.0, 1e6, 40).interval(0.975)[0] / b_lo)  # a loss: the nearer end

@@ -100,8 +100,9 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
         f"{settings.correct_threshold:g}), or at least {100 - 100 * settings.floor_share:g}%: a model at the floor or "
         "ceiling cannot tell the arms apart. Ratios are RAG / long context. The oracle router takes, per sample, the "
         "better of the best long-context and the best RAG config (ties counted as ties); with one noisy answer per "
-        "arm that includes luck, so the report compares routers with the noise-corrected oracle (each question "
-        "answered by the arm that did better on the other questions of its document). "
+        "arm that includes luck (an upper bound inflated by it), so the report compares routers with the "
+        "by-document benchmark (each question answered by the arm that did better on the other questions of its "
+        "document: a benchmark a router can beat, not a bound). "
         "**To decide**: the documents a sweep needs to decide the difference that matters with 80% power, found by "
         "simulating this whole rule (`python -m experiments.plan`)."),
         Paragraph(family_sentence(vrows, settings.router_family)))

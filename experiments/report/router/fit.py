@@ -74,7 +74,7 @@ class RouterResult:
     diff: float  # router - best arm (points)
     ci: tuple[float, float]  # 95% interval of diff (t, G - 2 degrees of freedom, averaged over splits)
     p_value: float
-    gap_closed: float | None  # (router - best) / (corrected oracle - best); None unless the oracle's gain is real
+    gap_closed: float | None  # (router - best) / (by-document benchmark - best); None without its interval
     share_rag: float  # share of questions routed to RAG
     coefficients: dict[str, float]  # feature -> standardised weight (points of gain per sd), fit on all
     intercept: float  # mean gain RAG - long context (points) of the fit on all questions
@@ -91,14 +91,16 @@ class RouterResult:
     arm_rag: dict[str, bool] = field(default_factory=dict)  # sample id -> its half's best arm is RAG (first split)
     best_by_id: dict[str, float] = field(default_factory=dict)  # sample id -> best-arm score (0..1), over the splits
     model: RidgeModel | None = None  # the fit on all questions: what a deployment runs
+    gap_closed_ci: tuple[float, float] | None = None  # at least 95% (`gap_closed_interval`)
 
     def summary(self) -> str:
-        gap = ("n/a (the noise-corrected oracle gains nothing real)" if self.gap_closed is None
-               else f"{100 * self.gap_closed:.0f}%")
+        gap = ("n/a (the by-document benchmark gains nothing real)" if self.gap_closed_ci is None
+               else f"{100 * self.gap_closed:.0f}% [{100 * self.gap_closed_ci[0]:.0f}%, "
+                    f"{100 * self.gap_closed_ci[1]:.0f}%]")
         weights = ", ".join(f"{k} {v:+.1f}" for k, v in self.coefficients.items()) or "none (intercept only)"
         return (f"router {self.router_mean:.1f} vs best arm {self.best_arm_mean:.1f} (oracle {self.oracle_mean:.1f}): "
                 f"Δ {self.diff:+.1f} [{self.ci[0]:+.1f}, {self.ci[1]:+.1f}] over {self.n_groups} documents; "
-                f"oracle gap closed {gap}; {100 * self.share_rag:.0f}% routed to RAG; weights: {weights}")
+                f"benchmark gap closed {gap}; {100 * self.share_rag:.0f}% routed to RAG; weights: {weights}")
 
 
 def _kinds(features: RouterFeatures) -> dict[str, str]:
@@ -190,6 +192,18 @@ def half_models(features: RouterFeatures, seed: int = 0, ridge: float = 1.0) -> 
             "B": fit_ridge(features.X[in_a], d[in_a], features.used, ridge)}
 
 
+def gap_closed_interval(router: Estimate | None, benchmark: Estimate | None) -> tuple[float, float] | None:
+    """An interval of (router - best arm) / (by-document benchmark - best arm) that holds at least 95%: each
+    difference's 97.5% interval (Bonferroni: both hold together at least 95% of the time), and the ratio's
+    extremes over them. None unless the benchmark's 97.5% interval lies above 0 (nothing to close)."""
+    if router is None or benchmark is None:
+        return None
+    (a, b), (c, d) = router.interval(0.975), benchmark.interval(0.975)
+    if c <= 0:
+        return None
+    return min(a / c, a / d), max(b / c, b / d)
+
+
 def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, ridge: float = 1.0,
           n_resamples: int = 1000, splits: int = 1) -> RouterResult | None:
     """Cross-fit the router over the documents' two halves, over `splits` partitions (seeds seed, seed + 1,
@@ -215,7 +229,8 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
                                  dict(zip(features.ids, features.groups)), _kinds(features))
     real = corrected is not None and corrected.real
-    gap = corrected.score - best_mean if real else 0.0
+    gap_ci = gap_closed_interval(estimate, corrected.excess if corrected else None)
+    gap = corrected.excess.value if gap_ci is not None else 0.0  # the benchmark's gain over the better arm
     full = fit_ridge(features.X, d, features.used, ridge)
     notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
              if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
@@ -233,5 +248,6 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
         n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
         estimate=estimate, oracle_corrected=corrected.score if corrected else None, oracle_real=real, model=full,
+        gap_closed_ci=gap_ci,
         arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)},
         best_by_id={i: float(b) for i, b in zip(features.ids, best_q)})

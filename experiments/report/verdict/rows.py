@@ -122,7 +122,9 @@ class VerdictRow:
                 "router_oracle_score": _r(r.oracle_mean) if r else None,
                 "router_diff": _r(r.diff) if r else None, "router_ci95_low": _r(r.ci[0]) if r else None,
                 "router_ci95_high": _r(r.ci[1]) if r else None,
-                "router_gap_closed": _r(r.gap_closed, 4) if r and r.gap_closed is not None else None,
+                "router_gap_closed": _r(r.gap_closed, 4) if r and r.gap_closed_ci is not None else None,
+                "router_gap_closed_low": _r(r.gap_closed_ci[0], 4) if r and r.gap_closed_ci else None,
+                "router_gap_closed_high": _r(r.gap_closed_ci[1], 4) if r and r.gap_closed_ci else None,
                 "router_share_rag": _r(r.share_rag, 4) if r else None,
                 "router_p_holm": _r(rr.p_route_holm, 4) if rr and rr.p_route_holm is not None else None,
                 "router_file": rr.file.name if rr and rr.file else ""}
