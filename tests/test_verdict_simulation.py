@@ -104,15 +104,17 @@ def test_holm_adjusts_like_the_textbook():
 
 @pytest.mark.parametrize("cheaper", [True, False, None])
 def test_boundary_p_values_and_the_interval_never_disagree(cheaper):
-    """A claim is decided exactly when its p-value is below 0.05 and exactly when the 95% interval clears its
-    boundary: both read one t distribution (issue 33: an interpolated quantile cleared a boundary at p = 0.050)."""
+    """A claim is decided exactly when its p-value is below 0.05 and exactly when the interval at its level (95%,
+    or 97% for the cheaper arm's claim) clears its boundary: both read one t distribution (issue 33: an
+    interpolated quantile cleared a boundary at p = 0.050)."""
     from eval.metrics.confidence import Estimate
-    from experiments.report.verdict.decision import boundaries
+    from experiments.report.verdict.decision import boundaries, claim_levels
 
     b_rag, b_lc = boundaries(2.0, cheaper)
+    level = claim_levels(cheaper)
     for shift in np.linspace(-9, 9, 721):
         est = Estimate(float(shift), 2.0, 7, 8)
-        lo, hi = est.interval(0.95)
+        lo, hi = est.interval(1 - level["rag"])[0], est.interval(1 - level["longctx"])[1]
         kind = decide(est, 2.0, cheaper).kind
         p = claim_p_values(est, 2.0, cheaper)
         assert (p["rag"] < 0.05) == (lo > b_rag) and (p["longctx"] < 0.05) == (hi < b_lc), shift
