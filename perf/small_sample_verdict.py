@@ -98,13 +98,13 @@ def through_report(n_docs: int, sweeps: int, seed: int) -> dict:
     return {"documents": n_docs, "sweeps": sweeps, "rag": said}
 
 
-def verdict_cells(scenario: str, sizes: list[int], sweeps: int, sweeps_12: int, settings) -> dict:
+def verdict_cells(scenario: str, sizes: list[int], sweeps: int, sweeps_12: int, settings, seed: int = 0) -> dict:
     """Coverage at a truth of -2 and false `rag` at -2 and -5, per number of documents, one config and 12."""
     cells = {}
     print(f"scenario {scenario}", flush=True)
     print(f"{'documents':>9} | {'1 config: coverage':>18} {'rag@-2':>7} {'rag@-5':>7} | "
           f"{'12 configs: coverage':>20} {'rag@-2':>7} {'rag@-5':>7}", flush=True)
-    salt = list(SCENARIOS).index(scenario) * 1_000_003
+    salt = list(SCENARIOS).index(scenario) * 1_000_003 + seed * 10_000_019
     for n in sizes:
         row = {}
         for n_rag, count in ((1, sweeps), (12, sweeps_12)):
@@ -126,6 +126,7 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=1000, help="sweeps per cell with one config per arm")
     ap.add_argument("--sweeps-12", type=int, default=400, help="sweeps per cell with 12 RAG configs")
     ap.add_argument("--sizes", default="2,4,6,8,12,20,40")
+    ap.add_argument("--seed", type=int, default=0, help="another seed: fresh sweeps in every cell")
     ap.add_argument("--scenario", default="own", help=f"comma-separated, of: {', '.join(SCENARIOS)} (experiments."
                                                        "simulate.scores.SCENARIOS)")
     ap.add_argument("--router-sweeps", type=int, default=150, help="0: skip the router")
@@ -139,7 +140,7 @@ def main() -> None:
     out: dict = {"min_documents": MIN_DOCUMENTS, "tolerance": TOLERANCE, "cells": {}}
     t0 = time.perf_counter()
     for scenario in args.scenario.split(","):
-        out["cells"][scenario] = verdict_cells(scenario, sizes, args.sweeps, args.sweeps_12, settings)
+        out["cells"][scenario] = verdict_cells(scenario, sizes, args.sweeps, args.sweeps_12, settings, args.seed)
     if args.router_sweeps:
         out["router_null"] = {}
         for n in [int(x) for x in args.router_sizes.split(",")]:
