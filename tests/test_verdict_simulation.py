@@ -232,7 +232,7 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
     assert open_row["to_decide"].startswith("~") and open_row["to_decide_sentence"].startswith("About ")
     md = files["report.md"].read_text()
     assert "**2 decisions, one family**" in md and "Holm's step-down procedure" in md
-    assert "**The router waits its turn**" in md
+    assert "**The routers speak when the arms tie**" in md
     assert "| to decide |" in md and f"- open 8k: {open_row['to_decide_sentence']}" in md
 
 
