@@ -410,7 +410,7 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
     if row.rag is None:
         return f"No scored RAG run to compare with; long context ({row.lc.label}) scores {row.lc_score:.1f}."
-    ci = f"95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}] over {row.n_groups} documents" if row.ci else "no shared samples"
+    ci = _interval_words(row)
     diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
     cost = f", {row.cost_ratio:.2f}x the cost" if row.cost_ratio is not None else ""
@@ -446,6 +446,18 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         elif rag_lat > target >= lc_lat:
             text += f" Only long context meets the {target:g} s latency target."
     return text
+
+
+def _interval_words(row: VerdictRow) -> str:
+    """The interval the sentence quotes: the one the decision was tested at, with its confidence (the first
+    screen's), else the nominal 95% one of a row that decides nothing, said so."""
+    if not row.ci:
+        return "no shared samples"
+    if row.ci_family is not None and row.ci_family_confidence:
+        lo, hi = row.ci_family
+        level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")
+        return f"{level}% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents"
+    return f"nominal 95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}] over {row.n_groups} documents, untested"
 
 
 def _lvl(row: VerdictRow) -> str | None:
