@@ -80,6 +80,12 @@ class Record(TypedDict, total=False):
     latency_s: float  # what one user waits: retrieval_s + generation as served to that user alone
     generation_s: float  # generator time charged to this request (with prefix reuse: its share of the batch)
     retrieval_s: float | None  # RAG / selfroute: query embedding + search + rerank; null for other arms
+    retrieval_cpu_s: float | None  # the same retrieval in process CPU seconds
+    cpu_s: float | None  # process CPU seconds charged to this request (generation share + retrieval): price.basis cpu
+    prefill_cpu_s: float | None  # long context with prefix reuse: the shared prefill in process CPU seconds
+    decode_batch: int | None  # answers decoded together with this one (1: alone; None: the backend does not say)
+    decode_policy: int | None  # the generator's batching policy (generator.decode_batch) when it was answered
+    timings_replayed: bool  # the response cache served it with timings measured under another configuration
     prefill_s: float | None  # long context with prefix reuse: the whole shared-prefix prefill of its group
     prefix_group_size: int | None  # questions that shared that prefill
     ttft_s: float | None

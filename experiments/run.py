@@ -51,7 +51,7 @@ from experiments.arms import Answer, arm_spec
 from experiments import redact
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import build_cost_model, full_rate_note
+from llm.cost import build_cost_model, cost_basis, full_rate_note
 from experiments import records as schema
 from experiments.records import RecordStore, write_json_atomic
 
@@ -104,8 +104,9 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     if ans.text is None:  # retrieval only (generator=none)
         return schema.retrieved_record(base, ans.meta)
     u = ans.usage
-    # charged: the generator's share of its batch plus this request's retrieval (not the user's wait)
-    seconds = u["generation_s"] + (u.get("retrieval_s") or 0.0)
+    # charged: the generator's share of its batch plus this request's retrieval (not the user's wait), by the wall
+    # clock or (price basis cpu) in process CPU seconds
+    seconds = cost_model.charged_seconds(u) if cost_model else None
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
                            u.get("cache_write_tokens") or 0) if cost_model else None
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
@@ -257,6 +258,8 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
               "index_cost": spec.index_cost(arm),
               "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
               "embedder_truncation": truncation, "price": price,
+              "cost_basis": cost_basis(cost_model, [r for r in records if schema.is_answered(r)]),
+              "decode_batch_policy": decode_policy(generator),
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
     write_json_atomic(run_dir / "metrics.json", result)
@@ -273,6 +276,14 @@ def _say_chunks_over_limit(knobs: dict[str, Any], over: dict[str, Any] | None) -
                     "only; rag.chunk_size counts the generator's tokens: use smaller chunks or an embedder that "
                     "reads more", arm_label(knobs), over["embedder"], over["truncated"], over["chunks"],
                     100 * over["share"], over.get("max_input_tokens", "?"))
+
+
+def decode_policy(generator) -> int | None:
+    """The generator's batching policy (`generator.decode_batch`: answers decoded together, for every arm alike);
+    None for a backend that does not batch by this setting (a server batches as it does)."""
+    while generator is not None and not hasattr(generator, "decode_batch"):
+        generator = getattr(generator, "inner", None)
+    return None if generator is None else int(generator.decode_batch)
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

@@ -21,7 +21,11 @@ Two ways to pay for tokens:
   `basis: throughput` charges tokens at a measured rate instead (right for a batching server whose
   per-request latencies overlap): seconds = prompt_tokens / prefill_tokens_per_s +
   completion_tokens / decode_tokens_per_s (prompt tokens the server reports as read from its prefix
-  cache skip the prefill).
+  cache skip the prefill). `basis: cpu` charges the work the request did, not a wall clock: its process CPU
+  seconds (records' `cpu_s`: its share of the generator's batch plus its retrieval, tokenising included)
+  divided by the machine's `vcpus` (the CPU seconds an hour of the machine holds), so a machine shared with
+  other processes does not make an answer dearer (conf/price/cpu.yaml). A record without `cpu_s` (a remote
+  endpoint, an old run) is charged its wall seconds instead, and the run says so (`cost_basis`).
 
 `build_cost_model(None)` (or `kind: none`) gives a model whose costs are None: no price table,
 no invented number.
@@ -44,7 +48,7 @@ KINDS = ("per_token", "hourly", "none")
 PER_TOKEN_KEYS = frozenset({"kind", "name", "input_usd_per_million", "output_usd_per_million",
                             "cached_input_usd_per_million", "cache_write_usd_per_million", "min_cached_prefix_tokens",
                             "cache_ttl_s"})
-BASES = ("latency", "throughput")
+BASES = ("latency", "throughput", "cpu")
 
 
 class CostModel:
@@ -60,6 +64,14 @@ class CostModel:
     def needs_tokens(self) -> bool:
         """Whether `cost` reads the token counts (False: only the latency)."""
         return False
+
+    def charged_seconds(self, rec: Mapping[str, Any]) -> float | None:
+        """The seconds a record (or a usage dict) is charged: its wall seconds (`wall_seconds`)."""
+        return wall_seconds(rec)
+
+    def prefill_seconds(self, rec: Mapping[str, Any]) -> float | None:
+        """A long-context record's whole shared prefill in the seconds `charged_seconds` counts."""
+        return None if rec.get("prefill_s") is None else float(rec["prefill_s"])
 
     def describe(self) -> dict[str, Any]:
         return {"kind": None}
@@ -138,7 +150,20 @@ class HourlyCost(CostModel):
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
     name: str | None = None
+    vcpus: int = 1  # basis cpu: the CPU seconds one second of the machine holds
     kind = "hourly"
+
+    def charged_seconds(self, rec: Mapping[str, Any]) -> float | None:
+        """basis cpu: the record's process CPU seconds over the machine's vcpus (its wall seconds when it has none);
+        other bases: its wall seconds."""
+        if self.basis == "cpu" and rec.get("cpu_s") is not None:
+            return float(rec["cpu_s"]) / self.vcpus
+        return wall_seconds(rec)
+
+    def prefill_seconds(self, rec: Mapping[str, Any]) -> float | None:
+        if self.basis == "cpu" and rec.get("prefill_cpu_s") is not None:
+            return float(rec["prefill_cpu_s"]) / self.vcpus
+        return super().prefill_seconds(rec)
 
     @property
     def hourly_rate(self) -> float:  # type: ignore[override]
@@ -148,14 +173,14 @@ class HourlyCost(CostModel):
         return self.basis == "throughput"
 
     def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0) -> float:
-        if self.basis == "latency":
+        if self.basis in ("latency", "cpu"):  # cpu: `latency_s` is already what `charged_seconds` counts
             return float(latency_s)
         prefilled = max(0, prompt_tokens - int(cached_tokens or 0))  # a prefix-cache hit skips its prefill
         return prefilled / self.prefill_tokens_per_s + completion_tokens / self.decode_tokens_per_s  # type: ignore[operator]
 
     def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
-        if self.basis == "latency" and latency_s is None:
+        if self.basis in ("latency", "cpu") and latency_s is None:
             return None
         seconds = self.seconds(prompt_tokens, completion_tokens, latency_s, cached_tokens)
         return seconds * self.usd_per_hour * self.devices / 3600.0
@@ -165,6 +190,8 @@ class HourlyCost(CostModel):
                "basis": self.basis}
         if self.basis == "throughput":
             out.update(prefill_tokens_per_s=self.prefill_tokens_per_s, decode_tokens_per_s=self.decode_tokens_per_s)
+        if self.basis == "cpu":
+            out["vcpus"] = self.vcpus
         return out
 
 
@@ -211,6 +238,26 @@ def token_time_model(model: CostModel) -> TokenTimeModel | None:
         return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s,  # type: ignore[arg-type]
                               "the price's throughput rates")
     return None
+
+
+def wall_seconds(rec: Mapping[str, Any]) -> float | None:
+    """Machine time a record (or a usage dict) took by the wall clock: generation share + retrieval; records from
+    before those fields: `latency_s`."""
+    if rec.get("generation_s") is not None:
+        return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
+    lat = rec.get("latency_s")
+    return None if lat is None else float(lat)
+
+
+def cost_basis(model: CostModel, records: list[Mapping[str, Any]]) -> str | None:
+    """What the answered `records`' time was priced by under `model`: "cpu" (process CPU seconds), "wall", or
+    "cpu and wall" when some records had no CPU time; None for a price that is not by the hour."""
+    if not isinstance(model, HourlyCost):
+        return None
+    if model.basis != "cpu":
+        return "wall" if model.basis == "latency" else model.basis
+    with_cpu = sum(r.get("cpu_s") is not None for r in records)
+    return "cpu" if with_cpu == len(records) else "wall" if not with_cpu else "cpu and wall"
 
 
 def full_rate_note(model: CostModel, cached_tokens: int) -> str | None:
@@ -269,7 +316,11 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
         rates = (None, None)
         if basis == "throughput":
             rates = (_number(cfg, "prefill_tokens_per_s"), _number(cfg, "decode_tokens_per_s"))
-        return HourlyCost(_number(cfg, "usd_per_hour", positive=False), devices, basis, *rates, name=name)
+        vcpus = cfg.get("vcpus", 1)
+        if not isinstance(vcpus, int) or isinstance(vcpus, bool) or vcpus < 1:
+            raise ValueError(f"price.vcpus must be a positive integer, got {vcpus!r}")
+        return HourlyCost(_number(cfg, "usd_per_hour", positive=False), devices, basis, *rates, name=name,
+                          vcpus=vcpus)
     raise ValueError(f"price.kind={kind!r}; allowed: {', '.join(KINDS)} (or no price config for no costs)")
 
 

@@ -68,6 +68,12 @@ class Generation:
     provider's cached rate; `cache_write_tokens` those it reports writing to it (Anthropic's
     `cache_creation_input_tokens`), priced at its write rate. None: the endpoint said nothing.
 
+    `cpu_s` is the process CPU time charged to this request (its share of a batch, tokenising included: the work,
+    which does not grow with other processes' load), `prefill_cpu_s` that of its group's shared prefill;
+    `decode_batch` how many answers were decoded together with it (1: alone), `decode_policy` the generator's
+    batching policy (its `decode_batch` setting); `timed_under` what its timings were measured under (backend,
+    device, prefix reuse, batch policy: the response cache replays no timing measured under another).
+
     `finish_reason` is how the answer ended, where the backend says: "stop" (end of sequence or a
     stop string), "length" (the token limit), "repetition" (the transformers backend with `stop_loops` ended an
     answer that repeated itself), "lead_in" (stop strings set: the answer ended as a bare lead-in such as "The two
@@ -87,3 +93,8 @@ class Generation:
     finish_reason: str | None = None
     cached_prompt_tokens: int | None = None
     cache_write_tokens: int | None = None
+    cpu_s: float | None = None
+    prefill_cpu_s: float | None = None
+    decode_batch: int | None = None
+    decode_policy: int | None = None
+    timed_under: dict | None = None

@@ -15,6 +15,10 @@ region (`span()`) reads it at both ends. On the CPU the wait is nothing, so the 
 CPU), any object with a `synchronize()` method (a stream, a test's fake device), or a tuple of these. Generation,
 embedding and reranking time their GPU work through here (llm/transformers_backend.py, rag/arm.py,
 rag/embedders.py, rag/rerank.py).
+
+Every span also reads the process's CPU time (`Span.cpu_s`, `time.process_time`: all its threads): the work
+done, which, unlike the wall clock, does not grow when other processes share the machine's cores. An hourly
+price with `basis: cpu` charges it (llm/cost.py), so a loaded machine does not make an arm look dearer.
 """
 
 from __future__ import annotations
@@ -65,15 +69,24 @@ class Span:
 
     start: float
     seconds: float | None = None
+    cpu_start: float = 0.0
+    cpu_s: float | None = None  # CPU seconds the process spent in the region (all its threads)
 
 
 class DeviceClock:
     """A clock whose every reading comes after the device finished its queued work."""
 
-    def __init__(self, device: Any = "cpu", clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, device: Any = "cpu", clock: Callable[[], float] = time.perf_counter,
+                 cpu_clock: Callable[[], float] = time.process_time):
         self.device = device
         self._sync = synchronizer(device)
         self._clock = clock
+        self._cpu = cpu_clock
+
+    def cpu_now(self) -> float:
+        """The process's CPU seconds so far (all threads), once the device finished its queued work."""
+        self._sync()
+        return self._cpu()
 
     def now(self) -> float:
         """The time once everything queued on the device has run."""
@@ -87,6 +100,7 @@ class DeviceClock:
     @contextmanager
     def span(self) -> Iterator[Span]:
         """Time a region: the device is drained before the start is read and before the end is read."""
-        s = Span(self.now())
+        s = Span(self.now(), cpu_start=self._cpu())
         yield s
         s.seconds = self.now() - s.start
+        s.cpu_s = self._cpu() - s.cpu_start

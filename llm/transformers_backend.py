@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 # the untimed warm-up's prompt (its token count is what matters: a short prompt of every decoding path)
 WARMUP_TEXT = "The warm-up prompt: it compiles and allocates what the first timed answer would otherwise pay for."
+DEFAULT_DECODE_BATCH = 8  # prompts decoded together (`decode_batch`), for every arm alike
 
 
 
@@ -92,8 +93,9 @@ def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trus
 class TransformersGenerator(Generator):
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
-                 trust_remote_code: bool = False, reuse_prefix: bool = True, prefix_batch_size: int = 8,
-                 stop: list[str] | None = None, stop_loops: bool = False, warmup: bool = True):
+                 trust_remote_code: bool = False, reuse_prefix: bool = True, decode_batch: int | None = None,
+                 stop: list[str] | None = None, stop_loops: bool = False, warmup: bool = True,
+                 prefix_batch_size: int | None = None):
         self.spec = model
         self.stop = stop_strings(stop)
         self.stop_loops = bool(stop_loops)  # end an answer that repeats itself (finish_reason "repetition")
@@ -102,7 +104,11 @@ class TransformersGenerator(Generator):
         self.dtype, self.device, self.temperature = dtype, device, temperature
         self.trust_remote_code = trust_remote_code
         self.reuse_prefix = reuse_prefix
-        self.prefix_batch_size = max(1, int(prefix_batch_size))  # questions decoded together over one prefix
+        # THE batching policy, one for every arm: up to `decode_batch` prompts of one `generate` call are decoded
+        # together, over a shared prefix (prefix reuse) or as a padded batch (RAG, no reuse); `prefix_batch_size`
+        # is its old name (it batched only the questions over a shared prefix)
+        chosen = decode_batch if decode_batch is not None else prefix_batch_size
+        self.decode_batch = max(1, int(chosen if chosen is not None else DEFAULT_DECODE_BATCH))
         # every timed region waits for the device first (llm/timing.py): a CUDA launch returns before the work
         self.clock = DeviceClock(device)
         # an untimed warm-up runs before the first timed use of each decoding path (`_warm_up`)
@@ -122,6 +128,21 @@ class TransformersGenerator(Generator):
         self.context_window = tokenizer_context_window(hf_tok, model, context_window)
         self._model = None
         self._lock = threading.Lock()
+
+    @property
+    def prefix_batch_size(self) -> int:
+        """The old name of `decode_batch` (when it batched only questions over a shared prefix)."""
+        return self.decode_batch
+
+    @prefix_batch_size.setter
+    def prefix_batch_size(self, value: int) -> None:
+        self.decode_batch = max(1, int(value))
+
+    def timing_context(self) -> dict:
+        """What the timings of an answer depend on besides the prompt: the response cache keeps them apart."""
+        return {"backend": "transformers", "device": str(self.device), "dtype": self.dtype,
+                "reuse_prefix": bool(self.reuse_prefix), "decode_batch": self.decode_batch,
+                "threads": _threads()}
 
     def _configured_window(self) -> int | None:
         from transformers import AutoConfig
@@ -171,20 +192,26 @@ class TransformersGenerator(Generator):
 
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
         """Prompts sharing a prefix (`prefix_chars`, same system and leading text) are answered
-        from one KV cache of that prefix: the long context is read once per group, not per question."""
+        from one KV cache of that prefix: the long context is read once per group, not per question.
+        Every other prompt (RAG's, long context without reuse) is decoded with the others of the call in
+        padded batches: the same `decode_batch` policy for every arm."""
         out: list[Generation | None] = [None] * len(prompts)
         groups: dict[tuple, list[int]] = {}
         for i, p in enumerate(prompts):
             key = (p.system, p.chat, p.user[: p.prefix_chars]) if p.prefix_chars > 0 else ("solo", i)
             groups.setdefault(key, []).append(i)
+        alone: list[int] = []
         for idx in groups.values():
             if len(idx) > 1 and self.reuse_prefix:
                 for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx])):
                     out[i] = g
             else:
-                for i in idx:
-                    out[i] = self._generate_one(prompts[i])
-        return out  # type: ignore[return-value]
+                alone += idx
+        for start in range(0, len(alone), self.decode_batch):
+            batch = alone[start:start + self.decode_batch]
+            for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch])):
+                out[i] = g
+        return [replace(g, decode_policy=self.decode_batch) for g in out]  # type: ignore[arg-type]
 
     def _check_fits(self, n_prompt: int, prompt: Prompt) -> None:
         if n_prompt + prompt.max_new_tokens > self.context_window:
@@ -264,14 +291,44 @@ class TransformersGenerator(Generator):
         return TokenStream(self, ids, max_new)
 
     def _generate_one(self, prompt: Prompt) -> Generation:
-        ids = self._encode(prompt)["input_ids"].to(self.device)
-        self._check_fits(ids.shape[1], prompt)
         self._warm_up("generate")  # load and warm up outside the timed region
-        t0 = self.clock.now()
-        with steady_attention(self.device):
-            out = self._decode(ids, max_new_tokens=prompt.max_new_tokens,
-                               repetition_penalty=prompt.repetition_penalty)
-        return self._result(out, int(ids.shape[1]), self.clock.since(t0), prompt.max_new_tokens)
+        with self.clock.span() as span:  # tokenising included, as for every arm
+            ids = self._encode(prompt)["input_ids"].to(self.device)
+            self._check_fits(ids.shape[1], prompt)
+            with steady_attention(self.device):
+                out = self._decode(ids, max_new_tokens=prompt.max_new_tokens,
+                                   repetition_penalty=prompt.repetition_penalty)
+        gen = self._result(out, int(ids.shape[1]), span.seconds or 0.0, prompt.max_new_tokens)
+        return replace(gen, cpu_s=round(span.cpu_s or 0.0, 4), decode_batch=1)
+
+    def _generate_padded(self, prompts: list[Prompt]) -> list[Generation]:
+        """Prompts with nothing shared, decoded together as one left-padded greedy batch (what a serving engine
+        does with concurrent requests): each is charged its share of the batch's time, tokenising included, and
+        a user waits until their own answer ends (`user_latency_s`). One prompt, sampling or a repetition
+        penalty (which the batched greedy loop does not apply): one at a time."""
+        if len(prompts) == 1 or self.temperature != 0 or any(p.repetition_penalty is not None for p in prompts):
+            return [self._generate_one(p) for p in prompts]
+        self._warm_up("padded")
+        model = self.model
+        ended: list[float | None] = [None] * len(prompts)
+        with self.clock.span() as span:
+            rows = []
+            for p in prompts:
+                ids = self._encode(p)["input_ids"][0].to(self.device)
+                self._check_fits(int(ids.shape[0]), p)
+                rows.append(ids)
+            new = self._greedy_batch(self._prefix_cache(model, 0), rows, 0, [p.max_new_tokens for p in prompts],
+                                     ended=ended)
+        seconds, cpu = span.seconds or 0.0, span.cpu_s or 0.0
+        results = []
+        for i, (p, tokens) in enumerate(zip(prompts, new)):
+            text, finish = self._text_and_finish(tokens, p.max_new_tokens)
+            waited = seconds if ended[i] is None else ended[i] - span.start
+            results.append(Generation(text=text, prompt_tokens=int(rows[i].shape[0]), completion_tokens=len(tokens),
+                                      latency_s=seconds / len(prompts), cpu_s=round(cpu / len(prompts), 4),
+                                      user_latency_s=round(waited, 4), decode_batch=len(prompts),
+                                      finish_reason=finish))
+        return results
 
     def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
         """Read the shared prefix once into a KV cache, then answer the questions from it: greedy decoding
@@ -281,10 +338,12 @@ class TransformersGenerator(Generator):
         (`self.clock`); each path is warmed up, untimed, before its first timed use."""
         import torch
 
-        encoded = []
+        encoded, tokenising = [], []  # tokenising each prompt is its own work, timed and charged to it
         for p in prompts:
-            enc = self._encode(p, offsets=True)
-            ids = enc["input_ids"].to(self.device)
+            with self.clock.span() as tok:
+                enc = self._encode(p, offsets=True)
+                ids = enc["input_ids"].to(self.device)
+            tokenising.append(tok)
             self._check_fits(ids.shape[1], p)
             rendered = self._render(p)
             prefix_end = rendered.index(p.user) + p.prefix_chars
@@ -306,55 +365,64 @@ class TransformersGenerator(Generator):
         path = "sequential" if sequential else "tree" if self._full_attention_only(model.config) else "padded"
         self._warm_up(path)
         suffixes = [ids[0, n_prefix:] for ids, _ in encoded]
-        batches = [list(range(s, min(s + self.prefix_batch_size, len(prompts))))
-                   for s in range(0, len(prompts), self.prefix_batch_size)]
+        batches = [list(range(s, min(s + self.decode_batch, len(prompts))))
+                   for s in range(0, len(prompts), self.decode_batch)]
         # room the tree path writes after the prefix: a batch's questions and their answers
         room = max(sum(int(suffixes[i].shape[0]) for i in b) + len(b) * max(prompts[i].max_new_tokens for i in b)
                    for b in batches)
         cache = self._prefix_cache(model, room if path == "tree" else 0)
         with torch.inference_mode(), self.clock.span() as prefill:
             model(first, **cache_arg(model, cache), use_cache=True, logits_to_keep=1)
-        prefill_s = prefill.seconds or 0.0
-        shared_s = prefill_s / len(prompts)
-        group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts)}
+        prefill_s, prefill_cpu = prefill.seconds or 0.0, prefill.cpu_s or 0.0
+        shared_s, shared_cpu = prefill_s / len(prompts), prefill_cpu / len(prompts)
+        group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts),
+                 "prefill_cpu_s": round(prefill_cpu, 4)}
         results: list[Generation] = []
         if path == "sequential":
-            for (ids, _), p in zip(encoded, prompts):
+            for (ids, _), p, tok in zip(encoded, prompts, tokenising):
                 with self.clock.span() as own, steady_attention(self.device):
                     out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens,
                                        repetition_penalty=p.repetition_penalty)
                     extra = cache.get_seq_length() - n_prefix
                     if extra > 0:
                         cache.crop(-extra)  # back to the shared prefix for the next question
-                own_s = own.seconds or 0.0
+                own_s = (own.seconds or 0.0) + (tok.seconds or 0.0)
                 gen = self._result(out, int(ids.shape[1]), shared_s + own_s, p.max_new_tokens)
-                results.append(replace(gen, **group, user_latency_s=prefill_s + own_s))
+                results.append(replace(gen, **group, user_latency_s=round(prefill_s + own_s, 4), decode_batch=1,
+                                       cpu_s=round(shared_cpu + (own.cpu_s or 0.0) + (tok.cpu_s or 0.0), 4)))
             return results
         for batch in batches:
             limits = [prompts[i].max_new_tokens for i in batch]
+            ended: list[float | None] = [None] * len(batch)
             with self.clock.span() as decode:
-                new_tokens = self._decode_batch(path, cache, [suffixes[i] for i in batch], n_prefix, limits)
-            batch_s = decode.seconds or 0.0
-            each_s = batch_s / len(batch)
-            for i, tokens in zip(batch, new_tokens):
+                new_tokens = self._decode_batch(path, cache, [suffixes[i] for i in batch], n_prefix, limits, ended)
+            batch_s, batch_cpu = decode.seconds or 0.0, decode.cpu_s or 0.0
+            for k, (i, tokens) in enumerate(zip(batch, new_tokens)):
                 text, finish = self._text_and_finish(tokens, prompts[i].max_new_tokens)
+                tok = tokenising[i]
+                own_s = (tok.seconds or 0.0) + batch_s / len(batch)
+                # what this user waits: their prompt tokenised, the prefill, and the batch until their answer ended
+                waited = (tok.seconds or 0.0) + prefill_s + (batch_s if ended[k] is None else ended[k] - decode.start)
                 results.append(Generation(
                     text=text, prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
-                    latency_s=shared_s + each_s, **group, user_latency_s=prefill_s + batch_s, finish_reason=finish))
+                    latency_s=round(shared_s + own_s, 6), **group, user_latency_s=round(waited, 4),
+                    finish_reason=finish, decode_batch=len(batch),
+                    cpu_s=round(shared_cpu + (tok.cpu_s or 0.0) + batch_cpu / len(batch), 4)))
         return results
 
-    def _decode_batch(self, path: str, cache, suffixes: list, n_prefix: int, limits: list[int]) -> list[list[int]]:
-        """One batch of questions over the prefix in `cache`, which is left holding the prefix alone."""
+    def _decode_batch(self, path: str, cache, suffixes: list, n_prefix: int, limits: list[int],
+                      ended: list | None = None) -> list[list[int]]:
+        """One batch of questions over the prefix in `cache`, which is left holding the prefix alone; `ended`
+        (when given) gets the clock reading at which each question's answer ended."""
         if path == "tree":
             try:
-                return self._greedy_shared_prefix(cache, suffixes, n_prefix, limits)
+                return self._greedy_shared_prefix(cache, suffixes, n_prefix, limits, ended)
             finally:
                 cache.crop(n_prefix)  # the prefix was written first and is never overwritten: cut back to it
         branch = copy.deepcopy(cache)  # the padded batch repeats the prefix per question: a copy of it
         if len(suffixes) > 1:
             branch.batch_repeat_interleave(len(suffixes))
-        with steady_attention(self.device):
-            return self._greedy_batch(branch, suffixes, n_prefix, limits)
+        return self._greedy_batch(branch, suffixes, n_prefix, limits, ended)
 
     @staticmethod
     def _prefix_cache(model, room: int):
@@ -411,7 +479,8 @@ class TransformersGenerator(Generator):
         eos = self.model.generation_config.eos_token_id
         return set(eos if isinstance(eos, list) else [eos]) - {None}
 
-    def _greedy_shared_prefix(self, cache, suffixes: list, n_prefix: int, max_new: list[int]) -> list[list[int]]:
+    def _greedy_shared_prefix(self, cache, suffixes: list, n_prefix: int, max_new: list[int],
+                              ended: list | None = None) -> list[list[int]]:
         """Greedy continuations of `prefix + suffix_b` for each b, with ONE copy of the prefix in the
         KV cache: all questions' tokens go into a single sequence after the prefix, and a custom
         attention mask lets each token see the prefix and its own question's earlier tokens only
@@ -430,10 +499,10 @@ class TransformersGenerator(Generator):
         blocked = torch.finfo(self.model.dtype).min
         batch, lengths = len(suffixes), [int(s.shape[0]) for s in suffixes]
         with fixed_width(cache, n_prefix + sum(lengths) + batch * max(max_new)) as width:
-            return self._tree_decode(cache, suffixes, n_prefix, max_new, width, blocked)
+            return self._tree_decode(cache, suffixes, n_prefix, max_new, width, blocked, ended)
 
     def _tree_decode(self, cache, suffixes: list, n_prefix: int, max_new: list[int], width: int | None,
-                     blocked: float) -> list[list[int]]:
+                     blocked: float, ended: list | None = None) -> list[list[int]]:
         """`_greedy_shared_prefix`'s loop; `width`: the key length the cache hands attention (None: as filled)."""
         import torch
 
@@ -464,7 +533,7 @@ class TransformersGenerator(Generator):
             prefix_cols = torch.ones((batch, n_prefix), dtype=torch.bool, device=dev)
             for _ in range(max(max_new)):
                 chosen = logits.argmax(dim=-1)
-                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop):
+                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop, ended, self.clock.now):
                     break
                 owner_cols = torch.cat([owner_cols, rows])  # the B tokens fed now, one per question
                 step_mask = torch.cat([prefix_cols, owner_cols[None, :] == rows[:, None]], dim=1)
@@ -473,10 +542,13 @@ class TransformersGenerator(Generator):
                 positions = positions + 1
         return out
 
-    def _greedy_batch(self, cache, suffixes: list, n_prefix: int, max_new: list[int]) -> list[list[int]]:
+    def _greedy_batch(self, cache, suffixes: list, n_prefix: int, max_new: list[int],
+                      ended: list | None = None) -> list[list[int]]:
         """Greedy continuations of `prefix + suffix_b` for each b, the prefix already in `cache`
-        (repeated over the batch). Returns each row's new token ids, its end-of-sequence token
-        included, as `generate` counts them."""
+        (repeated over the batch; `n_prefix` 0 and an empty cache: a padded batch of whole prompts). Returns each
+        row's new token ids, its end-of-sequence token included, as `generate` counts them; `ended` (when given)
+        gets the clock reading at which each row ended. The steps after the first run on the steady attention
+        kernels (`steady_attention`), the first (a prefill) on the same kernels as the shared prefix's."""
         import torch
 
         model = self.model
@@ -495,25 +567,35 @@ class TransformersGenerator(Generator):
         with torch.inference_mode():
             logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, **cache_arg(model, cache),
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
-            for _ in range(max(max_new)):
-                chosen = logits.argmax(dim=-1)
-                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop):
-                    break
-                mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
-                positions = positions[:, -1:] + 1
-                logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                               **cache_arg(model, cache), use_cache=True).logits[:, -1, :]
+            with steady_attention(self.device):
+                for _ in range(max(max_new)):
+                    chosen = logits.argmax(dim=-1)
+                    if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop, ended, self.clock.now):
+                        break
+                    mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
+                    positions = positions[:, -1:] + 1
+                    logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
+                                   **cache_arg(model, cache), use_cache=True).logits[:, -1, :]
         return out
 
 
 def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int],
-                       hits_stop) -> bool:
+                       hits_stop, ended: list | None = None, now=None) -> bool:
     """Append each unfinished row's chosen token (an end-of-sequence token, its limit or a stop string in its
-    text finishes it); True when all are done."""
+    text finishes it); True when all are done. `ended` gets `now()` for each row that ends here (one answer's own
+    latency, not its batch's)."""
+    picked = chosen.tolist()
+    finished_now = False
     for b, tokens in enumerate(out):
         if not done[b]:
-            tokens.append(int(chosen[b]))
+            tokens.append(int(picked[b]))
             done[b] = tokens[-1] in stop or len(tokens) >= max_new[b] or hits_stop(tokens)
+            finished_now = finished_now or done[b]
+    if finished_now and ended is not None and now is not None:
+        t = now()
+        for b in range(len(out)):
+            if done[b] and ended[b] is None:
+                ended[b] = t
     return all(done)
 
 
@@ -569,3 +651,12 @@ class TokenStream:
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _threads() -> int | None:
+    """The CPU threads torch computes with (a timing depends on it)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return int(torch.get_num_threads())

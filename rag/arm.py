@@ -227,6 +227,7 @@ class RagArm:
             "distractors_retrieved": present_fraction(sample.distractors, top, self.cfg.min_coverage),
             "first_evidence_rank": first_hit_rank(sample, regions, self.cfg.min_coverage),
             "retrieval_s": round(retrieval_s, 6),
+            "retrieval_cpu_s": round(retrieval.cpu_s or 0.0, 6),  # the same work in process CPU seconds
             # share of the query's content words in the chunks put in the prompt (a router's feature)
             "retrieved_overlap": lexical_overlap(query, [c.text for c in selected], sample.language),
         }

@@ -70,7 +70,8 @@ class Answer:
     texts: list[str] | None = None  # every answer when the generator gives several per question (`text` the first)
 
 
-def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[str, Any]:
+def usage_of(gens: list[Generation], retrieval_s: float | None = None,
+             retrieval_cpu_s: float | None = None) -> dict[str, Any]:
     """Tokens and times of one sample's generator calls (Self-Route: both).
 
     `generation_s`: generator time charged to this request (what a batch costs; with prefix
@@ -80,12 +81,19 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[s
     prefill of the long-context call and how many questions shared it (None without reuse).
     `cached_prompt_tokens` / `cache_write_tokens`: the prompt tokens the endpoint reported reading from and
     writing to its prompt cache (None when no call reported any), which a per-token price bills at its cached
-    and write rates."""
+    and write rates. `cpu_s`: the process CPU seconds charged to this request (generation share + retrieval; None
+    when a call did not measure them, e.g. a remote endpoint's), what `price.basis: cpu` charges;
+    `prefill_cpu_s` the same for the shared prefill. `decode_batch`: how many answers were decoded together with
+    this one (the largest of its calls), `decode_policy` the generator's batching setting. `timings_replayed`:
+    an answer the response cache served with timings measured under another configuration (llm/cache.py)."""
     ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
     cached = [g.cached_prompt_tokens for g in gens if g.cached_prompt_tokens is not None]
     written = [g.cache_write_tokens for g in gens if g.cache_write_tokens is not None]
     user = sum(g.user_latency_s if g.user_latency_s is not None else g.latency_s for g in gens)
     shared = [g for g in gens if g.prefill_s is not None]
+    cpu = [g.cpu_s for g in gens]
+    batches = [g.decode_batch for g in gens if g.decode_batch is not None]
+    policies = [g.decode_policy for g in gens if g.decode_policy is not None]
     return {
         "prompt_tokens": sum(g.prompt_tokens for g in gens),
         "completion_tokens": sum(g.completion_tokens for g in gens),
@@ -100,6 +108,11 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None) -> dict[s
         "finish_reason": gens[-1].finish_reason if gens else None,  # of the answer that counts
         "cached_prompt_tokens": sum(cached) if cached else None,
         "cache_write_tokens": sum(written) if written else None,
+        "cpu_s": round(sum(cpu) + (retrieval_cpu_s or 0.0), 4) if gens and None not in cpu else None,
+        "prefill_cpu_s": shared[-1].prefill_cpu_s if shared else None,
+        "decode_batch": max(batches) if batches else None,
+        "decode_policy": max(policies) if policies else None,
+        **({"timings_replayed": True} if any(getattr(g, "timings_replayed", False) for g in gens) else {}),
     }
 
 
@@ -129,7 +142,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
             mine = gens[k * n:(k + 1) * n]
             answers.append(Answer(s, meta=dict(p.meta), text=mine[0].text,
                                   texts=[g.text for g in mine] if n > 1 else None,
-                                  usage=usage_of(mine, p.meta.get("retrieval_s"))))
+                                  usage=usage_of(mine, p.meta.get("retrieval_s"),
+                                                 p.meta.get("retrieval_cpu_s"))))
     order = {s.id: i for i, s in enumerate(samples)}
     return sorted(answers, key=lambda a: order[a.sample.id])
 

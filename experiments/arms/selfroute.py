@@ -84,17 +84,20 @@ class SelfRouteArm:
                 to_longctx.append((sample, prompt, gen))
             else:
                 first.append(Answer(sample, meta={**prompt.meta, "route": ROUTE_RAG, "selfroute_declined": False},
-                                    text=gen.text, usage=usage_of([gen], prompt.meta.get("retrieval_s"))))
+                                    text=gen.text, usage=usage_of([gen], prompt.meta.get("retrieval_s"),
+                                                                   prompt.meta.get("retrieval_cpu_s"))))
         fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx], prepare=False)
         for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
             rag_meta = {k: rag_prompt.meta.get(k) for k in RAG_FIGURES}
             ans.meta = {**rag_meta, **ans.meta, "route": ROUTE_LONGCTX, "selfroute_declined": True,
                         "rag_context_tokens": rag_prompt.meta.get("context_tokens")}
             if ans.skipped is None:
-                ans.usage = usage_of([rag_gen, _generation_of(ans)], rag_prompt.meta.get("retrieval_s"))
+                ans.usage = usage_of([rag_gen, _generation_of(ans)], rag_prompt.meta.get("retrieval_s"),
+                                     rag_prompt.meta.get("retrieval_cpu_s"))
             else:  # long context could not serve it: the RAG answer stands
                 ans.text, ans.skipped = rag_gen.text, None
-                ans.usage = usage_of([rag_gen], rag_prompt.meta.get("retrieval_s"))
+                ans.usage = usage_of([rag_gen], rag_prompt.meta.get("retrieval_s"),
+                                     rag_prompt.meta.get("retrieval_cpu_s"))
                 ans.meta["route"] = ROUTE_RAG
             first.append(ans)
         order = {s.id: i for i, s in enumerate(samples)}
@@ -120,7 +123,9 @@ def _generation_of(ans: Answer) -> Generation:
     u = ans.usage
     return Generation(text=ans.text or "", prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
                       latency_s=u["generation_s"], cached=u["cached"], ttft_s=None, prefill_s=u["prefill_s"],
-                      prefix_group_size=u["prefix_group_size"], user_latency_s=u["latency_s"])
+                      prefix_group_size=u["prefix_group_size"], user_latency_s=u["latency_s"],
+                      cpu_s=u.get("cpu_s"), prefill_cpu_s=u.get("prefill_cpu_s"), decode_batch=u.get("decode_batch"),
+                      decode_policy=u.get("decode_policy"))
 
 
 class SelfRouteSpec(RetrievesFirstSpec):

@@ -41,7 +41,7 @@ from typing import Any
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
 from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
-                      fit_token_rates, full_rate_note, token_time_model)
+                      cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
 from experiments.report.runs import Run
 from experiments import records as schema
 
@@ -70,6 +70,12 @@ class Pricing:
                     self.hourly_rate = None
         if self.source == "hourly":
             self.hourly_rate = self.model.hourly_rate
+        # what prices a record's time (its basis: wall seconds, or process CPU seconds over the machine's vcpus)
+        self.time_model: CostModel = self.model if self.source == "hourly" else CostModel()
+        if self.source == "records" and self.hourly_rate is not None:
+            self.time_model = build_cost_model(json.loads(self.run_prices[0]))
+        timed = [r for r in answered if r.get("generation_s") is not None or r.get("latency_s") is not None]
+        self.time_basis = cost_basis(self.time_model, timed) if self.hourly_rate is not None else None
         # the per-token price with a cached rate that prices provider caching (None: provider caching not priced)
         self.cache_model: PerTokenCost | None = None
         if isinstance(self.model, PerTokenCost) and self.source == "tokens":
@@ -110,8 +116,7 @@ class Pricing:
             text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made"
             text += f": `{self.run_prices[0]}`)." if len(self.run_prices) == 1 else ")."
         elif self.source == "hourly":
-            text = (f"Generation cost: measured latency x ${self.model.hourly_rate:g} per GPU hour "
-                    "(one request at a time on the GPU; batching would lower it for every arm alike).")
+            text = (f"Generation cost: measured {self.time_words()} x ${self.model.hourly_rate:g} per machine hour.")
         elif self.source == "tokens":
             text = (f"Generation cost: ${self.model.input_usd_per_million:g} per million prompt tokens and "
                     f"${self.model.output_usd_per_million:g} per million completion tokens.")
@@ -124,6 +129,8 @@ class Pricing:
                      f"${m.cached_input_usd_per_million:g} per million, cache writes at ${m.write_rate:g}, prefixes "
                      f"from {m.min_cached_prefix_tokens} tokens; long context's document is written by a document's "
                      f"first question and read by the others{ttl}.")
+        if self.source == "records" and self.time_basis:
+            text += f" Time priced by {self.time_words()}."
         note = full_rate_note(self.model, self.full_rate_cached)
         if note:
             text += f" Note: {note}."
@@ -141,6 +148,19 @@ class Pricing:
                      f"(as the retriever declares, e.g. BM25).")
         return text
 
+    def time_words(self) -> str:
+        """The clock that priced time, in words (the report says which basis priced it)."""
+        vcpus = getattr(self.time_model, "vcpus", 1)
+        return {"cpu": f"process CPU seconds / {vcpus} vCPUs (the work done, not the load-dependent wall clock)",
+                "cpu and wall": f"process CPU seconds / {vcpus} vCPUs where recorded, wall-clock seconds for the "
+                                "records without CPU time (old runs, remote endpoints): mixed bases",
+                "wall": "wall-clock seconds (they grow with the machine's load)"}.get(
+                    str(self.time_basis), "wall-clock seconds (they grow with the machine's load)")
+
+    def charged_seconds(self, rec: dict[str, Any]) -> float | None:
+        """The seconds a record is charged under the report's time basis (wall, or CPU over vcpus)."""
+        return self.time_model.charged_seconds(rec)
+
     def answer_cost(self, rec: dict[str, Any]) -> float | None:
         if not schema.is_answered(rec):
             return None
@@ -149,17 +169,19 @@ class Pricing:
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None and self.model.needs_tokens():
             return None
-        return self.model.cost(pt or 0, ct or 0, charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+        return self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
 
     def basis(self) -> str:
         """Which pricing the deployment cost (the verdict's cost ratio) uses, in a phrase."""
         if self.cache_model is not None:
             return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
+        basis = "" if self.time_basis is None else f" ({self.time_basis} time)"
         if self.source == "records":
             return "the records' own cost_usd" + ("" if self.hourly_rate is None else
-                                                  ", long context with a prefix cache")
+                                                  f"{basis}, long context with a prefix cache")
         if self.source == "hourly":
-            return f"measured machine time at ${self.hourly_rate:g} per hour, long context with a prefix cache"
+            return (f"measured machine time{basis} at ${self.hourly_rate:g} per hour, long context with a "
+                    "prefix cache")
         if self.source == "tokens":
             return f"{self.model.name or 'a'} per-token price without prompt caching"  # type: ignore[attr-defined]
         return "no price"
@@ -172,7 +194,7 @@ class Pricing:
         m = self.rec_model
         if m is None or not schema.is_answered(rec) or rec.get("prompt_tokens") is None:
             return self.answer_cost(rec)
-        pt, ct, secs = int(rec["prompt_tokens"]), int(rec.get("completion_tokens") or 0), charged_seconds(rec)
+        pt, ct, secs = int(rec["prompt_tokens"]), int(rec.get("completion_tokens") or 0), self.charged_seconds(rec)
         if isinstance(m, PerTokenCost) or (isinstance(m, HourlyCost) and m.basis == "throughput"):
             return m.cost(pt, ct, secs if secs is not None else 0.0)
         base = self.answer_cost(rec)
@@ -191,7 +213,7 @@ class Pricing:
         rate = self.time_rate()
         if rate is None or not schema.is_answered(rec):
             return None
-        prefill, group = rec.get("prefill_s"), rec.get("prefix_group_size")
+        prefill, group = self.time_model.prefill_seconds(rec), rec.get("prefix_group_size")
         if prefill is not None and group:
             base = self.answer_cost_full(rec)
             return None if base is None else (float(prefill) * rate, base - float(prefill) / int(group) * rate)
@@ -204,7 +226,7 @@ class Pricing:
         if isinstance(m, HourlyCost) and m.basis == "throughput":
             seconds = m.seconds(int(pt), int(rec.get("completion_tokens") or 0), 0.0, cached)
         else:
-            seconds = charged_seconds(rec)
+            seconds = self.charged_seconds(rec)
         if seconds is None:
             return None
         whole = self.token_time.prefill_s(doc)
@@ -340,11 +362,8 @@ def _cache_tokens(rec: dict[str, Any], prompt_tokens: int) -> tuple[int, int]:
 
 
 def charged_seconds(rec: dict[str, Any]) -> float | None:
-    """Machine time a record is charged: generation share + retrieval; old records: `latency_s`."""
-    if rec.get("generation_s") is not None:
-        return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
-    lat = rec.get("latency_s")
-    return None if lat is None else float(lat)
+    """Machine time a record is charged by the wall clock: generation share + retrieval; old records: `latency_s`."""
+    return wall_seconds(rec)
 
 
 def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:

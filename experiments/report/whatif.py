@@ -31,7 +31,7 @@ from statistics import mean
 from experiments.run_metrics import quantile
 from experiments.report.verdict.oracle import oracle_router
 from experiments.arms import ROLE_LONGCTX, ROLE_OTHER, specs
-from experiments.report.pricing import Pricing, charged_seconds
+from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
 from experiments.report.runs import Run
 from experiments import records as schema
@@ -102,7 +102,7 @@ def _make_row(bench: str, role: str, label: str, arm: str, score, records: list[
     lats = _latencies(records)
     lat = mean(lats) if lats else None
     no_cache, cached, provider = _costs_at(pricing, records, settings.queries_per_doc, ix, shared_prefix)
-    charged = _mean([charged_seconds(r) for r in records if schema.is_answered(r)])
+    charged = _mean([pricing.charged_seconds(r) for r in records if schema.is_answered(r)])
     return WhatIfRow(bench, role, label, arm, score, c, ix, no_cache, lat, quantile(lats, 0.95),
                      None if lat is None or settings.latency_target_s is None else lat <= settings.latency_target_s,
                      None, cost_per_1000_prefix_cache=cached, charged_s_mean=charged, index_s_per_doc=index_s,
