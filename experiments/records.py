@@ -91,6 +91,7 @@ class Record(TypedDict, total=False):
     ttft_s: float | None
     latency_repeats_s: list[float]  # run.timing_repeats: what one user waited at each re-timing (experiments/retime.py)
     generation_repeats_s: list[float]  # run.timing_repeats: the charged generation seconds at each re-timing
+    cpu_repeats_s: list[float]  # run.timing_repeats: the charged CPU seconds at each re-timing (cost: their median)
     cached: bool  # every generation came from the response cache
     calls: int  # generation calls behind this answer (selfroute: 2 when it fell back)
     finish_reason: str | None  # how the answer ended: "stop", "length" (cut at max_new_tokens), "lead_in" (ended

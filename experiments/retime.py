@@ -6,8 +6,10 @@ machine. With `run.timing_repeats: R` (default 0: off) the runner, after answeri
 the samples of `run.timing_groups` groups (documents with all their questions, so prefix reuse is timed as
 it runs; spread evenly over the run's groups, hence over its length levels) R more times, with the response
 cache bypassed (the generator's own warm-up stays untimed), and writes each record again with
-`latency_repeats_s` (what one user waited, each time) and `generation_repeats_s` (the charged generation
-seconds, each time). The answers' texts and scores are not touched. A resumed run re-times only groups not yet
+`latency_repeats_s` (what one user waited, each time), `generation_repeats_s` (the charged generation
+seconds, each time) and `cpu_repeats_s` (the charged CPU seconds, generation and retrieval, each time), and its
+`cost_usd` priced again from the median of the repeats (llm/cost.py charges a re-timed record that median). The
+answers' texts and scores are not touched. A resumed run re-times only groups not yet
 re-timed R times. metrics.json's `latency_retimed` and the report's latency table read the per-answer
 medians of the repeats.
 """
@@ -45,7 +47,7 @@ def pick_evenly(items: list, k: int) -> list:
 
 
 def retime(samples: list[Sample], records: dict[str, dict[str, Any]], arm, spec, generator, store: RecordStore,
-           repeats: int, groups: int) -> int:
+           repeats: int, groups: int, cost_model=None) -> int:
     """Re-time up to `groups` groups of answered samples `repeats` times (see the module docstring); returns the
     number of records written again."""
     if repeats <= 0 or groups <= 0:
@@ -63,22 +65,39 @@ def retime(samples: list[Sample], records: dict[str, dict[str, Any]], arm, spec,
     for group in chosen:
         user: dict[str, list[float]] = {s.id: [] for s in group}
         charged: dict[str, list[float]] = {s.id: [] for s in group}
+        cpu: dict[str, list[float]] = {s.id: [] for s in group}
         for _ in range(repeats):
             for ans in spec.answer(arm, inner, group):
                 if ans.text is None or not ans.usage:
                     continue
                 user[ans.sample.id].append(float(ans.usage["latency_s"]))
                 charged[ans.sample.id].append(float(ans.usage["generation_s"]))
+                if ans.usage.get("cpu_s") is not None:
+                    cpu[ans.sample.id].append(float(ans.usage["cpu_s"]))
         for s in group:
             if user[s.id]:
                 rec = {**records[s.id], "latency_repeats_s": [round(x, 4) for x in user[s.id]],
                        "generation_repeats_s": [round(x, 4) for x in charged[s.id]]}
+                if len(cpu[s.id]) == len(user[s.id]):
+                    rec["cpu_repeats_s"] = [round(x, 4) for x in cpu[s.id]]
+                rec = repriced(rec, cost_model)
                 store.append(rec)
                 records[s.id] = rec
                 written += 1
     if written:
         log.info("re-timed %d answers of %d groups %d times each (run.timing_repeats)", written, len(chosen), repeats)
     return written
+
+
+def repriced(rec: dict[str, Any], cost_model) -> dict[str, Any]:
+    """A re-timed record with its `cost_usd` from the median of its re-timings (unchanged without a price, or under
+    a price that does not charge time)."""
+    if cost_model is None or getattr(cost_model, "kind", None) != "hourly" or rec.get("cost_usd") is None:
+        return rec
+    seconds = cost_model.charged_seconds(rec)
+    cost = cost_model.cost(rec.get("prompt_tokens") or 0, rec.get("completion_tokens") or 0, seconds,
+                           rec.get("cached_prompt_tokens") or 0, rec.get("cache_write_tokens") or 0)
+    return {**rec, "cost_usd": cost}
 
 
 def retimed_latency(rec: dict[str, Any]) -> float | None:

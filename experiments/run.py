@@ -238,7 +238,8 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     repeats = int(cfg.run.get("timing_repeats") or 0)
     if repeats:  # re-time a sample of the answers (experiments/retime.py)
         by_id = {str(r["id"]): r for r in records}
-        retime(loaded.samples, by_id, arm, spec, generator, store, repeats, int(cfg.run.get("timing_groups") or 4))
+        retime(loaded.samples, by_id, arm, spec, generator, store, repeats, int(cfg.run.get("timing_groups") or 4),
+               cost_model)
         records = [by_id[s.id] for s in loaded.samples if s.id in by_id]
     cuts = context_cuts(loaded.samples, records, getattr(generator, "context_window", None))
     line = cuts_line(cuts)

@@ -120,6 +120,10 @@ def _usage(ok: list[dict[str, Any]], answered: list[dict[str, Any]]) -> dict[str
     if routes:  # selfroute: which path answered
         out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}
     out["cached"] = sum(bool(r.get("cached")) for r in ok)
+    # answers the response cache served with timings measured under another setup (llm/cache.py)
+    out["timings_replayed"] = sum(bool(r.get("timings_replayed")) for r in answered)
+    batches = [int(r["decode_batch"]) for r in answered if r.get("decode_batch") is not None]
+    out["decode_batch_mean"] = round(mean(batches), 4) if batches else None  # answers decoded together, on average
     return out
 
 

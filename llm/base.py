@@ -62,6 +62,15 @@ class Generator(ABC):
         """Everything besides the prompt that changes the output (part of the cache key)."""
         return {}
 
+    # whether answering again costs only machine time (a local model): the response cache then re-times an answer
+    # whose timings were measured under another setup instead of replaying them
+    local: bool = False
+
+    def timing_context(self) -> dict:
+        """What an answer's timings depend on besides the prompt and sampling (backend, device, prefix reuse, batch
+        policy): the response cache replays no timing measured under another (llm/cache.py)."""
+        return {"backend": type(self).__name__}
+
 
 def samples_of(generator: Generator) -> int:
     """How many answers per question `generator` gives (1 unless generator.samples asked for more:

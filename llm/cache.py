@@ -1,7 +1,12 @@
 """Response cache: a rerun of a finished sweep makes no generation call.
 
 Keyed by (model id, exact messages, max new tokens, sampling params). The first measured latency
-and token counts are kept, so records of a cached rerun report what generation actually cost.
+and token counts are kept, so records of a cached rerun report what generation actually cost; with them the
+setup they were measured under (`Generation.timed_under`: the generator's `timing_context()`, e.g. backend,
+device, prefix reuse, batch policy). A hit measured under another setup (or before setups were kept) never passes
+its timings off as this one's: a local generator (`Generator.local`: machine time only) answers it again and the
+entry is replaced; a remote one (a paid API) replays the answer marked `timings_replayed`, which the records and
+the report show.
 
 The store is `eval.storage.JSONCache` (table `generations`, one JSON `Generation`
 per entry): safe for parallel Hydra jobs (joblib or SLURM array jobs sharing one cache file) through
@@ -16,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 from eval.storage import JSONCache, entry_checksum
@@ -57,8 +62,9 @@ class ResponseCache(JSONCache):
         data = self.get_json(key, _check_generation)
         return None if data is None else Generation(**{**data, "cached": True})
 
-    def put(self, key: str, gen: Generation) -> None:
-        self.put_json(key, {**asdict(gen), "cached": False})
+    def put(self, key: str, gen: Generation, timed_under: dict | None = None) -> None:
+        self.put_json(key, {**asdict(gen), "cached": False, "timings_replayed": False,
+                            "timed_under": timed_under if timed_under is not None else gen.timed_under})
 
 
 def _check_generation(data: dict) -> None:
@@ -74,7 +80,13 @@ class CachedGenerator(Generator):
         self.inner, self.cache = inner, cache
         self.model_id, self.context_window, self.tokenizer = inner.model_id, inner.context_window, inner.tokenizer
         self.generates = inner.generates
+        self.local = inner.local
         self.calls = 0  # prompts actually sent to the backend
+        self.retimed = 0  # hits answered again: their timings were measured under another setup
+        self.replayed = 0  # hits served with another setup's timings, marked (remote generators)
+
+    def timing_context(self) -> dict:
+        return self.inner.timing_context()
 
     def prompt_tokens(self, prompt: Prompt) -> int:
         return self.inner.prompt_tokens(prompt)
@@ -85,12 +97,24 @@ class CachedGenerator(Generator):
     def generate(self, prompts: list[Prompt]) -> list[Generation]:
         params = self.inner.sampling_params()
         keys = [response_key(self.model_id, p, params) for p in prompts]
-        out: list[Generation | None] = [self.cache.get(k) for k in keys]
+        context = self.inner.timing_context()
+        out: list[Generation | None] = [self._served(self.cache.get(k), context) for k in keys]
         missing = [i for i, g in enumerate(out) if g is None]
         if missing:
             fresh = self.inner.generate([prompts[i] for i in missing])
             self.calls += len(missing)
             for i, g in zip(missing, fresh):
-                self.cache.put(keys[i], g)
+                self.cache.put(keys[i], g, context)
                 out[i] = g
         return out  # type: ignore[return-value]
+
+    def _served(self, hit: Generation | None, context: dict) -> Generation | None:
+        """A cache hit as served under `context`: as it is when its timings were measured under the same setup;
+        else None (answer it again) for a local generator, or marked `timings_replayed` for a remote one."""
+        if hit is None or hit.timed_under == context:
+            return hit
+        if self.local:
+            self.retimed += 1
+            return None
+        self.replayed += 1
+        return replace(hit, timings_replayed=True)

@@ -156,6 +156,9 @@ class HourlyCost(CostModel):
     def charged_seconds(self, rec: Mapping[str, Any]) -> float | None:
         """basis cpu: the record's process CPU seconds over the machine's vcpus (its wall seconds when it has none);
         other bases: its wall seconds."""
+        repeats = _median(rec.get("cpu_repeats_s"))
+        if self.basis == "cpu" and repeats is not None:  # run.timing_repeats: the re-timings' median
+            return repeats / self.vcpus
         if self.basis == "cpu" and rec.get("cpu_s") is not None:
             return float(rec["cpu_s"]) / self.vcpus
         return wall_seconds(rec)
@@ -242,11 +245,23 @@ def token_time_model(model: CostModel) -> TokenTimeModel | None:
 
 def wall_seconds(rec: Mapping[str, Any]) -> float | None:
     """Machine time a record (or a usage dict) took by the wall clock: generation share + retrieval; records from
-    before those fields: `latency_s`."""
+    before those fields: `latency_s`. A record re-timed (`run.timing_repeats`) is charged the median of its
+    re-timings."""
+    repeats = _median(rec.get("generation_repeats_s"))
+    if repeats is not None:
+        return repeats + float(rec.get("retrieval_s") or 0.0)
     if rec.get("generation_s") is not None:
         return float(rec["generation_s"]) + float(rec.get("retrieval_s") or 0.0)
     lat = rec.get("latency_s")
     return None if lat is None else float(lat)
+
+
+def _median(values) -> float | None:
+    xs = sorted(float(x) for x in values or [] if x is not None)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
 def cost_basis(model: CostModel, records: list[Mapping[str, Any]]) -> str | None:

@@ -98,6 +98,10 @@ class SampledGenerator(Generator):
         self.inner, self.samples = inner, samples
         self.model_id, self.context_window, self.tokenizer = inner.model_id, inner.context_window, inner.tokenizer
         self.generates = inner.generates
+        self.local = inner.local
+
+    def timing_context(self) -> dict:
+        return self.inner.timing_context()
 
     @property
     def calls(self) -> int | None:

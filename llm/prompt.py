@@ -98,3 +98,4 @@ class Generation:
     decode_batch: int | None = None
     decode_policy: int | None = None
     timed_under: dict | None = None
+    timings_replayed: bool = False  # served from the response cache with timings measured under another setup

@@ -91,6 +91,7 @@ def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trus
 
 
 class TransformersGenerator(Generator):
+    local = True  # answering again costs machine time only
     def __init__(self, model: str, context_window: int | None = None, dtype: str = "float32",
                  device: str = "cpu", threads: int | None = None, temperature: float = 0.0,
                  trust_remote_code: bool = False, reuse_prefix: bool = True, decode_batch: int | None = None,

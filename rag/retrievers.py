@@ -10,9 +10,13 @@ chunk set's key and the embedder's fingerprint, so only a new chunking is ever e
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import OrderedDict
-from typing import Any, Protocol, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -65,26 +69,78 @@ class BM25Retriever:
         return BM25Index(texts, language, self.k1, self.b)
 
 
+@dataclass
+class QueryCharge:
+    """What remembered query embeddings would have cost a deployment (which embeds every new question): the wall and
+    CPU seconds of the embeddings served from the memo or the disk cache inside a `charged_queries()` block."""
+
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    served: int = 0
+
+
+_CHARGE: ContextVar[QueryCharge | None] = ContextVar("query_charge", default=None)
+
+
+@contextmanager
+def charged_queries() -> Iterator[QueryCharge]:
+    """Inside, every query embedding served from memory or disk adds the time it took when it was computed to the
+    yielded charge: the RAG arm adds it to a question's retrieval time, so a sweep's later configs pay for the query
+    embedding as the first did (not 0 s because an earlier config computed it)."""
+    charge = QueryCharge()
+    token = _CHARGE.set(charge)
+    try:
+        yield charge
+    finally:
+        _CHARGE.reset(token)
+
+
 class _QueryVectors:
     """Query embeddings, remembered per embedder in this process and in the disk cache: a sweep asks
-    the same questions at every point, and one query through a transformer costs as much as a batch."""
+    the same questions at every point, and one query through a transformer costs as much as a batch. What
+    computing each took is remembered with it (memory, and the disk cache's `timings`), and charged again where
+    it is served (`charged_queries`)."""
 
     def __init__(self, embedder, size: int = 4096):
         self.embedder, self.size = embedder, size
         self.memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.took: dict[str, tuple[float, float]] = {}  # query -> (wall, CPU) seconds its embedding took
 
     def get(self, query: str, cache: DiskCache | None = None) -> np.ndarray:
         if query in self.memo:
             self.memo.move_to_end(query)
+            self._charge(self.took.get(query))
             return self.memo[query]
         cache = cache or DiskCache(None)
         key = content_key("query", query, self.embedder.fingerprint())
-        vec = cache.get_or_compute("queries", key, "npy", lambda: self.embedder.embed_queries([query]),
-                                   dump_array, load_array)
+        computed: list[tuple[float, float]] = []
+
+        def embed() -> np.ndarray:
+            wall, cpu = time.perf_counter(), time.process_time()
+            vec = self.embedder.embed_queries([query])
+            computed.append((time.perf_counter() - wall, time.process_time() - cpu))
+            return vec
+
+        vec = cache.get_or_compute("queries", key, "npy", embed, dump_array, load_array)
+        took = cache.get_or_compute("timings", content_key("query_s", key), "json",
+                                    lambda: {"seconds": computed[0][0], "cpu_s": computed[0][1]} if computed else {},
+                                    dump_json, load_json)
+        took = (float(took.get("seconds", 0.0)), float(took.get("cpu_s", 0.0))) if isinstance(took, dict) else None
+        if not computed:  # served from the disk cache: computed by an earlier run
+            self._charge(took)
         self.memo[query] = vec
+        self.took[query] = computed[0] if computed else took or (0.0, 0.0)
         while len(self.memo) > self.size:
             self.memo.popitem(last=False)
         return vec
+
+    @staticmethod
+    def _charge(took: tuple[float, float] | None) -> None:
+        charge = _CHARGE.get()
+        if charge is not None and took is not None:
+            charge.seconds += took[0]
+            charge.cpu_s += took[1]
+            charge.served += 1
 
 
 _QUERY_MEMOS: "weakref.WeakKeyDictionary[Any, _QueryVectors]" = weakref.WeakKeyDictionary()

@@ -62,3 +62,112 @@ def test_the_cpu_preset_prices_by_cpu_time():
 
     model = build_cost_model(load_price("cpu"))
     assert model.basis == "cpu" and model.vcpus == 2
+
+
+def test_the_response_cache_replays_no_timings_measured_under_another_setup(tiny_llm, tmp_path):
+    """An answer cached by a prefix-reuse run is answered again (re-timed) by a no-reuse run of a local model,
+    not served with the reuse run's timings; under the same setup it is served as it is."""
+    from llm.cache import CachedGenerator, ResponseCache
+    from llm.transformers_backend import TransformersGenerator
+
+    reuse = TransformersGenerator(str(tiny_llm), context_window=8192, threads=1, reuse_prefix=True)
+    plain = TransformersGenerator(str(tiny_llm), context_window=8192, threads=1, reuse_prefix=False)
+    path = tmp_path / "r.sqlite"
+    prompt = Prompt("Say the word 'blue' and nothing else.", max_new_tokens=3)
+    first = CachedGenerator(reuse, ResponseCache(path))
+    answered = first.generate([prompt])[0]
+    again = CachedGenerator(reuse, ResponseCache(path))
+    assert again.generate([prompt])[0].cached and again.calls == 0
+    other = CachedGenerator(plain, ResponseCache(path))
+    got = other.generate([prompt])[0]
+    assert not got.cached and other.calls == 1 and other.retimed == 1 and got.text == answered.text
+
+
+def test_a_remote_generators_replayed_timings_are_marked_in_the_records(scripted_model, tmp_path):
+    """A paid endpoint's answer is not bought again: it is served, marked `timings_replayed`, and the record says
+    so (the report names it on its first screen)."""
+    from experiments.arms.base import usage_of
+    from llm.cache import CachedGenerator, ResponseCache
+    from llm.prompt import Generation
+
+    class Remote:  # a stand-in generator whose timing context changes between two runs (another server)
+        model_id, context_window, tokenizer, generates, local = "m", 8192, None, True, False
+        where = "a"
+
+        def timing_context(self):
+            return {"backend": "openai", "server": self.where}
+
+        def sampling_params(self):
+            return {}
+
+        def prompt_tokens(self, prompt):
+            return 1
+
+        def generate(self, prompts):
+            return [Generation(text="ok", prompt_tokens=1, completion_tokens=1, latency_s=0.5) for _ in prompts]
+
+    remote = Remote()
+    cached = CachedGenerator(remote, ResponseCache(tmp_path / "r.sqlite"))
+    cached.generate([Prompt("q")])
+    remote.where = "b"
+    served = cached.generate([Prompt("q")])[0]
+    assert served.cached and served.timings_replayed and cached.calls == 1 and cached.replayed == 1
+    assert usage_of([served])["timings_replayed"] is True
+
+
+def test_a_remembered_query_embedding_is_charged_what_it_took(tmp_path):
+    """The second config of a sweep gets the query's embedding from memory, and is charged what computing it
+    took, as a deployment that embeds every new question pays it."""
+    import time as clock
+
+    import numpy as np
+
+    from rag.retrievers import _QueryVectors, charged_queries
+
+    class SlowEmbedder:
+        def fingerprint(self):
+            return {"model": "slow"}
+
+        def embed_queries(self, texts):
+            clock.sleep(0.05)
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    memo = _QueryVectors(SlowEmbedder())
+    with charged_queries() as first:
+        memo.get("where is the key?")
+    with charged_queries() as second:
+        memo.get("where is the key?")
+    assert first.served == 0 and first.seconds == 0.0, "computed inside the timed region: timed there"
+    assert second.served == 1 and second.seconds >= 0.05
+
+
+def test_a_report_over_runs_of_two_batching_policies_says_so(tmp_path):
+    from experiments.report.timing_notes import batch_policy_note
+
+    class FakeRun:
+        def __init__(self, label, policy):
+            self.label, self.policy = label, policy
+
+        def answered(self):
+            return [{"decode_policy": self.policy}]
+
+    assert batch_policy_note([FakeRun("longctx", 8), FakeRun("rag", 8)]) is None
+    note = batch_policy_note([FakeRun("longctx", 8), FakeRun("rag bm25 c128 k4", None)])
+    assert note and "8 at a time: longctx" in note and "unrecorded: rag bm25 c128 k4" in note
+
+
+def test_a_retimed_record_is_priced_at_the_median_of_its_repeats():
+    from experiments.retime import repriced
+
+    model = build_cost_model({"kind": "hourly", "usd_per_hour": 3600.0, "basis": "cpu", "vcpus": 1})
+    rec = {"prompt_tokens": 5, "completion_tokens": 2, "cpu_s": 9.0, "cost_usd": 9.0,
+           "cpu_repeats_s": [1.0, 3.0, 2.0], "generation_repeats_s": [1.0, 1.0, 1.0]}
+    assert repriced(rec, model)["cost_usd"] == pytest.approx(2.0)
+    wall = build_cost_model({"kind": "hourly", "usd_per_hour": 3600.0})
+    assert wall.charged_seconds({**rec, "retrieval_s": 0.5}) == pytest.approx(1.5)
+
+
+def test_a_p90_over_fewer_than_ten_values_is_marked():
+    from experiments.report.page.sections import few
+
+    assert few("1.20", 4) == "1.20*" and few("1.20", 10) == "1.20" and few("-", 3) == "-"

@@ -41,7 +41,7 @@ from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.other_arms import OtherArmsRow, other_arms
 from experiments.report.overlap import SplitRow, question_groups, split_rows
 from experiments.report.page.document import Document, to_html, to_markdown
-from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview
+from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview, add_timing_notes
 from experiments.report.page.lost_answers import (lost_answers_section, main_loss_line, row_links,
                                                    upper_bound_section)
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
@@ -59,6 +59,7 @@ from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.summary import summary_rows
 from experiments.report.upper_bound import UpperBoundRow, upper_bound_rows
+from experiments.report.timing_notes import timing_notes
 from experiments.report.verdict.power import plan_rows
 from experiments.report.verdict.rows import BudgetPair, VerdictRow, budget_pairs
 from experiments.report.whatif import WhatIfRow, what_if
@@ -111,6 +112,7 @@ class Summary:
     lost_answers: list[LossRow] = field(default_factory=list)  # why answers were lost (lost_answers.csv)
     questions: dict[str, Any] = field(default_factory=dict)  # the question viewer's rows (questions.html)
     upper_bound: list[UpperBoundRow] = field(default_factory=list)  # the oracle retriever: what retrieval costs
+    timing: list[str] = field(default_factory=list)  # how the runs' costs were not measured alike (first screen)
 
 
 def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False) -> Summary:
@@ -133,7 +135,7 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
                    lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
                    questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold,
                                            settings.evidence_threshold),
-                   upper_bound=upper_bound_rows(runs, vrows))
+                   upper_bound=upper_bound_rows(runs, vrows), timing=timing_notes(runs, pricing))
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
@@ -143,6 +145,7 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing.basis(), s.lost)
     add_data_mix(doc, s.data_mix)
     doc.add(*[p for p in (main_loss_line(s.vrows, s.lost_answers), row_links(s.vrows)) if p is not None])
+    add_timing_notes(doc, s.timing)
     add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)

@@ -212,6 +212,12 @@ def add_data_mix(doc: Document, sets: list[DataSet]) -> None:
                 Bullets([f"{s.folders[0]}: {s.fingerprint} ({s.runs} run(s))" for s in sets]))
 
 
+def add_timing_notes(doc: Document, notes: list[str]) -> None:
+    """How the runs' costs were not measured alike (experiments/report/timing_notes.py), under the answer."""
+    if notes:
+        doc.add(Paragraph("**Costs not measured alike** (the cost ratios above mix them):"), Bullets(notes))
+
+
 def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],
                  sections: list[str]) -> None:
     """What the report read (config points, records, merged or skipped run dirs, imported predictions)

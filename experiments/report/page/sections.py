@@ -84,6 +84,14 @@ def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, setti
         latency_table(doc, latency)
 
 
+FEW_FOR_P90 = 10  # a p90 over fewer values is marked: it is one of the largest values, not a tail
+
+
+def few(cell: str, n: int) -> str:
+    """A p90 cell, marked * when it is over fewer than FEW_FOR_P90 values."""
+    return f"{cell}*" if 0 < n < FEW_FOR_P90 and cell != "-" else cell
+
+
 def latency_table(doc: Document, rows: list[LatencyRow]) -> None:
     """What one user waits, as a distribution, per config and length level (experiments/report/latency.py)."""
     retimed = any(r.retimed_n for r in rows)
@@ -93,15 +101,16 @@ def latency_table(doc: Document, rows: list[LatencyRow]) -> None:
     head += ["first answer s", "others p50"]
     table = []
     for r in rows:
-        line = [r.benchmark, r.label, r.arm, r.level, str(r.n), fmt(r.p50), fmt(r.p90)]
+        line = [r.benchmark, r.label, r.arm, r.level, str(r.n), fmt(r.p50), few(fmt(r.p90), r.n)]
         if retimed:
-            line += [str(r.retimed_n) if r.retimed_n else "-", fmt(r.retimed_p50), fmt(r.retimed_p90)]
+            line += [str(r.retimed_n) if r.retimed_n else "-", fmt(r.retimed_p50), few(fmt(r.retimed_p90), r.retimed_n)]
         table.append(line + [fmt(r.first_s), fmt(r.rest_p50)])
     doc.add(Heading(3, "Latency per config and length level"), Table(head, table), Paragraph(
         "What one user waits (retrieval + generation), as a distribution over the answers: the median (p50) and the "
         "90th percentile (p90) with the number of answers n. One timing per answer is noisy; `run.timing_repeats` "
         "re-times a sample of the answers with the response cache bypassed, and the re-timed columns give the same "
-        "percentiles over each answer's median. First answer against the others' median: a first answer much "
+        "percentiles over each answer's median. A p90 marked * is over fewer than 10 values: it is the largest or "
+        "next to largest, not a tail estimate. First answer against the others' median: a first answer much "
         "slower than the rest carried a device warm-up (runs made before the untimed warm-up existed)."))
 
 
