@@ -318,8 +318,14 @@ class TransformersGenerator(Generator):
                 ids = self._encode(p)["input_ids"][0].to(self.device)
                 self._check_fits(int(ids.shape[0]), p)
                 rows.append(ids)
-            new = self._greedy_batch(self._prefix_cache(model, 0), rows, 0, [p.max_new_tokens for p in prompts],
-                                     ended=ended)
+            limits = [p.max_new_tokens for p in prompts]
+            if self._full_attention_only(model.config):
+                # each prompt prefilled alone, the batch decoded together from one cache written in place (no copy of
+                # every row's prompt at each step, as the shared prefix's decode has none)
+                cache, last, mask, positions = self._prefill_apart(rows, max(limits) + 1)
+                new = self._batch_steps(cache, last, mask, positions, limits, ended)
+            else:  # sliding-window layers: one padded prefill (the window applies through the model's own mask)
+                new = self._greedy_batch(self._prefix_cache(model, 0), rows, 0, limits, ended=ended)
         seconds, cpu = span.seconds or 0.0, span.cpu_s or 0.0
         results = []
         for i, (p, tokens) in enumerate(zip(prompts, new)):
@@ -562,22 +568,59 @@ class TransformersGenerator(Generator):
             keep[b, width - s.shape[0]:] = 1
         mask = torch.cat([torch.ones((batch, n_prefix), dtype=torch.long, device=self.device), keep], dim=1)
         positions = (n_prefix + keep.cumsum(dim=1) - 1).clamp(min=n_prefix)
-        stop = self._stop_ids()
-        out: list[list[int]] = [[] for _ in range(batch)]
-        done = [False] * batch
         with torch.inference_mode():
             logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, **cache_arg(model, cache),
                            use_cache=True, logits_to_keep=1).logits[:, -1, :]
-            with steady_attention(self.device):
-                for _ in range(max(max_new)):
-                    chosen = logits.argmax(dim=-1)
-                    if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop, ended, self.clock.now):
-                        break
-                    mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
-                    positions = positions[:, -1:] + 1
-                    logits = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=positions,
-                                   **cache_arg(model, cache), use_cache=True).logits[:, -1, :]
+        return self._batch_steps(cache, logits, mask, positions, max_new, ended)
+
+    def _batch_steps(self, cache, logits, mask, positions, max_new: list[int], ended: list | None) -> list[list[int]]:
+        """The greedy decode steps of a padded batch whose prompts are in `cache`: `logits` each row's last, `mask`
+        and `positions` the prompts' (left padding masked out)."""
+        import torch
+
+        batch = int(logits.shape[0])
+        stop = self._stop_ids()
+        out: list[list[int]] = [[] for _ in range(batch)]
+        done = [False] * batch
+        with torch.inference_mode(), steady_attention(self.device):
+            for _ in range(max(max_new)):
+                chosen = logits.argmax(dim=-1)
+                if _append_unfinished(chosen, out, done, stop, max_new, self._hits_stop, ended, self.clock.now):
+                    break
+                mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long, device=self.device)], dim=1)
+                positions = positions[:, -1:] + 1
+                logits = model_logits(self.model, chosen[:, None], mask, positions, cache)
         return out
+
+    def _prefill_apart(self, rows: list, room: int):
+        """Prefill each prompt alone (no padding, the causal kernels a single prompt gets, as a serving engine
+        prefills each request), then lay their caches side by side, left-padded, in one cache written in place
+        (`room` tokens free) for the batched decode. Returns (cache, each row's last logits, mask, positions)."""
+        import torch
+        from transformers import DynamicCache
+
+        model, dev = self.model, self.device
+        batch, width = len(rows), max(int(r.shape[0]) for r in rows)
+        last, parts = [], []
+        with torch.inference_mode():
+            for r in rows:
+                alone = DynamicCache(config=model.config)
+                last.append(model(r[None], **cache_arg(model, alone), use_cache=True, logits_to_keep=1).logits[0, -1])
+                parts.append(alone)
+            cache = self._prefix_cache(model, room)
+            for layer in range(len(parts[0].layers)):
+                k0, v0 = parts[0].layers[layer].keys, parts[0].layers[layer].values
+                keys = k0.new_zeros((batch, k0.shape[1], width, k0.shape[3]))
+                values = v0.new_zeros((batch, v0.shape[1], width, v0.shape[3]))
+                for b, alone in enumerate(parts):
+                    n = int(alone.layers[layer].keys.shape[-2])
+                    keys[b, :, width - n:] = alone.layers[layer].keys[0]
+                    values[b, :, width - n:] = alone.layers[layer].values[0]
+                cache.update(keys, values, layer)
+        keep = torch.zeros((batch, width), dtype=torch.long, device=dev)
+        for b, r in enumerate(rows):
+            keep[b, width - int(r.shape[0]):] = 1
+        return cache, torch.stack(last), keep, (keep.cumsum(dim=1) - 1).clamp(min=0)
 
 
 def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int],
@@ -661,3 +704,15 @@ def _threads() -> int | None:
     except ImportError:
         return None
     return int(torch.get_num_threads())
+
+
+def model_logits(model, ids, mask, positions, cache):
+    """The last logits of each row of one decode step (one new token a row). The padding mask goes in as the additive
+    4-D mask attention reads (0 where a row may look, the dtype's minimum where not), as the shared-prefix decoder's
+    does: built from a 2-D mask at every step, transformers' own mask costs as much as the step itself on a CPU."""
+    import torch
+
+    blocked = torch.finfo(model.dtype).min
+    additive = torch.zeros(mask.shape, dtype=model.dtype, device=mask.device).masked_fill_(mask == 0, blocked)
+    return model(input_ids=ids, attention_mask=additive[:, None, None, :], position_ids=positions,
+                 **cache_arg(model, cache), use_cache=True).logits[:, -1, :]

@@ -211,7 +211,10 @@ def test_rag_timers_wait_for_the_embedder_and_the_reranker_devices(generator, mi
     assert prompt.meta["retrieval_s"] == 0.0
     rerank_at = log.index("rerank")
     assert log[rerank_at + 1: rerank_at + 3] == ["sync", "clock"], "the reranker's work is waited for, then timed"
-    assert log.count("clock") == 4  # index build and retrieval, each read at both ends
+    assert log.count("clock") == 6  # index build, the untimed warm-up and retrieval, each read at both ends
+    assert len(arm.warmups) == 1 and log.count("rerank") == 2, "the reranker warmed up once, before the timed call"
+    arm.build(sample)
+    assert len(arm.warmups) == 1 and log.count("rerank") == 3
 
 
 def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_stay(tiny_gen):

@@ -144,6 +144,21 @@ def test_prefix_reuse(tiny_llm):
     assert figures["questions"] == 2 and figures["answers_identical"] is True and figures["speedup"] > 0
 
 
+def test_pricing_checks():
+    figures = run_script("pricing_checks.py")
+    assert figures["server_q_rescale_error"] < 1e-6 and figures["discounted_twice_error"] < 1e-6
+
+
+def test_cost_fairness(tiny_llm):
+    """Both arms under one batching policy; the what-if's no-cache cost near a measured no-reuse run's (a loose band:
+    one small document); part B's pricing checks at zero."""
+    figures = run_script("cost_fairness.py", "--quick", "--docs", "1", "--questions", "3", "--tokens", "400",
+                         "--model", tiny_llm)
+    assert figures["rag_decode_batch"] == figures["longctx_decode_batch"] == figures["longctx_no_reuse_decode_batch"] == 3
+    assert 0.6 < figures["whatif_no_cache_over_measured"] < 1.6
+    assert figures["server_q_rescale_error"] < 0.05 and figures["discounted_twice_error"] < 0.05
+
+
 def test_response_cache(tiny_llm):
     figures = run_script("response_cache.py", "--haystacks", "1", "--questions", "2", "--model", tiny_llm)
     assert figures["samples"] == 2 and figures["generation_calls_first_run"] == 2

@@ -1,0 +1,122 @@
+"""A fairness check of the cost side (issue 38): both arms answered with prefix reuse on and off under ONE batching
+policy, and the report's what-if "no prefix cache" against a measured no-reuse run.
+
+    python perf/cost_fairness.py --quick            # the tiny random-weight Llama: under 2 minutes on CPU
+    python perf/cost_fairness.py [--model bundled:smollm2] [--docs 2] [--questions 4] [--tokens 700]
+
+Per document, each arm's questions go to the generator in one call (as the runner sends them): long context with
+prefix reuse (one prefill, the questions decoded together over it), long context without it and RAG (BM25, top 4
+of 128 tokens) as padded batches. Everything is priced by conf/price/cpu.yaml (process CPU seconds over 2 vCPUs),
+through the report's own Pricing. Figures:
+
+- `rag_decode_batch`, `longctx_decode_batch`, `longctx_no_reuse_decode_batch`: the mean batch an answer was decoded
+  in (equal under one policy).
+- `whatif_no_cache_over_measured`: the what-if's "no prefix cache" cost per answer (from the reuse run's records)
+  over the measured no-reuse run's, same batch policy (1.0: the what-if prices what a no-reuse deployment pays);
+  `..._wall` the same by the wall clock.
+- `longctx_over_rag_cost`: long context with reuse over RAG, cost per answer (CPU basis).
+- `server_q_rescale_error`, `discounted_twice_error`: perf/pricing_checks.py (the q-rescale for backends without a
+  measured prefill, and no double discount of a provider's cost_usd), relative errors against hand formulas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from statistics import mean
+
+import common
+import pricing_checks
+
+from eval.benchmarks.synthetic import make_haystack
+from experiments.arms.base import answer_with_prompts
+from experiments.report.pricing import Pricing
+from experiments.report.runs import Run
+from experiments.report.settings import Price, ReportSettings
+from llm.cost import load_price
+from llm.factory import build_generator
+from longctx.arm import LongContextArm, LongContextConfig
+from rag.arm import RagArm, RagConfig
+from rag.retrievers import bm25_retriever
+
+
+def documents(n_docs: int, questions: int, tokens: int) -> list[list]:
+    return [make_haystack(seed=100 + d, language="en", tokens=tokens, n_questions=questions) for d in range(n_docs)]
+
+
+def answer_all(arm, gen, docs: list[list], name: str) -> list[dict]:
+    """Records (the fields the report prices) of every question, one generator call per document."""
+    records = []
+    for d, samples in enumerate(docs):
+        for a in answer_with_prompts(arm, gen, samples):
+            records.append({"id": f"{name}-{a.sample.id}", "benchmark": "synthetic", "task": a.sample.task,
+                            "language": "en", "length_level": a.sample.length_level, "group": f"doc{d}",
+                            "arm": name.split("-")[0], "status": "ok", "score": 0.0, **a.usage, **a.meta})
+    return records
+
+
+def run_of(name: str, arm: str, records: list[dict]) -> Run:
+    knobs = {"arm": arm, "benchmark": "synthetic", "generator": "g"}
+    if arm == "rag":
+        knobs.update(retriever="bm25", chunk_size=128, chunk_overlap=16, top_k=4, order="document")
+    return Run(Path(name), {"knobs": knobs, "price": None}, records)
+
+
+def pricing_of(price: dict, runs: list[Run]) -> Pricing:
+    return Pricing(ReportSettings(price=Price(dict(price), from_command_line=True)), runs)
+
+
+def mean_cost(pricing: Pricing, records: list[dict], **at) -> float:
+    costs = [pricing.answer_cost_at(r, shared_prefix=True, **at) if at else pricing.answer_cost(r) for r in records]
+    return mean(c for c in costs if c is not None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the tiny random-weight Llama, 2 documents x 4 questions")
+    parser.add_argument("--model", default=None, help=common.MODEL_HELP)
+    parser.add_argument("--docs", type=int, default=2)
+    parser.add_argument("--questions", type=int, default=4)
+    parser.add_argument("--tokens", type=int, default=700, help="each document's approximate tokens (words)")
+    args = parser.parse_args()
+    model = args.model or common.SMOLLM2
+    if args.quick and args.model is None:
+        from testsupport.tiny_llama import cached_tiny_llama
+
+        model = str(cached_tiny_llama(common.ROOT / ".cache" / "test-models"))
+    t0 = time.perf_counter()
+    docs = documents(args.docs, args.questions, args.tokens)
+    reuse = build_generator({**common.generator_config(model), "reuse_prefix": True, "threads": 1})
+    plain = build_generator({**common.generator_config(model), "reuse_prefix": False, "threads": 1})
+    lc = answer_all(LongContextArm(reuse, LongContextConfig()), reuse, docs, "longctx-reuse")
+    lc_plain = answer_all(LongContextArm(plain, LongContextConfig()), plain, docs, "longctx-plain")
+    rag = answer_all(RagArm(reuse, bm25_retriever(), RagConfig(chunk_size=128, top_k=4, cache=False)), reuse, docs,
+                     "rag")
+    runs = [run_of("lc", "longctx", lc), run_of("rag", "rag", rag)]
+    cpu = pricing_of(load_price("cpu"), runs)
+    wall = pricing_of({**load_price("cpu"), "basis": "latency"}, runs)
+    figures = {
+        "model": Path(model).name if args.quick else model,
+        "documents": args.docs, "questions_per_document": args.questions, "threads": 1,
+        "rag_decode_batch": round(mean(r["decode_batch"] for r in rag), 3),
+        "longctx_decode_batch": round(mean(r["decode_batch"] for r in lc), 3),
+        "longctx_no_reuse_decode_batch": round(mean(r["decode_batch"] for r in lc_plain), 3),
+        "whatif_no_cache_over_measured": round(
+            mean_cost(cpu, lc, queries_per_doc=args.questions, prefix_cache=False) / mean_cost(cpu, lc_plain), 4),
+        "whatif_no_cache_over_measured_wall": round(
+            mean_cost(wall, lc, queries_per_doc=args.questions, prefix_cache=False) / mean_cost(wall, lc_plain), 4),
+        "longctx_over_rag_cost": round(mean_cost(cpu, lc) / mean_cost(cpu, rag), 4),
+        "longctx_no_reuse_over_rag_cost": round(mean_cost(cpu, lc_plain) / mean_cost(cpu, rag), 4),
+        "cpu_s_per_answer": {"longctx": round(mean(r["cpu_s"] for r in lc), 4),
+                             "longctx_no_reuse": round(mean(r["cpu_s"] for r in lc_plain), 4),
+                             "rag": round(mean(r["cpu_s"] for r in rag), 4)},
+        "server_q_rescale_error": round(pricing_checks.server_q_rescale_error(), 6),
+        "discounted_twice_error": round(pricing_checks.discounted_twice_error(), 6),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    common.emit(figures)
+
+
+if __name__ == "__main__":
+    main()
