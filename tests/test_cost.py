@@ -62,4 +62,4 @@ def test_price_table_configs_compose_and_build(name):
 
 def test_default_price_is_the_cpu_hour():
     cfg = compose()
-    assert cfg.price.kind == "hourly" and cfg.price.basis == "latency"
+    assert cfg.price.kind == "hourly" and cfg.price.basis == "cpu" and cfg.price.vcpus == 2  # the work, not the wall

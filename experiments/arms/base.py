@@ -112,7 +112,7 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
         "prefill_cpu_s": shared[-1].prefill_cpu_s if shared else None,
         "decode_batch": max(batches) if batches else None,
         "decode_policy": max(policies) if policies else None,
-        **({"timings_replayed": True} if any(getattr(g, "timings_replayed", False) for g in gens) else {}),
+        "timings_replayed": any(getattr(g, "timings_replayed", False) for g in gens),
     }
 
 
