@@ -74,10 +74,19 @@ def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
     return v.ci_family if v.ci_family is not None else v.ci
 
 
+def at_bound(v: VerdictRow) -> str | None:
+    """"both arms at the floor" (or ceiling) where the row has no decision for that reason; else None."""
+    bound = v.decision.bound if v.decision else None
+    return f"both arms at the {bound}" if bound else None
+
+
 def delta_cell(v: VerdictRow) -> str:
     """"+3.1 [-1.2, +7.4] 97.5%" for a tested row (the interval at the level its decision was tested at), "+3.1
     [-9.0, +15.2] untested" for a row that decides nothing (its nominal 95% interval, which at few documents or
-    with configs chosen on the same samples does not hold 95%), or "-" when the row has no interval."""
+    with configs chosen on the same samples does not hold 95%), "-" when the row has no interval, and in words
+    where both arms sit at the floor or ceiling (an interval there, often [+0.0, +0.0], says nothing)."""
+    if at_bound(v):
+        return f"{v.diff:+.1f}, {at_bound(v)}" if v.diff is not None else str(at_bound(v))
     if no_interval_reason(v) is not None:
         return "-"
     lo, hi = shown_interval(v)
@@ -118,8 +127,9 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
     rows = []
     for v in vrows:
         one_doc = v.diff is not None and (v.ci is None or v.n_groups < 2)
-        rows.append(ForestRow(row_name(v), v.diff, None if one_doc else shown_interval(v),
-                              v.decision.kind if v.decision else "", "no interval: one document" if one_doc else ""))
+        note = "no interval: one document" if one_doc else (at_bound(v) or "")
+        rows.append(ForestRow(row_name(v), v.diff, None if one_doc or at_bound(v) else shown_interval(v),
+                              v.decision.kind if v.decision else "", note))
     return rows
 
 

@@ -3,8 +3,8 @@ other, both ways round, so that every document counts in the estimate and none i
 made on it.
 
 Why. A sweep has several configs per arm, and the verdict has to choose one per arm (the best long
-context, the cheapest RAG config within the tolerance of it). Chosen and scored on the same samples,
-the luckiest of 12 equal RAG configs looks several points better than it is (the winner's curse).
+context, the cheapest RAG config within the tolerance of the best RAG config). Chosen and scored on the same
+samples, the luckiest of 12 equal RAG configs looks several points better than it is (the winner's curse).
 Choosing on one half of the documents and reporting on the other (split-half) removes that bias but
 reports on half the documents: in simulated sweeps of 40 documents it decided clear truths in 67%
 of sweeps where a single pre-registered config decided in 87-100% (issue 25). Cross-fitting (sample
@@ -45,6 +45,11 @@ splits' own spread, at most mean(se_k^2), estimating what depends on the split a
 (eval.metrics.confidence.over_splits).
 perf/small_sample_verdict.py measures the
 coverage of this interval at 8-40 documents.
+
+The choice (`Candidates.choose`): the best long-context config, and the cheapest RAG config within the tolerance
+of the best RAG config of the same half, so a half never chooses a RAG config that scores below one it could
+have chosen by more than the tolerance (issue 39: with long context at 0, "the cheapest RAG config within the
+tolerance of long context" took a config scoring 0 over one scoring 25).
 
 Which configs the verdict shows: the choice on all documents (what a team would deploy). The
 cross-fitted difference estimates what choosing on this many documents delivers; when both halves
@@ -115,25 +120,32 @@ class Candidates:
 
     def choose(self, columns: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per row of `weights` (rows x len(columns): how often each document of `columns` counts), the
-        verdict's choice: (long-context index, RAG index, RAG within tolerance). The best long context
-        (highest mean score, rounded to 9 decimals), then the cheapest RAG config whose mean is at least
-        that minus the tolerance, else the best RAG config. With `costlier`, the configs within the
-        tolerance that are not dearer than the cheapest beyond the cost's noise count as equally cheap,
-        and the best-scoring of them is chosen. -1: the arm has no sample there."""
+        verdict's choice: (long-context index, RAG index, RAG within tolerance of long context). The best
+        long context (highest mean score, rounded to 9 decimals); the cheapest RAG config whose mean is at
+        least the best RAG config's minus the tolerance, so the choice never scores below a config it could
+        have chosen by more than the tolerance (a cheap config that merely matches a long context at the floor
+        is not taken over one that scores 25 points more). With `costlier`, the configs within the tolerance
+        that are not dearer than the cheapest beyond the cost's noise count as equally cheap, and the
+        best-scoring of them is chosen. The third value: the chosen RAG config's mean is at least long
+        context's minus the tolerance. -1: the arm has no sample there."""
         lc = _weighted_means(self.lc_sums[:, columns], self.lc_counts[:, columns], weights)
         rag = _weighted_means(self.rag_sums[:, columns], self.rag_counts[:, columns], weights)
         lc_pick = _first_best(lc, self.lc_order)
         lc_score = np.take_along_axis(lc, np.maximum(lc_pick, 0)[:, None], axis=1)[:, 0]
+        best_rag = _first_best(rag, self.rag_order)
+        best_score = np.take_along_axis(rag, np.maximum(best_rag, 0)[:, None], axis=1)[:, 0]
         with np.errstate(invalid="ignore"):
-            within = rag >= (lc_score - self.tolerance - 1e-9)[:, None]  # nan compares False
-        cheapest = self.rag_cost_order[np.argmax(within[:, self.rag_cost_order], axis=1)]
+            near_best = rag >= (np.round(best_score, 9) - self.tolerance - 1e-9)[:, None]  # nan compares False
+        cheapest = self.rag_cost_order[np.argmax(near_best[:, self.rag_cost_order], axis=1)]
         if self.costlier is not None:  # as cheap as the cheapest within the cost's noise: the best score wins
-            tied = within & ~self.costlier[:, cheapest].T
+            tied = near_best & ~self.costlier[:, cheapest].T
             cheapest = np.where(tied.any(axis=1), _first_best(np.where(tied, rag, np.nan), self.rag_cost_order),
                                 cheapest)
-        any_within = within.any(axis=1) & (lc_pick >= 0)
-        rag_pick = np.where(any_within, cheapest, _first_best(rag, self.rag_order))
-        return lc_pick, rag_pick, any_within
+        rag_pick = np.where(best_rag >= 0, cheapest, -1)
+        rag_score = np.take_along_axis(rag, np.maximum(rag_pick, 0)[:, None], axis=1)[:, 0]
+        with np.errstate(invalid="ignore"):
+            within = (lc_pick >= 0) & (rag_pick >= 0) & (rag_score >= lc_score - self.tolerance - 1e-9)
+        return lc_pick, rag_pick, within
 
     def pooled(self, pairs: np.ndarray, columns: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sum of paired differences, number of pairs) of pair `pairs[row]` over the weighted documents."""

@@ -40,12 +40,14 @@ INCONCLUSIVE, NO_DECISION = "inconclusive", "no_decision"
 # a learned router beats the better single arm by more than the tolerance (experiments.report.router.evaluate)
 ROUTE = "route"
 DECISIONS = (RAG, LONGCTX, ROUTE, INCONCLUSIVE, NO_DECISION)
+FLOOR, CEILING = "floor", "ceiling"  # where both arms sit when there is no decision
 
 
 @dataclass(frozen=True)
 class Decision:
     kind: str  # one of DECISIONS
     why: str  # the reason, in words, for the recommendation sentence
+    bound: str | None = None  # no_decision: "floor" or "ceiling", where both arms sit (the page says it in words)
 
 
 ALPHA = 0.05  # each claim's level; the report's family keeps the family-wise error at this rate too
@@ -95,10 +97,11 @@ def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None
         top = max(correct_shares)
         if top <= floor_share:
             return Decision(NO_DECISION, f"the generator answers {100 * top:.0f}% of questions correctly with either "
-                                         "arm (floor): use a stronger model before deciding")
+                                         "arm (floor): use a stronger model before deciding", FLOOR)
         if min(correct_shares) >= 1 - floor_share:
             return Decision(NO_DECISION, f"both arms answer at least {100 * min(correct_shares):.0f}% of questions "
-                                         "correctly (ceiling): this benchmark cannot separate them; choose on cost")
+                                         "correctly (ceiling): this benchmark cannot separate them; choose on cost",
+                            CEILING)
     if estimate is None:
         return Decision(INCONCLUSIVE, "no shared samples to compare on")
     b_rag, b_lc = boundaries(tolerance, rag_cheaper)

@@ -8,8 +8,8 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
   documents (`group` of each record; a sample without one is its own) are split in two halves by a
   seeded hash of their names (`split_documents`, the same halves for every config, whatever their
   scores); on each half the best long context (highest score; ties: fewer prompt tokens) and the
-  cheapest RAG config whose score is at least that minus the tolerance (else the best RAG config)
-  are chosen and scored on the OTHER half's samples; the paired per-sample differences of both
+  cheapest RAG config whose score is at least the best RAG config's minus the tolerance are chosen
+  and scored on the OTHER half's samples; the paired per-sample differences of both
   halves are pooled into one difference over all documents, with a paired cluster-bootstrap 95%
   interval that resamples documents within each half and repeats both choices in every resample
   (each chosen pair's resampled deviation from its own mean added to the estimate).
@@ -59,7 +59,7 @@ class VerdictRow:
     level: str
     lc: Run | None = None
     lc_score: float | None = None
-    rag: Run | None = None  # cheapest RAG within tolerance, else the best RAG
+    rag: Run | None = None  # the cheapest RAG config within tolerance of the best RAG config
     rag_score: float | None = None
     within_tolerance: bool = False
     best_rag: Run | None = None
@@ -212,8 +212,9 @@ def _best(runs: list[Run], level: str | None, ids: set[str] | None = None) -> tu
 def _choose(lcs: list[Run], rags: list[Run], table: Candidates | None,
             level: str | None) -> tuple[Run | None, Run | None, bool]:
     """(long context, RAG, RAG within tolerance) chosen on all samples, by the cross-fit's own rule
-    (`Candidates.choose`): the best long context, then the cheapest RAG config within the tolerance of it
-    (costs inside their measurement's noise count as equal: the better score wins), else the best RAG."""
+    (`Candidates.choose`): the best long context, and the cheapest RAG config within the tolerance of the best RAG
+    config (costs inside their measurement's noise count as equal: the better score wins); the third value: the
+    RAG config is within the tolerance of long context."""
     if table is None:
         return _best(lcs, level)[0], _best(rags, level)[0], False
     n = len(table.documents)
@@ -421,7 +422,9 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         text = (f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = "
                 f"{diff} ({ci}).")
     elif decision.kind == NO_DECISION:
-        text = f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} ({ci})."
+        text = (f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
+                f"over {row.n_groups} documents with both arms at the {decision.bound or 'floor or ceiling'}: "
+                "no interval says anything there.")
     elif decision.kind == ROUTE:
         arm = row.arm_decision.kind if row.arm_decision else INCONCLUSIVE
         text = (f"Route each question between RAG ({row.rag.label}) and long context ({row.lc.label}): {decision.why}. "
