@@ -120,6 +120,11 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     return schema.scored_record(base, ans.text, values, u, cost, ans.meta, secrets)
 
 
+# tqdm's bar without its own remaining-time guess: the run's estimate (experiments/eta.py, which knows a cached
+# answer from a generated one) is the only time estimate a user reads, never two disagreeing on one line
+PROGRESS_BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed} elapsed]"
+
+
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
                 progress: bool = True, cost_model=None, secrets: set[str] | frozenset[str] = frozenset(),
                 judge=None) -> list[dict[str, Any]]:
@@ -134,7 +139,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     if len(todo) < len(samples):
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
-               dynamic_ncols=True)
+               dynamic_ncols=True, bar_format=PROGRESS_BAR)
     estimate = TimeEstimate(len(todo), arm_label(knobs))
     spec = arm_spec(knobs["arm"])
     siblings: dict[str, list[Sample]] = {}

@@ -47,8 +47,10 @@ tokens.
 `context`: `documents` (a question's context is its `documents`: the default where questions name
 them) or `corpus` (the whole folder: "the knowledge base in the prompt" against RAG over it; the
 long-context arm truncates it by its policy and records what it kept; the RAG arm indexes it once).
-In `corpus` mode a question's `documents` are its document-level gold evidence, and its bootstrap
-group is the document its evidence lies in (else the question itself).
+A question that names no `documents` is asked in `corpus` mode (`context: documents` refuses it); the load logs
+how many there are and the group each is counted under. In `corpus` mode a question's `documents` are its
+document-level gold evidence, and its bootstrap group is the document its evidence lies in (else the question
+itself).
 
 Bad input is named, never dropped silently: an empty folder, or one with no file of a kind read
 here, is an error; a file that cannot be parsed (broken or encrypted PDF, no text, unknown kind)
@@ -208,6 +210,20 @@ def _warn_unaligned(unaligned: list[tuple[str, str, float]], threshold: float, r
             f"{qid}: {quote[:60]!r} (aligned {q:.2f} < {threshold:.2f})" for qid, quote, q in unaligned],
             hint="copy the quote verbatim from the document as the parser reads it; such a question has no evidence "
                  "recall, or less")
+
+
+def _say_evidence_documents(unnamed: list[Sample], qpath: Path, result: LoadResult) -> None:
+    """Questions that name no documents are asked over the whole folder; the verdict counts each under the document
+    its evidence lies in (else as a document of its own): said once, in the log and in the load's notes."""
+    if not unnamed:
+        return
+    by_evidence = [s for s in unnamed if not s.group.startswith("question:")]
+    log.info("%s: %d question(s) name no documents: each is asked over the whole folder, and the verdict counts it "
+             "under the document its evidence lies in (%d of them; the others each as a document of its own): %s%s",
+             qpath, len(unnamed), len(by_evidence), ", ".join(f"{s.id} -> {s.group}" for s in unnamed[:5]),
+             f" (+{len(unnamed) - 5} more)" if len(unnamed) > 5 else "")
+    result.notes["questions without documents"] = {"count": len(unnamed), "grouped by their evidence's document":
+                                                   len(by_evidence)}
 
 
 STRICT_ANSWERS_HINT = ("fix or drop these answers; benchmark.strict_answers=true refuses a questions file that has "
@@ -429,6 +445,8 @@ class CorpusBenchmark(Benchmark):
                 sample, dropped = self._sample(q, ids, mode, contexts, config)
                 unaligned += [(q.id, quote, quality) for quote, quality in dropped]
                 samples.append(sample)
+        _say_evidence_documents([s for s in samples if s.metadata["context_mode"] == "corpus"
+                                 and not s.metadata["documents"]], qpath, result)
         return consecutive_groups(samples), unaligned
 
     def _sample(self, q: Question, ids: tuple[str, ...], mode: str, contexts: _Contexts,

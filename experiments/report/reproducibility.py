@@ -79,6 +79,25 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: d}
 
 
+class _EscapedDumper(yaml.SafeDumper):
+    """YAML whose strings holding a line break, tab or other control character are written double-quoted with
+    escapes (`"\\n"`), as the config was written, not as raw line breaks (a stop string "\\n" read as a blank
+    line)."""
+
+
+def _escaped_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = '"' if any(ord(c) < 32 or c in "\x7f\u2028\u2029" for c in value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_EscapedDumper.add_representer(str, _escaped_str)
+
+
+def escaped_yaml(data: Any) -> str:
+    """`data` as YAML with control characters escaped (see `_EscapedDumper`)."""
+    return yaml.dump(data, Dumper=_EscapedDumper, sort_keys=True, allow_unicode=True)
+
+
 def shared_config(runs: list[Run]) -> tuple[str, list[str]]:
     """YAML of the config keys every run has with the same value, and the keys that vary."""
     flats = [_flatten(r.config) for r in runs if r.config]
@@ -97,4 +116,4 @@ def shared_config(runs: list[Run]) -> tuple[str, list[str]]:
         for p in parts[:-1]:
             node = node.setdefault(p, {})
         node[parts[-1]] = v
-    return yaml.safe_dump(nested, sort_keys=True, allow_unicode=True), varying
+    return escaped_yaml(nested), varying
