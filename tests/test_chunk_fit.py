@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import yaml
 from omegaconf import OmegaConf
 
@@ -19,6 +20,7 @@ def _grid() -> dict[str, list[str]]:
     return {key: str(value).split(",") for key, value in params.items()}
 
 
+@pytest.mark.integration  # parses the example corpus and chunks it four times (minutes on a loaded 2-core machine)
 def test_the_shipped_decide_grid_cuts_no_chunk_of_the_example(tiny_generator, minilm):
     grid = _grid()
     cfg = OmegaConf.to_container(compose(["experiment=decide"]), resolve=True)
