@@ -41,16 +41,16 @@ def test_each_kind_of_bad_answer_is_named_in_a_warning_and_among_the_losses(tmp_
     with caplog.at_level(logging.WARNING):
         result = load_benchmark(_corpus(tmp_path))
     assert len(result.samples) == len(QUESTIONS)  # named, not dropped
-    [loss] = [x for x in result.losses if "no reply can score rightly" in x["kind"]]
+    [loss] = [x for x in result.losses if "the metric may score wrongly" in x["kind"]]
     assert loss["count"] == 3
     assert loss["names"] == [f"article: 'the' {NEVER_MATCHES}", f"echo: \"'a'\" {IN_QUESTION}",
                              f"chapter: '4' {NUMBERING}"]
-    warned = [r.getMessage() for r in caplog.records if "no reply can score rightly" in r.getMessage()]
+    warned = [r.getMessage() for r in caplog.records if "the metric may score wrongly" in r.getMessage()]
     assert len(warned) == 1 and "article" in warned[0] and "echo" in warned[0] and "chapter" in warned[0]
 
 
 def test_strict_answers_refuses_the_questions_file_naming_the_answers(tmp_path):
-    with pytest.raises(ValueError, match=r"q\.jsonl: 3 answer\(s\) that no reply can score rightly.*article.*echo"):
+    with pytest.raises(ValueError, match=r"q\.jsonl: 3 answer\(s\) that the metric may score wrongly.*article.*echo"):
         load_benchmark({**_corpus(tmp_path), "strict_answers": True})
     clean = [q for q in QUESTIONS if q["id"] in ("ok", "records")]
     assert len(load_benchmark({**_corpus(tmp_path / "clean", clean), "strict_answers": True}).samples) == 2
@@ -59,7 +59,7 @@ def test_strict_answers_refuses_the_questions_file_naming_the_answers(tmp_path):
 def test_the_check_follows_the_metric_the_run_scores_with(tmp_path):
     # contains_all drops the quotes and then the article: 'a' can never match there
     result = load_benchmark({**_corpus(tmp_path), "metric": "contains_all"})
-    [loss] = [x for x in result.losses if "no reply can score rightly" in x["kind"]]
+    [loss] = [x for x in result.losses if "the metric may score wrongly" in x["kind"]]
     assert f"ok: \"'a'\" {NEVER_MATCHES}" in loss["names"]
 
 

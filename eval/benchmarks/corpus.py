@@ -238,8 +238,8 @@ def _evidence_texts(sample: Sample, docs: dict[str, ParsedDocument]) -> list[str
 
 def _check_answers(samples: list[Sample], docs: dict[str, ParsedDocument], cfg: dict, qpath: Path,
                    result: LoadResult) -> None:
-    """Answers no reply can score rightly (eval/corpus/answer_checks.py): named in one warning and on the report's
-    first screen; `benchmark.strict_answers=true` refuses them."""
+    """Answers the metric may score wrongly whatever the reply (eval/corpus/answer_checks.py): named in one warning
+    and on the report's first screen; `benchmark.strict_answers=true` refuses them."""
     override = cfg.get("metric")
     problems: list[AnswerProblem] = []
     for s in samples:
@@ -249,12 +249,12 @@ def _check_answers(samples: list[Sample], docs: dict[str, ParsedDocument], cfg: 
         return
     named = [p.describe() for p in problems]
     if cfg.get("strict_answers"):
-        raise ValueError(f"{qpath}: {len(problems)} answer(s) that no reply can score rightly "
+        raise ValueError(f"{qpath}: {len(problems)} answer(s) that the metric may score wrongly "
                          f"(benchmark.strict_answers=true): {'; '.join(named[:5])}"
                          + (f" (+{len(named) - 5} more)" if len(named) > 5 else ""))
-    log.warning("%s: %d answer(s) that no reply can score rightly: %s%s", qpath, len(problems), "; ".join(named[:5]),
+    log.warning("%s: %d answer(s) that the metric may score wrongly: %s%s", qpath, len(problems), "; ".join(named[:5]),
                 f" (+{len(named) - 5} more)" if len(named) > 5 else "")
-    result.lose("answer(s) that no reply can score rightly", named, hint=STRICT_ANSWERS_HINT)
+    result.lose("answer(s) that the metric may score wrongly", named, hint=STRICT_ANSWERS_HINT)
     result.notes["answers checked at load"] = {"problems": len(problems)}
 
 
