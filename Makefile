@@ -52,8 +52,11 @@ ARGS       ?=
 # the sweep folder: by default outputs/decide/<DOCS, / as _>_d<hash of the documents>_q<hash of the questions>
 # (experiments/decide.py), so an edited questions file gets a folder of its own
 DECIDE_DIR ?=
+# DRY_RUN=1: the pre-flight estimate only (every prompt counted and priced, nothing generated, no report).
+DRY_RUN    ?=
 decide: install
-	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) $(if $(DECIDE_DIR),--out $(DECIDE_DIR)) $(ARGS)
+	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) $(if $(DECIDE_DIR),--out $(DECIDE_DIR)) \
+	    $(if $(DRY_RUN),run.dry_run=true) $(ARGS)
 
 # The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
 # `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is

@@ -2,6 +2,7 @@
 then the report (what `make decide` runs).
 
     rol-decide DOCS QUESTIONS [--out DIR] [OVERRIDE ...]     e.g. generator=openai rag.top_k=4,8
+    rol-decide DOCS QUESTIONS run.dry_run=true price=gpt-4o  the pre-flight estimate only (experiments/dry_run.py)
 
 Runs the Hydra multirun `experiment=decide` (conf/experiment/decide.yaml) over the folder DOCS and the questions
 file QUESTIONS into DIR (default outputs/decide/<DOCS with / as _>_d<hash of the documents>_q<hash of the
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     if returncode != 0:
         print(f"the sweep failed (exit {returncode}); rerun the same command to resume", file=sys.stderr)
         return returncode
+    if any(o.replace(" ", "").lower() in ("run.dry_run=true", "+run.dry_run=true") for o in args.overrides):
+        print(f"dry run: nothing generated, no report; each config point's estimate is in {out}/*/dry_run.json. "
+              "Run the same command without run.dry_run=true (DRY_RUN=1) for the sweep and its report.")
+        return 0
     print_locations(build_report([str(out)]))
     return 0
 

@@ -48,7 +48,8 @@ from experiments.run_metrics import aggregate
 from experiments.logs import set_log_level
 from experiments.retime import retime
 from experiments.arms import Answer, arm_spec
-from experiments import redact
+from experiments import dry_run, redact
+from experiments.dry_run import TokenCounter
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
 from llm.cost import build_cost_model, cost_basis, full_rate_note
@@ -228,14 +229,17 @@ def _interrupted_line(run_dir: Path, samples: list[Sample], label: str) -> str:
 
 
 def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) -> dict[str, Any]:
-    """Answer every loaded sample not yet recorded, then write metrics.json."""
+    """Answer every loaded sample not yet recorded, then write metrics.json (`run.dry_run`: only count and price
+    every prompt)."""
+    price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
+    cost_model = build_cost_model(price)
+    knobs, chash = arm_knobs(cfg), config_hash(cfg)
+    if cfg.run.get("dry_run"):
+        return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, cost_model, knobs)
     judge = _build_judge(cfg, loaded.samples)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     if callable(getattr(arm, "check", None)):  # e.g. retriever=oracle on a benchmark without evidence: one line
         arm.check(loaded.samples)
-    price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
-    cost_model = build_cost_model(price)
-    knobs, chash = arm_knobs(cfg), config_hash(cfg)
     _say_chunks_over_limit(knobs, spec.chunks_over_limit(arm, loaded.samples))
     store = RecordStore(run_dir / "records.jsonl")
     records = run_samples(loaded.samples, arm, generator, store, knobs, chash,
@@ -290,6 +294,19 @@ def decode_policy(generator) -> int | None:
     while generator is not None and not hasattr(generator, "decode_batch"):
         generator = getattr(generator, "inner", None)
     return None if generator is None else int(generator.decode_batch)
+
+
+def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, samples: list[Sample], cost_model,
+             knobs: dict[str, Any]) -> dict[str, Any]:
+    """`run.dry_run=true`: every prompt built and counted as the run would, nothing generated
+    (experiments/dry_run.py)."""
+    arm = spec.build(counter, OmegaConf.to_container(cfg, resolve=True))
+    groups = []
+    for group in _consecutive_groups(samples):
+        groups.append(spec.answer(arm, counter, group))
+    figures = dry_run.estimate(groups, spec.role, cost_model)
+    dry_run.report(arm_label(knobs), figures, run_dir)
+    return {"score": None, **figures}
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

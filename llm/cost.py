@@ -9,7 +9,13 @@ Two ways to pay for tokens:
   `cache_write_usd_per_million` (a prompt token written to the cache: Anthropic 125% of the input price;
   default the input price, as OpenAI's automatic caching charges nothing more), `min_cached_prefix_tokens`
   (shorter prefixes are not cached: 1,024 at OpenAI and Anthropic) and `cache_ttl_s` (how long an entry
-  lives unused: the what-if assumes a document's questions come within it). A record's
+  lives unused: the what-if assumes a document's questions come within it). `cache_control_required: true`: the
+  provider caches only prompt blocks the request marks (Anthropic), which this client never sends, so the report
+  models no provider caching for it. A long-prompt tier: above `long_prompt_threshold_tokens` prompt tokens (cached
+  ones included) the whole request is billed at `long_input_usd_per_million` / `long_output_usd_per_million` (and
+  `long_cached_input_usd_per_million` / `long_cache_write_usd_per_million`, by default the base cache rates scaled
+  like the input rate): Claude Sonnet 4 and Gemini 2.5 Pro above 200k. `batch_discount` (0.5: OpenAI's and
+  Anthropic's batch APIs at half price) applies to every rate with `batch: true`. A record's
   `cached_prompt_tokens` (what the endpoint reported: OpenAI-compatible
   `usage.prompt_tokens_details.cached_tokens`) are priced at the cached rate and its `cache_write_tokens`
   at the write rate; with no cached rate in the price they are priced at the full input rate, and
@@ -45,9 +51,12 @@ from typing import Any, Mapping
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 
 KINDS = ("per_token", "hourly", "none")
+LONG_PROMPT_KEYS = ("long_input_usd_per_million", "long_output_usd_per_million",
+                    "long_cached_input_usd_per_million", "long_cache_write_usd_per_million")
 PER_TOKEN_KEYS = frozenset({"kind", "name", "input_usd_per_million", "output_usd_per_million",
                             "cached_input_usd_per_million", "cache_write_usd_per_million", "min_cached_prefix_tokens",
-                            "cache_ttl_s"})
+                            "cache_ttl_s", "cache_control_required", "long_prompt_threshold_tokens", *LONG_PROMPT_KEYS,
+                            "batch_discount", "batch"})
 BASES = ("latency", "throughput", "cpu")
 
 
@@ -86,6 +95,17 @@ class PerTokenCost(CostModel):
     cache_write_usd_per_million: float | None = None  # None: a cache write costs the input price
     min_cached_prefix_tokens: int = 0
     cache_ttl_s: float | None = None
+    # the provider caches only prompt blocks the request marks (Anthropic's `cache_control`), which this client does
+    # not send: the report prices no provider caching it would model (what an endpoint reports is still billed)
+    cache_control_required: bool = False
+    # a prompt above this many tokens (cached ones included) is billed whole at the long_* rates
+    long_prompt_threshold_tokens: int | None = None
+    long_input_usd_per_million: float | None = None
+    long_output_usd_per_million: float | None = None
+    long_cached_input_usd_per_million: float | None = None  # default: the cached rate x the long tier's input ratio
+    long_cache_write_usd_per_million: float | None = None  # default: the write rate x the same ratio
+    batch_discount: float = 0.0  # the share off every token through the provider's batch API
+    batch: bool = False  # price as sent through the batch API (batch_discount applies)
     kind = "per_token"
 
     def __post_init__(self) -> None:
@@ -104,6 +124,26 @@ class PerTokenCost(CostModel):
         return self.input_usd_per_million if self.cache_write_usd_per_million is None \
             else self.cache_write_usd_per_million
 
+    def long_prompt(self, prompt_tokens: float) -> bool:
+        """Whether a prompt of this many tokens is billed at the long-prompt tier."""
+        return self.long_prompt_threshold_tokens is not None and prompt_tokens > self.long_prompt_threshold_tokens
+
+    def rates(self, prompt_tokens: float) -> tuple[float, float, float, float]:
+        """USD per million (input, output, cached read, cache write) for a prompt of this many tokens: the long
+        tier's above its threshold, and the batch discount when priced as batched."""
+        inp, out = self.input_usd_per_million, self.output_usd_per_million
+        read = inp if not self.caches else self.cached_input_usd_per_million
+        write = self.write_rate
+        if self.long_prompt(prompt_tokens):
+            scale = self.long_input_usd_per_million / inp if inp else 1.0  # type: ignore[operator]
+            inp, out = self.long_input_usd_per_million, self.long_output_usd_per_million
+            read = self.long_cached_input_usd_per_million if self.long_cached_input_usd_per_million is not None \
+                else read * scale  # type: ignore[operator]
+            write = self.long_cache_write_usd_per_million if self.long_cache_write_usd_per_million is not None \
+                else write * scale
+        keep = 1.0 - (self.batch_discount if self.batch else 0.0)
+        return inp * keep, out * keep, read * keep, write * keep  # type: ignore[operator,return-value]
+
     def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
         cached, written = max(0, int(cached_tokens or 0)), max(0, int(cache_write_tokens or 0))
@@ -112,10 +152,9 @@ class PerTokenCost(CostModel):
                              f"{prompt_tokens} tokens")
         if cached and not self.caches:
             self.full_rate_cached_tokens += cached
-        read = self.input_usd_per_million if not self.caches else self.cached_input_usd_per_million
+        inp, out, read, write = self.rates(prompt_tokens)
         fresh = prompt_tokens - cached - written
-        return (fresh * self.input_usd_per_million + cached * read + written * self.write_rate  # type: ignore[operator]
-                + completion_tokens * self.output_usd_per_million) / 1e6
+        return (fresh * inp + cached * read + written * write + completion_tokens * out) / 1e6
 
     def cache_terms(self, prompt_tokens: float, completion_tokens: float, prefix_tokens: float) -> tuple[float, float]:
         """One document's answers with provider caching of its shared `prefix_tokens` (the first question
@@ -125,20 +164,25 @@ class PerTokenCost(CostModel):
         plain = self.cost(int(round(prompt_tokens)), int(round(completion_tokens)), 0.0) or 0.0
         if not self.caches or prefix_tokens < max(1, self.min_cached_prefix_tokens):
             return 0.0, plain
+        inp, _, read_rate, write_rate = self.rates(prompt_tokens)
         prefix = min(float(prefix_tokens), float(prompt_tokens))
-        read = prefix * self.cached_input_usd_per_million / 1e6  # type: ignore[operator]
-        write = prefix * self.write_rate / 1e6
-        per_answer = plain - prefix * self.input_usd_per_million / 1e6 + read
+        read = prefix * read_rate / 1e6
+        write = prefix * write_rate / 1e6
+        per_answer = plain - prefix * inp / 1e6 + read
         return write - read, per_answer
 
     def describe(self) -> dict[str, Any]:
         out = {"kind": "per_token", "name": self.name, "input_usd_per_million": self.input_usd_per_million,
                "output_usd_per_million": self.output_usd_per_million}
-        for key in ("cached_input_usd_per_million", "cache_write_usd_per_million", "cache_ttl_s"):
+        for key in ("cached_input_usd_per_million", "cache_write_usd_per_million", "cache_ttl_s",
+                    "long_prompt_threshold_tokens", *LONG_PROMPT_KEYS):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.min_cached_prefix_tokens:
             out["min_cached_prefix_tokens"] = self.min_cached_prefix_tokens
+        for key in ("cache_control_required", "batch_discount", "batch"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
         return out
 
 
@@ -319,6 +363,7 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
         if "cache_write_usd_per_million" in optional and "cached_input_usd_per_million" not in optional:
             raise ValueError("price.cache_write_usd_per_million is set without price.cached_input_usd_per_million: "
                              "a cache that is written is read at the cached rate; give both")
+        optional.update(_tier_and_batch(cfg))
         return PerTokenCost(_number(cfg, "input_usd_per_million", positive=False),
                             _number(cfg, "output_usd_per_million", positive=False), name, **optional)
     if kind == "hourly":
@@ -337,6 +382,39 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
         return HourlyCost(_number(cfg, "usd_per_hour", positive=False), devices, basis, *rates, name=name,
                           vcpus=vcpus)
     raise ValueError(f"price.kind={kind!r}; allowed: {', '.join(KINDS)} (or no price config for no costs)")
+
+
+def _flag(cfg: Mapping[str, Any], key: str) -> bool:
+    value = cfg.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"price.{key} must be true or false, got {value!r}")
+    return value
+
+
+def _tier_and_batch(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional long-prompt tier, batch discount and cache_control flag of a per-token price, checked."""
+    out: dict[str, Any] = {"cache_control_required": _flag(cfg, "cache_control_required"), "batch": _flag(cfg, "batch")}
+    threshold = cfg.get("long_prompt_threshold_tokens")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+            raise ValueError(f"price.long_prompt_threshold_tokens must be a whole number >= 1, got {threshold!r}")
+        for key in LONG_PROMPT_KEYS[:2]:
+            if cfg.get(key) is None:
+                raise ValueError(f"price.long_prompt_threshold_tokens is set without price.{key}")
+        out["long_prompt_threshold_tokens"] = threshold
+    for key in LONG_PROMPT_KEYS:
+        if cfg.get(key) is not None:
+            if threshold is None:
+                raise ValueError(f"price.{key} is set without price.long_prompt_threshold_tokens")
+            out[key] = _number(cfg, key, positive=False)
+    if cfg.get("batch_discount") is not None:
+        discount = _number(cfg, "batch_discount", positive=False)
+        if discount >= 1:
+            raise ValueError(f"price.batch_discount is the share off (0.5 for half price), got {discount!r}")
+        out["batch_discount"] = discount
+    if out["batch"] and not out.get("batch_discount"):
+        raise ValueError("price.batch=true needs price.batch_discount (the share off through the batch API)")
+    return out
 
 
 def load_price(spec: Mapping[str, Any] | str | None) -> dict[str, Any] | None:

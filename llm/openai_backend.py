@@ -9,11 +9,15 @@ or any server speaking the OpenAI chat-completions or completions API.
   a request that fails for good raises `GenerationError`. `timeout_s` is also the limit on each
   single read (and on connecting), as the HTTP client applies it.
 - `stream: true` streams the answer to measure the time to first token (`ttft_s`).
-- `usage` comes from the response; when a server gives none, tokens are counted locally with
+- Overlapping requests are charged machine time, not waiting time: each its share of the wall clock among the
+  requests in flight (`Generation.latency_s`, llm/service_time.py); `user_latency_s` is what its user waited.
+- `usage` comes from the response, read in every shape a server sends it (llm/usage.py: OpenAI, vLLM with and
+  without prompt-token details, OpenRouter, LiteLLM, Anthropic's counting under either names, llama.cpp's
+  `timings.cache_n` and `tokens_cached`); when a server gives none, tokens are counted locally with
   `tokenizer` (the same tokenizer the arms budget with). The prompt tokens it reports as read from the
-  provider's prompt cache (`prompt_tokens_details.cached_tokens`) or written to it (Anthropic's
-  `cache_creation_input_tokens`) are kept (`Generation.cached_prompt_tokens`, `cache_write_tokens`) and priced
-  at the price's cached and write rates (llm/cost.py).
+  provider's prompt cache or written to it are kept (`Generation.cached_prompt_tokens`, `cache_write_tokens`) and
+  priced at the price's cached and write rates (llm/cost.py); counts it cannot read are dropped with a warning
+  (logged once per kind), never the answer.
 - Servers differ in details (testsupport/fake_servers.py imitates them for the tests), and each is
   taken as it comes: usage in a last chunk with no choices (OpenAI, asked with
   `stream_options.include_usage`), in every chunk as a running total (vLLM's
@@ -37,13 +41,15 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
 
 from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
+from llm.service_time import ServiceShares
 from llm.stopping import finish_after_stop
+from llm.usage import read_usage
 from llm.retrying import (Attempt, AttemptTimeout, GenerationError, MalformedResponse, RetryingCalls, StreamCut,
                           closed_by_server, describe_error)
 
@@ -78,26 +84,6 @@ def finish_reason(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return FINISH_REASONS.get(value, value)
-
-
-def _whole(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def cache_usage(usage: Any) -> tuple[int | None, int | None]:
-    """The prompt tokens a response's `usage` says were read from the provider's prompt cache and written to it:
-    OpenAI's and vLLM's `prompt_tokens_details.cached_tokens`; Anthropic's names (`cache_read_input_tokens`,
-    `cache_creation_input_tokens`) as OpenAI-compatible proxies pass them on. None where it says nothing."""
-    if usage is None:
-        return None, None
-    details = getattr(usage, "prompt_tokens_details", None)
-    if isinstance(details, dict):
-        read = _whole(details.get("cached_tokens"))
-    else:
-        read = _whole(getattr(details, "cached_tokens", None))
-    if read is None:
-        read = _whole(getattr(usage, "cache_read_input_tokens", None))
-    return read, _whole(getattr(usage, "cache_creation_input_tokens", None))
 
 
 def resolve_api_key(api_key_env: str | None, base_url: str | None) -> str:
@@ -148,6 +134,8 @@ class OpenAICompatGenerator(Generator):
         self._client = None
         self._client_lock = threading.Lock()
         self._count_lock = threading.Lock()
+        self._warned: set[str] = set()  # kinds of unreadable usage already logged
+        self._shares = ServiceShares()  # each request's share of the wall time among those in flight
         self.attempts = 0  # HTTP requests sent, retries included
         self._calls = RetryingCalls(model, self.base_url or OPENAI_URL, self.max_concurrency, self.timeout_s,
                                     self.max_retries, self.backoff_base_s, self.backoff_max_s)
@@ -224,6 +212,16 @@ class OpenAICompatGenerator(Generator):
         return self._calls.call(lambda attempt: self._request(prompt, attempt))
 
     def _request(self, prompt: Prompt, attempt: Attempt | None = None) -> Generation:
+        """One attempt, charged its share of the wall time among the requests in flight (llm/service_time.py):
+        `latency_s` the machine time, `user_latency_s` what its user waited."""
+        ticket = self._shares.start()
+        try:
+            gen = self._send(prompt, attempt)
+        finally:
+            share = self._shares.stop(ticket)
+        return replace(gen, latency_s=min(share, gen.latency_s), user_latency_s=gen.latency_s)
+
+    def _send(self, prompt: Prompt, attempt: Attempt | None = None) -> Generation:
         body = self.request_body(prompt)
         api = self.client.chat.completions if self.mode == "chat" else self.client.completions
         # parameters the openai client does not know travel in extra_body
@@ -240,10 +238,11 @@ class OpenAICompatGenerator(Generator):
             finish = finish_reason(getattr(response.choices[0], "finish_reason", None))
             if finish in ABORTED:
                 raise StreamCut(f"the server aborted the answer (finish_reason {finish!r}): cut off")
-            return self._generation(prompt, text, getattr(response, "usage", None), latency, None, finish)
+            return self._generation(prompt, text, getattr(response, "usage", None), latency, None, finish,
+                                    _cache_extras(response))
         if self.stream_usage:
             extra["stream_options"] = {"include_usage": True}
-        pieces, usage, ttft, finish = [], None, None, None
+        pieces, usage, ttft, finish, extras = [], None, None, None, {}
         stream = api.create(model=self.model_id, stream=True, **body, **extra)
         try:
             for chunk in stream:
@@ -251,6 +250,7 @@ class OpenAICompatGenerator(Generator):
                     raise AttemptTimeout("abandoned at the deadline")  # nobody waits for this one any more
                 if getattr(chunk, "usage", None) is not None:  # a running total where sent in every chunk
                     usage = chunk.usage
+                extras.update(_cache_extras(chunk))  # llama.cpp's timings, in the chunk with the finish_reason
                 choices = getattr(chunk, "choices", None)
                 if choices is None:
                     raise MalformedResponse("stream chunk without `choices`")
@@ -276,7 +276,7 @@ class OpenAICompatGenerator(Generator):
             raise StreamCut("the stream ended without a finish_reason (cut off)")
         if finish in ABORTED:
             raise StreamCut(f"the server aborted the answer (finish_reason {finish!r}): cut off")
-        return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft, finish)
+        return self._generation(prompt, "".join(pieces), usage, time.perf_counter() - t0, ttft, finish, extras)
 
     def _text(self, response: Any) -> str:
         choices = getattr(response, "choices", None)
@@ -294,17 +294,41 @@ class OpenAICompatGenerator(Generator):
         return text
 
     def _generation(self, prompt: Prompt, text: str, usage: Any, latency: float, ttft: float | None,
-                    finish: str | None) -> Generation:
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        if not isinstance(prompt_tokens, int) or not isinstance(completion_tokens, int):
+                    finish: str | None, extras: dict[str, Any] | None = None) -> Generation:
+        read = read_usage(usage, extras, prompt_includes_cache=False if self._anthropic_counting else None)
+        if read.warning:
+            self._warn_once(read.shape, read.warning)
+        prompt_tokens, completion_tokens = read.prompt_tokens, read.completion_tokens
+        if prompt_tokens is None or completion_tokens is None:
             # No usage from the server: count with the configured tokenizer.
             with self._count_lock:  # one tokenizer shared by the request threads
                 prompt_tokens = self.prompt_tokens(prompt)
                 completion_tokens = self.tokenizer.count(text) if text else 0
         # a server applies stop strings itself: an answer it stopped right after a bare lead-in is a cut answer
         finish = finish_after_stop(text, finish, self.stop if not isinstance(prompt, ChatRequest) else None)
-        cached, written = cache_usage(usage)
+        cached, written = read.cached_tokens, read.cache_write_tokens
+        if (cached or 0) + (written or 0) > prompt_tokens:  # counted locally: the server's cache counts cannot fit
+            self._warn_once("local count", f"usage ({read.shape}): {cached} cached + {written} written tokens "
+                            f"exceed the {prompt_tokens} prompt tokens counted; priced as uncached")
+            cached = written = None
         return Generation(text=text.strip(), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                           latency_s=latency, ttft_s=ttft, finish_reason=finish, cached_prompt_tokens=cached,
                           cache_write_tokens=written)
+
+    @property
+    def _anthropic_counting(self) -> bool:
+        """Anthropic's OpenAI-compatible endpoint counts the prompt without its cached tokens."""
+        return bool(self.base_url) and "api.anthropic.com" in str(self.base_url)
+
+    def _warn_once(self, kind: str, message: str) -> None:
+        with self._count_lock:
+            if kind in self._warned:
+                return
+            self._warned.add(kind)
+        log.warning("%s: %s (further answers of this kind are not logged)", self.model_id, message)
+
+
+def _cache_extras(obj: Any) -> dict[str, Any]:
+    """A response's or chunk's top-level fields that count a server's cached prompt tokens (llama.cpp)."""
+    fields = obj if isinstance(obj, Mapping) else (getattr(obj, "model_extra", None) or {})
+    return {k: fields[k] for k in ("timings", "tokens_cached") if fields.get(k) is not None}

@@ -257,3 +257,36 @@ def test_a_run_records_what_the_endpoint_failed_and_retries_it_on_resume(server,
     assert (second["n_ok"], second["n_failed"]) == (3, 0), second
     assert len(records) == 4 and records[-1]["id"] == failed[0]["id"] and records[-1]["status"] == "ok"
     assert _requests(server) - before == 1, "only the failed sample is asked again"
+
+
+def test_overlapping_requests_are_charged_machine_time_not_waiting_time(server):
+    """Issue 38 item 4: at concurrency 4 each request is charged its share of the wall clock among the requests in
+    flight; their charges add up to the wall time, not to 4x it. What its user waited stays `user_latency_s`."""
+    prompts = [Prompt(f"Repeat the number {n}.", max_new_tokens=3) for n in range(4)]
+    deadline = time.time() + 30
+    while server.snapshot()["in_flight"] and time.time() < deadline:
+        time.sleep(0.1)
+    server.add_faults(["slow:0.5"] * len(prompts))
+    t0 = time.perf_counter()
+    gens = client(server, max_concurrency=4).generate(prompts)
+    wall = time.perf_counter() - t0
+    assert all(g.user_latency_s >= 0.5 for g in gens)
+    assert sum(g.latency_s for g in gens) <= wall + 1e-6  # before: each charged its whole wait, about 4x
+    assert all(g.latency_s < g.user_latency_s for g in gens)
+
+
+def test_service_shares_split_a_queue_as_the_machine_served_it():
+    from llm.service_time import ServiceShares
+
+    now = [0.0]
+    shares = ServiceShares(clock=lambda: now[0])
+    tickets = [shares.start() for _ in range(4)]  # a serial server: answers at 0.54, 1.09, 1.64, 2.18 s
+    charged = []
+    for ticket, end in zip(tickets, (0.54, 1.09, 1.64, 2.18)):
+        now[0] = end
+        charged.append(shares.stop(ticket))
+    assert sum(charged) == pytest.approx(2.18)  # the machine time, against 5.45 s of waits
+    assert charged[0] == pytest.approx(0.54 / 4) and shares.most_in_flight == 4
+    one = shares.start()
+    now[0] += 1.5
+    assert shares.stop(one) == pytest.approx(1.5)  # alone: its wall time

@@ -78,18 +78,6 @@ def test_a_price_without_a_cached_rate_prices_them_in_full_and_says_so(caching_s
     assert any(note in r.getMessage() for r in caplog.records)
 
 
-def test_cache_usage_is_read_wherever_an_endpoint_puts_it():
-    from types import SimpleNamespace as NS
-
-    from llm.openai_backend import cache_usage
-
-    assert cache_usage(NS(prompt_tokens_details=NS(cached_tokens=1152))) == (1152, None)
-    assert cache_usage(NS(prompt_tokens_details={"cached_tokens": 128})) == (128, None)
-    assert cache_usage(NS(prompt_tokens_details=None, cache_read_input_tokens=2048,
-                          cache_creation_input_tokens=0)) == (2048, 0)
-    assert cache_usage(NS(prompt_tokens=10)) == (None, None) and cache_usage(None) == (None, None)
-
-
 def test_price_files_carry_the_cache_fields_and_bad_ones_fail_naming_the_field():
     sonnet = build_cost_model(load_price("claude-sonnet-4"))
     # 10k prompt tokens of which 8k written, then read: write 125%, read 10% of the input price

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from experiments.report.page.build import build_report, main
-from experiments.report.settings import load_settings
+from experiments.report.settings import Price, load_settings
 from experiments.simulate.sweeps import write_run
+from llm.cost import load_price
 
 GPT4O = {"name": "gpt-4o", "kind": "per_token", "input_usd_per_million": 2.5, "output_usd_per_million": 10.0,
          "cached_input_usd_per_million": 1.25, "min_cached_prefix_tokens": 1024, "cache_ttl_s": 300}
@@ -64,13 +65,21 @@ def test_long_context_with_provider_caching_at_q_queries_per_document(tmp_path, 
 
 def test_a_write_premium_makes_provider_caching_pay_only_from_a_number_of_questions(tmp_path):
     runs = _runs(tmp_path)
-    files = build_report([str(runs)], tmp_path / "out", load_settings(queries_per_doc=1, price="claude-sonnet-4"))
+    # Anthropic's rates as a client that marks `cache_control` would pay them (this project's client does not:
+    # the preset says cache_control_required, and the report then prices no provider caching, below)
+    marked = {**load_price("claude-sonnet-4"), "cache_control_required": False}
+    settings = load_settings(queries_per_doc=1)
+    settings.price = Price(marked, from_command_line=True)
+    files = build_report([str(runs)], tmp_path / "out", settings)
     lc = _rows(files["whatif.csv"])["longctx"]
     full = (8000 * 3 + 100 * 15) / 1e6
     written = (100 * 3 + 7900 * 3.75 + 100 * 15) / 1e6
     # one question per document: it writes the document at 125% and nobody reads it
     assert float(lc["cost_per_1000_provider_cache"]) == pytest.approx(1000 * written)
     assert float(lc["cost_per_1000_provider_cache"]) > float(lc["cost_per_1000"]) == pytest.approx(1000 * full)
+    files = build_report([str(runs)], tmp_path / "out2", load_settings(queries_per_doc=10, price="claude-sonnet-4"))
+    assert _rows(files["whatif.csv"])["longctx"]["cost_per_1000_provider_cache"] == ""
+    assert "caches only prompt blocks marked `cache_control`" in files["report.md"].read_text()
 
 
 def test_records_priced_with_a_cached_rate_get_the_what_if_without_a_command_line_price(tmp_path):

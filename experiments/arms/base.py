@@ -134,7 +134,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
         ready.append((sample, prompt))
     if not getattr(generator, "generates", True):
         # retrieval only: no answer, but the prompt a generator would have received is counted
-        answers += [Answer(s, meta={**p.meta, "prompt_tokens": generator.prompt_tokens(p)}) for s, p in ready]
+        answers += [Answer(s, meta={**p.meta, "prompt_tokens": generator.prompt_tokens(p),
+                                    "max_new_tokens": p.max_new_tokens}) for s, p in ready]
     else:
         n = samples_of(generator)  # generator.samples: n answers per prompt, one after another
         gens = generator.generate([p for _, p in ready]) if ready else []

@@ -89,6 +89,13 @@ class Pricing:
                 self.cache_model = run_model
         if self.cache_model is not None and not self.cache_model.caches:
             self.cache_model = None
+        self.uncacheable_note: str | None = None  # why provider caching is not priced though the price names a rate
+        if self.cache_model is not None and self.cache_model.cache_control_required:
+            self.uncacheable_note = (
+                f"Provider prompt caching is not priced for {self.cache_model.name or 'this price'}: the provider "
+                "caches only prompt blocks marked `cache_control`, which this client does not send (Anthropic's "
+                "OpenAI-compatible endpoint does not cache at all)")
+            self.cache_model = None
         self.full_rate_cached = 0  # records' cached prompt tokens priced in full (the price names no cached rate)
         if self.source == "tokens":
             self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
@@ -136,6 +143,14 @@ class Pricing:
             text += f" Note: {note}."
         if self.prefill_note:
             text += f" {self.prefill_note}."
+        if self.uncacheable_note:
+            text += f" {self.uncacheable_note}."
+        tiers = self.model if isinstance(self.model, PerTokenCost) else self.cache_model
+        if isinstance(tiers, PerTokenCost) and tiers.long_prompt_threshold_tokens is not None:
+            text += (f" Prompts above {tiers.long_prompt_threshold_tokens:,} tokens are billed whole at "
+                     f"${tiers.long_input_usd_per_million:g} / ${tiers.long_output_usd_per_million:g} per million.")
+        if isinstance(tiers, PerTokenCost) and tiers.batch:
+            text += f" Priced through the provider's batch API ({tiers.batch_discount:.0%} off every token)."
         if self.hourly_rate is not None:
             text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
                      f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "

@@ -1,0 +1,53 @@
+"""The pre-flight estimate (`run.dry_run=true`, issue 38 item 9): every prompt counted as the run builds it, priced
+under the run's price with and without provider caching, nothing generated; a real run's prompt tokens equal it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG, Answer
+from experiments.dry_run import estimate
+from llm.cost import build_cost_model, load_price
+
+
+def _answers(doc: int, n: int, pt: int = 5000, ctx: int = 4800, out: int = 48) -> list[Answer]:
+    return [Answer(sample=None, meta={"prompt_tokens": pt, "context_tokens": ctx, "max_new_tokens": out})
+            for _ in range(n)]
+
+
+def test_long_context_is_priced_with_and_without_the_providers_cache():
+    gpt = build_cost_model(load_price("gpt-4o"))
+    f = estimate([_answers(0, 3), _answers(1, 3)], ROLE_LONGCTX, gpt)
+    assert (f["questions"], f["documents"], f["prompt_tokens"], f["output_tokens_at_most"]) == (6, 2, 30000, 288)
+    plain = 6 * (5000 * 2.5 + 48 * 10.0) / 1e6
+    read = (200 * 2.5 + 4800 * 1.25 + 48 * 10.0) / 1e6
+    assert f["usd_without_provider_caching"] == pytest.approx(plain, abs=1e-6)
+    assert f["usd_with_provider_caching"] == pytest.approx(2 * (plain / 6) + 4 * read, abs=1e-6)  # first writes
+    rag = estimate([_answers(0, 3, pt=600, ctx=500)], ROLE_RAG, gpt)
+    assert rag["usd_with_provider_caching"] == rag["usd_without_provider_caching"]
+    claude = estimate([_answers(0, 3)], ROLE_LONGCTX, build_cost_model(load_price("claude-sonnet-4")))
+    assert not claude["provider_caching_priced"]  # caching this client cannot obtain is not priced
+    cpu = estimate([_answers(0, 3)], ROLE_LONGCTX, build_cost_model(load_price("cpu")))
+    assert cpu["usd_without_provider_caching"] is None and cpu["prompt_tokens"] == 15000
+
+
+def test_a_dry_run_generates_nothing_and_a_real_run_matches_its_prompt_tokens(tmp_path, tiny_llm, capsys):
+    from experiments.run import run
+    from tests.conftest import compose
+
+    common = ["arm=rag", "retriever=bm25", "generator=smollm2", f"generator.model={tiny_llm}", "benchmark=synthetic",
+              "benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2",
+              f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false", "price=gpt-4o"]
+    (tmp_path / "dry").mkdir()
+    (tmp_path / "real").mkdir()
+    run(compose([*common, "run.dry_run=true"]), tmp_path / "dry")
+    assert not (tmp_path / "dry" / "records.jsonl").exists()
+    dry = json.loads((tmp_path / "dry" / "dry_run.json").read_text())
+    assert "dry run: rag bm25" in capsys.readouterr().out
+    run(compose(common), tmp_path / "real")
+    records = [json.loads(x) for x in (tmp_path / "real" / "records.jsonl").read_text().splitlines()]
+    assert dry["questions"] == len(records) and dry["prompt_tokens"] == sum(r["prompt_tokens"] for r in records)
+    assert dry["output_tokens_at_most"] >= sum(r["completion_tokens"] for r in records)
+    assert dry["usd_without_provider_caching"] >= sum(r["cost_usd"] for r in records)
