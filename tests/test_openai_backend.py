@@ -271,8 +271,10 @@ def test_overlapping_requests_are_charged_machine_time_not_waiting_time(server):
     gens = client(server, max_concurrency=4).generate(prompts)
     wall = time.perf_counter() - t0
     assert all(g.user_latency_s >= 0.5 for g in gens)
-    assert sum(g.latency_s for g in gens) <= wall + 1e-6  # before: each charged its whole wait, about 4x
-    assert sum(g.latency_s for g in gens) < sum(g.user_latency_s for g in gens)  # they overlapped, and were split
+    # machine time never exceeds the wall clock the client kept the server busy (before: each request was charged its
+    # whole wait, up to 4x the wall time when they overlap); the split itself: test_service_shares_split_a_queue...
+    assert sum(g.latency_s for g in gens) <= wall + 1e-6
+    assert all(g.latency_s <= g.user_latency_s for g in gens)
 
 
 def test_service_shares_split_a_queue_as_the_machine_served_it():
