@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -53,6 +54,14 @@ def test_house_counts():
     figures = run_script("house_counts.py")
     assert figures["lines"]["total"] == sum(v for k, v in figures["lines"].items() if k != "total") > 10000
     assert figures["present_arguments"] >= 1 and figures["functions_over_50"] >= figures["functions_over_60"]
+
+
+def test_viewer_open():
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("chromium not installed: `apt-get install -y chromium` to time the viewer in a browser")
+    figures = run_script("viewer_open.py", "--questions", "40", "--repeats", "1")
+    assert figures["questions"] == 40 and figures["configs"] == 5 and figures["answers"] == 200
+    assert 0 < figures["open_ms_median"] and 0 < figures["only_rag_questions"] < 40
 
 
 def test_synthetic_speed():
