@@ -216,11 +216,6 @@ KNOWN_BROKEN_BY_THE_MERGE = {
         "computation still picks by the old rule",
     "tests/test_report.py::test_gpu_hour_price_prices_by_latency":
         "issue 38: price=cpu/h100 now price by process time (basis: cpu), the page's wording changed",
-    "tests/test_interrupt.py::test_ctrl_c_says_what_was_recorded_and_exits_130_without_a_traceback":
-        "issue 39: failed in the fresh-clone run started from a background shell, where SIGINT may be ignored "
-        "(the run inherits SIG_IGN); to confirm",
-    "tests/test_interrupt.py::test_ctrl_c_before_the_first_answer_ends_the_same_way":
-        "issue 39: as above",
     "tests/test_slurm_local.py::test_retrieval_sweep_through_submitit_matches_a_serial_run":
         "failed in the fresh-clone run after the merge of issues 38-42; cause not read yet",
     "tests/test_slurm_local.py::test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records":

@@ -47,11 +47,12 @@ def _env() -> dict[str, str]:
             "PYTHONUNBUFFERED": "1"}
 
 
-def start_run(run_dir: Path, cache: Path, log: Path, extra: list[str] = ()) -> subprocess.Popen:
-    """A real run as a user starts it; stdout and stderr to `log`."""
+def start_run(run_dir: Path, cache: Path, log: Path, extra: list[str] = (), preexec_fn=None) -> subprocess.Popen:
+    """A real run as a user starts it; stdout and stderr to `log` (`preexec_fn`: run in the child before it starts)."""
     fh = open(log, "ab")
     proc = subprocess.Popen([sys.executable, "-m", "experiments.run", *CONFIG, *extra, f"hydra.run.dir={run_dir}",
-                             f"run.cache_dir={cache}"], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT)
+                             f"run.cache_dir={cache}"], cwd=ROOT, env=_env(), stdout=fh, stderr=subprocess.STDOUT,
+                            preexec_fn=preexec_fn)
     fh.close()
     return proc
 

@@ -12,10 +12,26 @@ import pytest
 
 from experiments import records as schema
 from experiments.records import RecordStore
-from tests.test_crash_resume import N_SAMPLES, TINY_ANSWERS, start_run
+from tests.test_crash_resume import N_SAMPLES, TINY_ANSWERS
+from tests.test_crash_resume import start_run as start_crash_resume_run
 
 LINE = re.compile(r"interrupted: (\d+) of (\d+) answers of longctx recorded in (\S+); run the same command again to "
                   r"resume")
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child before it starts: SIGINT at its default action, as in a terminal where a user presses Ctrl-C.
+
+    A command started in the background by a non-interactive shell (`cmd &` in a script, as CI starts the tests)
+    inherits SIGINT ignored, and keeps it so across exec: the terminal's Ctrl-C is meant for the foreground job.
+    Python then installs no KeyboardInterrupt handler, and the run, rightly, ignores the SIGINT this test sends.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_run(*args, **kwargs) -> subprocess.Popen:
+    """A real run as a user starts it from a terminal (test_crash_resume.start_run, Ctrl-C at its default)."""
+    return start_crash_resume_run(*args, **kwargs, preexec_fn=_ctrl_c_as_in_a_terminal)
 
 
 def _recorded(path) -> int:
