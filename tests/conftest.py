@@ -216,10 +216,6 @@ KNOWN_BROKEN_BY_THE_MERGE = {
         "computation still picks by the old rule",
     "tests/test_report.py::test_gpu_hour_price_prices_by_latency":
         "issue 38: price=cpu/h100 now price by process time (basis: cpu), the page's wording changed",
-    "tests/test_slurm_local.py::test_retrieval_sweep_through_submitit_matches_a_serial_run":
-        "failed in the fresh-clone run after the merge of issues 38-42; cause not read yet",
-    "tests/test_slurm_local.py::test_generation_sweep_killed_mid_flight_resumes_to_the_serial_records":
-        "failed in the fresh-clone run after the merge of issues 38-42; cause not read yet",
 }
 
 
