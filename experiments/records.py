@@ -101,6 +101,7 @@ class Record(TypedDict, total=False):
     cache_write_tokens: int | None  # prompt tokens the endpoint wrote to its prompt cache (at the write rate)
     # what the arm put in the prompt (ok and retrieved)
     context_tokens: int
+    max_new_tokens: int  # retrieved: the answer's token limit a generator would get (a price estimate's output bound)
     # RAG
     n_chunks: int
     retrieved: list[dict[str, Any]]  # chunk, start, end, score, doc_id, rank

@@ -185,10 +185,6 @@ def tiny_llama(tiny_llm):
 # failure message (not a confirmed cause); the next session mends them and empties this table (a test that
 # passes again shows as XPASS).
 KNOWN_BROKEN_BY_THE_MERGE = {
-    "tests/test_factories.py::test_unknown_names_and_keys_fail_naming_them_before_anything_loads":
-        "issue 38: the generator's unknown-key message changed with decode_batch",
-    "tests/test_gpu_check.py::test_gpu_check_runs_the_tiny_shape_on_a_cpu_and_prints_its_figures":
-        "issue 38: no-reuse now decodes as a padded batch ('padded' path), the test expects 'generate'",
     "tests/test_plan.py::test_the_target_boundary_is_what_the_decision_rule_decides_on":
         "issue 41: the cheaper arm's claim at one-sided 1.5% moved the boundary the test plants",
     "tests/test_plan.py::test_a_sweep_of_the_planned_size_decides_at_about_the_planned_rate":
@@ -199,18 +195,6 @@ KNOWN_BROKEN_BY_THE_MERGE = {
         "issue 40: agreement cells are now links to the question viewer",
     "tests/test_provider_caching.py::test_a_price_without_a_cached_rate_prices_them_in_full_and_says_so":
         "issue 38: the cpu price gained `vcpus`, which a per-token price built from it refuses",
-    "tests/test_rag_bge.py::test_bge_m3_caches_key_on_the_model":
-        "issue 38: remembered query embeddings are now charged what they took (the cache gained entries)",
-    "tests/test_records_contract.py::test_real_runner_records_match_the_schema_and_feed_the_report":
-        "issue 38/40: the runner writes max_new_tokens, which the record schema does not document yet",
-    "tests/test_rag_fidelity.py::test_minilm_truncation_is_counted_warned_and_reported":
-        "issue 39: embedder cuts are counted before the first answer; the old warning path is gone",
-    "tests/test_rag_retrieval.py::test_arm_retrieve_matches_build_and_reports_figures":
-        "issue 38/40: retrieval figures gained timing and evidence keys",
-    "tests/test_rag_retrieval.py::test_search_reaches_as_deep_as_the_rerankers_candidates":
-        "issue 38: the untimed retrieval warm-up adds a search of its own",
-    "tests/test_real_docs.py::test_the_transformers_backend_decodes_past_a_lead_in_on_its_decoding_paths":
-        "issue 38: the padded batch path returns lists where the test reads tensors",
     "tests/test_report.py::test_verdict_numbers_match_an_independent_computation":
         "issue 39: the RAG choice is now the cheapest within tolerance of the half's best; the independent "
         "computation still picks by the old rule",

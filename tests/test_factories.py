@@ -50,7 +50,8 @@ def test_every_factory_is_a_registry_and_lists_what_the_config_groups_name():
     ("reranker", {"kind": "colbert", "model": "x"},
      r"reranker\.kind='colbert'; allowed: none, cross_encoder, bge_reranker"),
     ("generator", {"backend": "transformers", "model": "bundled:smollm2", "dtyp": "float32"},
-     r"generator\.dtyp is not a setting of the transformers backend; its settings: context_window, device, dtype"),
+     r"generator\.dtyp is not a setting of the transformers backend; "
+     r"its settings: context_window, decode_batch, device, dtype"),
     ("generator", {"backend": "vllm", "model": "x", "max_model_lenn": 4096},
      r"generator\.max_model_lenn is not a setting of the vllm backend"),
     ("generator", {"backend": "none", "tokeniser": "x"}, r"generator\.tokeniser is not a setting of the none backend"),

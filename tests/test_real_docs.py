@@ -273,9 +273,11 @@ def test_the_transformers_backend_decodes_past_a_lead_in_on_its_decoding_paths()
     assert "1. One mutable" in gen._hf_tok.decode(ids[:stops[0]])  # not at the lead-in's newline, nor at "1. "
     text, finish = gen._text_and_finish(ids[:stops[0]], 48)
     assert finish == "stop" and text == answer[:answer.index("\n2.")]
-    out, done = [[]], [False]  # the batched decoders' step: the row ends at the same token
+    import torch
+
+    out, done = [[]], [False]  # the batched decoders' step (fed the argmax tensor): the row ends at the same token
     for token in ids:
-        if _append_unfinished([token], out, done, {-1}, [48], gen._hits_stop):
+        if _append_unfinished(torch.tensor([token]), out, done, {-1}, [48], gen._hits_stop):
             break
     assert len(out[0]) == stops[0]
 

@@ -119,6 +119,8 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
     for r in records:
         if schema.is_answered(r):
             assert 0.0 <= r["score"] <= 1.0 and r["prompt_tokens"] > 50 and r["latency_s"] > 0
+        else:  # retrieval only: the prompt a generator would get, counted, and its answer's token limit
+            assert r["prompt_tokens"] > 50 and r["max_new_tokens"] > 0 and "completion_tokens" not in r
         key = "evidence_recall" if r["arm"] == "rag" else "evidence_retained"
         assert r[key] is not None
     # what the report reads must be written by the runner (selfroute's route, skip/fail reasons, the pairwise
