@@ -189,17 +189,9 @@ KNOWN_BROKEN_BY_THE_MERGE = {
         "issue 41: the cheaper arm's claim at one-sided 1.5% moved the boundary the test plants",
     "tests/test_plan.py::test_a_sweep_of_the_planned_size_decides_at_about_the_planned_rate":
         "issue 41: the stricter level for the cheaper arm's claim; the plan is not re-sized (item 4 not done)",
-    "tests/test_import_predictions.py::test_generic_jsonl_two_arms_import_and_report":
-        "issue 40: agreement cells are now links to the question viewer",
-    "tests/test_import_predictions.py::test_lara_released_predictions_import_and_agree":
-        "issue 40: agreement cells are now links to the question viewer",
-    "tests/test_provider_caching.py::test_a_price_without_a_cached_rate_prices_them_in_full_and_says_so":
-        "issue 38: the cpu price gained `vcpus`, which a per-token price built from it refuses",
     "tests/test_report.py::test_verdict_numbers_match_an_independent_computation":
         "issue 39: the RAG choice is now the cheapest within tolerance of the half's best; the independent "
         "computation still picks by the old rule",
-    "tests/test_report.py::test_gpu_hour_price_prices_by_latency":
-        "issue 38: price=cpu/h100 now price by process time (basis: cpu), the page's wording changed",
 }
 
 

@@ -74,9 +74,14 @@ def test_generic_jsonl_two_arms_import_and_report(tmp_path):
     md = files["report.md"].read_text()
     assert "Imported predictions" in md and "scored with `qa_f1`" in md
     # the agreement matrix: 8 both right (and the same answer), 8 only RAG right; per level too
+    # (a non-zero outcome count links to those questions in the viewer; the same-answer share does not)
     agreement = _agreement_rows(md)
-    assert "| 16 | 8 (50%) | 0 (0%) | 8 (50%) | 0 (0%) | 8 (50%) |" in agreement["all"]
-    assert "| 8 | 4 (50%) | 0 (0%) | 4 (50%) | 0 (0%) | 4 (50%) |" in agreement["32k"]
+    assert ("| 16 | [8 (50%)](questions.html#bench=imported&cell=both_right) | 0 (0%) "
+            "| [8 (50%)](questions.html#bench=imported&cell=only_rag) | 0 (0%) | 8 (50%) |") in agreement["all"]
+    assert ("| 8 | [4 (50%)](questions.html#bench=imported&level=32k&cell=both_right) | 0 (0%) "
+            "| [4 (50%)](questions.html#bench=imported&level=32k&cell=only_rag) | 0 (0%) | 4 (50%) |"
+            ) in agreement["32k"]
+    assert (tmp_path / "report" / "questions.html").exists()
     rows = {r["level"]: r for r in csv.DictReader(files["agreement.csv"].open())}
     assert set(rows) == {"all", "8k", "32k"}
     assert (rows["all"]["n_shared"], rows["all"]["only_rag_right"],
@@ -184,7 +189,8 @@ def test_lara_released_predictions_import_and_agree(tmp_path):
     md = files["report.md"].read_text()
     # 18 ids, the 4 comparison questions failed in long context: 14 shared, all right on both arms (the refusals
     # credited); the same answer except the 4 hallucination questions (gold answer vs a refusal in other words)
-    assert "| 14 | 14 (100%) | 0 (0%) | 0 (0%) | 0 (0%) | 10 (71%) |" in _agreement_rows(md)["all"]
+    assert ("| 14 | [14 (100%)](questions.html#bench=lara&cell=both_right) | 0 (0%) | 0 (0%) | 0 (0%) | 10 (71%) |"
+            in _agreement_rows(md)["all"])
     assert "scored with `lara_auto`" in md
 
 

@@ -64,8 +64,11 @@ def test_cached_tokens_are_priced_at_the_cached_rate(caching_server, tiny_llama,
 
 
 def test_a_price_without_a_cached_rate_prices_them_in_full_and_says_so(caching_server, tiny_llama, tmp_path, caplog):
+    # a per-token price made from the default hourly one (conf/price/cpu.yaml) without its hourly keys, which a
+    # per-token price refuses by name
     price = ["price.name=no-cache-rate", "price.kind=per_token", "+price.input_usd_per_million=2.5",
-             "+price.output_usd_per_million=10", "~price.usd_per_hour", "~price.devices", "~price.basis"]
+             "+price.output_usd_per_million=10", "~price.usd_per_hour", "~price.devices", "~price.basis",
+             "~price.vcpus"]
     with caplog.at_level(logging.WARNING, logger="experiments.run"):
         _, metrics, records = run_through(caching_server, tiny_llama, tmp_path, price, stream=False)
     cached = sum(r["cached_prompt_tokens"] for r in records)
