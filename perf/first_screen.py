@@ -1,5 +1,6 @@
-"""What the HTML report's first screen shows in a 1400 x 900 browser window, and whether its first
-table (the answer) fits the window's width.
+"""What the HTML report's first screen shows in a 1400 x 900 browser window, whether its first
+table (the answer) fits the window's width, and whether every other table of the report does (none scrolls
+sideways or hides a column past the window's edge: a wide table is split into parts, page/table_parts.py).
 
     python perf/first_screen.py                      # simulated run folders (written to a temp dir)
     python perf/first_screen.py RUN_DIRS --out DIR   # a report of your own runs
@@ -16,9 +17,10 @@ wrapper looks like a table that fits, and borders are hard to tell from other li
 browser's own layout engine. A copy of report.html gets a small script that, once the page has
 loaded, writes the first table's bounding box, its wrapper's visible and scrollable widths and the
 window's width into the page; Chromium's `--dump-dom` prints the page, and this script reads the
-numbers back. The table fits when its right edge is inside the window and its wrapper has nothing
-to scroll (scrollWidth <= clientWidth). Exit 0 when it fits, 1 when it does not, 2 when Chromium is
-missing. The last line is one JSON object.
+numbers back. A table fits when its right edge is inside the window and its wrapper has nothing
+to scroll (scrollWidth <= clientWidth). Exit 0 when every table fits and the page has no sideways scroll, 1 when
+one does not (each printed with its section and the columns it hides), 2 when Chromium is missing. The last line
+is one JSON object.
 """
 
 from __future__ import annotations
@@ -52,6 +54,19 @@ window.addEventListener('load', function () {
              table_before_first_h2: !!(h2 && (t.compareDocumentPosition(h2) & Node.DOCUMENT_POSITION_FOLLOWING)),
              first_image: img ? img.getAttribute('data-file') : null,
              first_image_bottom: img ? img.getBoundingClientRect().bottom : null};
+  // every table: does its wrapper scroll sideways, and which columns lie past the page's right edge
+  out.tables = [];
+  document.querySelectorAll('table').forEach(function (table) {
+    var wrap = table.parentElement, edge = Math.min(wrap.getBoundingClientRect().right, window.innerWidth);
+    var sec = table.closest('section'), h2 = sec ? sec.querySelector('h2') : null, hidden = [], head = [];
+    table.querySelectorAll('thead th').forEach(function (th) {
+      head.push(th.textContent);
+      if (th.getBoundingClientRect().right > edge + 0.5) hidden.push(th.textContent);
+    });
+    out.tables.push({section: h2 ? h2.textContent : 'first screen', head: head.slice(0, 3).join(' | '),
+                     right: table.getBoundingClientRect().right, client_width: wrap.clientWidth,
+                     scroll_width: wrap.scrollWidth, hidden: hidden});
+  });
   var pre = document.createElement('pre');
   pre.id = 'first-screen-probe';
   pre.textContent = JSON.stringify(out);
@@ -125,11 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     _chromium(exe, f"--screenshot={shot}", files["report.html"].as_uri())
     seen = measure(exe, files["report.html"], out)
     fits = seen["table_right"] <= seen["window_width"] and seen["wrapper_scroll_width"] <= seen["wrapper_client_width"]
+    wide = [t for t in seen["tables"] if too_wide(t, seen["window_width"])]
     width, height = png_size(shot)
     print(f"report: {files['report.html']}\nscreenshot: {shot} ({width} x {height} px)")
     print(f"first table ({seen['table_class'] or 'no class'}, {seen['rows']} rows): x {seen['table_left']:.0f} to "
           f"{seen['table_right']:.0f} of a {seen['window_width']}-px window, wrapper {seen['wrapper_client_width']} px "
           f"wide with {seen['wrapper_scroll_width']} px of content: {'fits' if fits else 'does NOT fit'}")
+    print(f"tables: {len(seen['tables'])}, {len(wide)} wider than the window or scrolling sideways; page "
+          f"{seen['page_scroll_width']} px wide")
+    for t in wide:
+        print(f"  {t['section']}: [{t['head']} ...] {t['scroll_width']} px of content in {t['client_width']} px, "
+              f"hidden: {', '.join(t['hidden']) or '-'}")
     image_bottom = seen["first_image_bottom"]
     common.emit({"screenshot": str(shot), "screenshot_px": [width, height], "window_px": list(WINDOW),
                  "first_table_class": seen["table_class"], "first_table_rows": seen["rows"],
@@ -137,8 +158,16 @@ def main(argv: list[str] | None = None) -> int:
                  "first_table_bottom_px": round(seen["table_bottom"]),
                  "first_table_before_sections": seen["table_before_first_h2"], "first_image": seen["first_image"],
                  "first_image_bottom_px": None if image_bottom is None else round(image_bottom),
-                 "first_table_fits": fits})
-    return 0 if fits else 1
+                 "first_table_fits": fits, "tables": len(seen["tables"]),
+                 "tables_too_wide": [f"{t['section']}: {t['head']}" for t in wide],
+                 "columns_hidden": sorted({h for t in wide for h in t["hidden"]}),
+                 "page_scroll_width_px": seen["page_scroll_width"]})
+    return 0 if fits and not wide and seen["page_scroll_width"] <= seen["window_width"] else 1
+
+
+def too_wide(table: dict, window_width: int) -> bool:
+    """A table that scrolls sideways in its wrapper, or whose right edge lies past the window's."""
+    return table["scroll_width"] > table["client_width"] or table["right"] > window_width + 0.5
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.report.page.table_parts import column_parts, key_columns, shown_text
+
 
 @dataclass
 class Heading:
@@ -39,6 +41,8 @@ class Table:
     css_class: str = ""  # HTML only: e.g. "answer", the report's first table
     nowrap: tuple[int, ...] = ()  # HTML only: columns whose values stay on one line (an interval, a decision)
     labels: tuple[int, ...] = ()  # HTML only: columns of "label (score)" cells: the label stays on one line
+    key: int | None = None  # HTML only: the leading columns that name a row, repeated in each part of a table split
+    # to fit the page (page/table_parts.py); None: those headed benchmark, level, config, role or router (at least 1)
 
 
 @dataclass
@@ -109,9 +113,13 @@ def _inline_html(text: str) -> str:
     return "".join(parts)
 
 
+# The page is as wide as a 1400-px window allows (tables and plots use it); running text keeps a readable measure
 STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1200px; margin: 2em auto;
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1360px; margin: 2em auto;
        padding: 0 1em; color: #1a1a1a; line-height: 1.45; }
+p, ul, figcaption, pre { max-width: 75em; }
+td code { overflow-wrap: anywhere; }
+table.continued { margin-top: 0; }
 table { border-collapse: collapse; margin: 0.8em 0 1.4em; font-size: 0.86em; }
 th, td { border: 1px solid #bbb; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
 th { background: #eef2f7; }
@@ -142,8 +150,26 @@ def _td(text: str, nowrap: bool = False, label: bool = False) -> str:
     if label and " (" in text:
         name, _, rest = text.rpartition(" (")
         return f'<td><span class="nowrap">{_inline_html(name)}</span> {_inline_html("(" + rest)}</td>'
-    css = ' class="nowrap"' if nowrap else ' class="prose"' if len(text) > PROSE_CELL else ""
+    css = ' class="nowrap"' if nowrap else ' class="prose"' if len(shown_text(text)) > PROSE_CELL else ""
     return f"<td{css}>{_inline_html(text)}</td>"
+
+
+def _table_html(b: Table) -> list[str]:
+    """The table, or its parts where it is wider than the page (page/table_parts.py), each in a scrolling wrapper
+    (a table of one part that still overflows scrolls rather than spills over the page)."""
+    out = []
+    key = key_columns(b.head) if b.key is None else b.key
+    for n, cols in enumerate(column_parts(b.head, [[str(c) for c in r] for r in b.rows], key, b.nowrap, b.labels,
+                                          PROSE_CELL)):
+        cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption and n == 0 else ""
+        head = "".join(f"<th>{_inline_html(b.head[i])}</th>" for i in cols)
+        rows = "".join("<tr>" + "".join(_td(str(row[i]), i in b.nowrap, i in b.labels) for i in cols if i < len(row))
+                       + "</tr>" for row in b.rows)
+        classes = " ".join(c for c in (b.css_class if n == 0 else "", "continued" if n else "") if c)
+        css = f' class="{html.escape(classes)}"' if classes else ""
+        out.append(f'<div class="table-wrap"><table{css}>{cap}<thead><tr>{head}</tr></thead>'
+                   f'<tbody>{rows}</tbody></table></div>')
+    return out
 
 
 def _data_uri(path: Path) -> str:
@@ -167,13 +193,7 @@ def to_html(doc: Document) -> str:
         elif isinstance(b, Bullets):
             body.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, Table):
-            cap = f"<caption>{_inline_html(b.caption)}</caption>" if b.caption else ""
-            head = "".join(f"<th>{_inline_html(h)}</th>" for h in b.head)
-            rows = "".join("<tr>" + "".join(_td(str(c), i in b.nowrap, i in b.labels) for i, c in enumerate(row))
-                           + "</tr>" for row in b.rows)
-            css = f' class="{html.escape(b.css_class)}"' if b.css_class else ""
-            body.append(f'<div class="table-wrap"><table{css}>{cap}<thead><tr>{head}</tr></thead>'
-                        f'<tbody>{rows}</tbody></table></div>')
+            body += _table_html(b)
         elif isinstance(b, Image):
             body.append(f'<figure><img src="{_data_uri(b.path)}" alt="{html.escape(b.alt)}" '
                         f'data-file="{html.escape(b.path.name)}"><figcaption>{html.escape(b.alt)}</figcaption></figure>')

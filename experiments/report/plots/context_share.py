@@ -14,10 +14,10 @@ import matplotlib.pyplot as plt
 
 from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+from experiments.report.plots.figures import place_point_labels, save_figure
 from experiments.report.runs import Run, levels_of
 from experiments.report.verdict.rows import longctx_candidates
 
-DPI = 120
 Z95 = 1.96
 
 
@@ -72,13 +72,13 @@ def score_vs_context_share(runs: list[Run], path, title: str = ""):
     if not levels:
         return None
     fig, axes = plt.subplots(1, len(levels), figsize=(max(6.5, 4.6 * len(levels)), 4.6), squeeze=False)
+    labels = []
     for ax, level in zip(axes[0], levels):
         pts = share_points(runs, level)
         for p in pts:
             colour = "black" if p.upper_bound else p.colour or "tab:gray"
             ax.errorbar([p.share], [p.score], yerr=[[p.score - p.low], [p.high - p.score]], fmt="*" if p.upper_bound
                         else "o", color=colour, ms=9 if p.upper_bound else 6, capsize=3)
-            ax.annotate(p.label, (p.share, p.score), textcoords="offset points", xytext=(4, 4), fontsize=7)
         curve = [p for p in pts if not p.upper_bound and p.role in (ROLE_LONGCTX, ROLE_RAG)]
         ax.plot([p.share for p in curve], [p.score for p in curve], color="gray", lw=0.8, ls=":")
         ax.set_xlim(0, max(1.05, max(p.share for p in pts) * 1.05))
@@ -86,8 +86,9 @@ def score_vs_context_share(runs: list[Run], path, title: str = ""):
         ax.set_ylabel("score (x100), 95% interval over documents")
         ax.set_title(f"level {level}{title}", fontsize=10)
         ax.grid(alpha=0.3)
+        labels.append((ax, [(p.share, p.score, p.label) for p in pts]))
     fig.suptitle("Score against the share of the full context sent (★: oracle retriever)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI, pil_kwargs={"compress_level": 3})
-    plt.close(fig)
-    return path
+    for ax, points in labels:  # once laid out: beside their points, none over another
+        place_point_labels(ax, points)
+    return save_figure(fig, path)

@@ -22,6 +22,9 @@ KIND_COLOURS = {"budget": "tab:orange", "oracle": "black"}
 KIND_NAMES = {"budget": "budget-matched long context", "oracle": "oracle router"}
 MAX_POINT_LABELS = 24
 DPI = 120
+# legends at 9 pt: 15 px at DPI 120, about 13 px where the page shows a figure shrunk to its width (the top-k
+# figure); 7 or 8 pt read as small print in a 1400-px window
+LEGEND_SIZE = 9
 
 
 def _kind(run: Run) -> str:
@@ -40,11 +43,44 @@ def _role_colour(role: str) -> str | None:
     return next((s.colour for s in specs() if s.role == role), None)
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path, tight: bool = False) -> Path:
+    """Write the figure (`tight`: cropped to what it draws, a legend outside the axes included) and close it."""
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI, pil_kwargs={"compress_level": 3})  # zlib's default 6 costs more time than bytes saved
+    # zlib's default 6 costs more time than bytes saved
+    fig.savefig(path, dpi=DPI, bbox_inches="tight" if tight else None, pil_kwargs={"compress_level": 3})
     plt.close(fig)
     return path
+
+
+# Where a point's label may go, in points from the point, tried in turn: right above, right below, left above,
+# left below, then a line further up or down on each side
+LABEL_OFFSETS = [(5, 4), (5, -11), (-5, 4), (-5, -11), (5, 14), (5, -21), (-5, 14), (-5, -21)]
+POINT_LABEL_SIZE = 8
+
+
+def place_point_labels(ax, points: list[tuple[float, float, str]]) -> list[str]:
+    """Label each point beside it, at the first of LABEL_OFFSETS where the label stays inside the axes and
+    overlaps neither a label placed before it nor the legend. Call it once the figure is laid out (its axes keep
+    their size from here on). Returns the labels that found no free place (left off the plot)."""
+    fig = ax.figure
+    fig.canvas.draw()  # resolves the legend's "best" place and the axes' final extent
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    taken = [ax.get_legend().get_window_extent(renderer)] if ax.get_legend() else []
+    left_off = []
+    for x, y, text in points:
+        for dx, dy in LABEL_OFFSETS:
+            label = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=POINT_LABEL_SIZE,
+                                ha="left" if dx > 0 else "right")
+            box = label.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                taken.append(box)
+                break
+            label.remove()
+        else:
+            left_off.append(text)
+    return left_off
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -72,9 +108,6 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
                    edgecolors="white", linewidths=0.6)
     front = pareto_front([(x, y) for x, y, _ in pts])
     on_front = set(front)
-    for x, y, r in pts:  # every point when few, else the front's points and the best long context
-        if len(pts) <= MAX_POINT_LABELS or (x, y) in on_front or r.spec.role == ROLE_LONGCTX and not r.budget_matched:
-            ax.annotate(r.label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
     if len(front) > 1:
         ax.step([x for x, _ in front], [y for _, y in front], where="post", color="black", lw=1.2, ls="--",
                 label="Pareto front", zorder=2)
@@ -87,8 +120,16 @@ def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | N
     ax.set_ylabel("score (x100)")
     ax.set_title(f"Score against prompt size, one point per config{title}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    return _save(fig, path)
+    ax.legend(fontsize=LEGEND_SIZE, loc="best")
+    fig.tight_layout()
+    # every point when few, else the front's points and the best long context; the front's first
+    labelled = [(x, y, r.label) for x, y, r in sorted(pts, key=lambda p: ((p[0], p[1]) not in on_front, p[0]))
+                if len(pts) <= MAX_POINT_LABELS or (x, y) in on_front
+                or r.spec.role == ROLE_LONGCTX and not r.budget_matched]
+    left_off = place_point_labels(ax, labelled)
+    if left_off:  # said under the axes, where no label is
+        ax.set_xlabel(f"{ax.get_xlabel()}; {len(left_off)} point label(s) left off for room: see the config table")
+    return save_figure(fig, path)
 
 
 def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
@@ -121,8 +162,8 @@ def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
     ax.set_ylabel("score (x100)")
     ax.set_title(f"Score by length level (bold: best config of each arm){title}")
     ax.grid(alpha=0.3)
-    ax.legend(handles=handles, fontsize=7, loc="best")
-    return _save(fig, path)
+    ax.legend(handles=handles, fontsize=LEGEND_SIZE, loc="best")
+    return save_figure(fig, path)
 
 
 RECALL_NAMES = {"evidence_recall": "evidence recall", "doc_recall": "document recall"}
@@ -163,8 +204,8 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
     ax.set_ylabel(f"{what}@n" + (" (share of gold documents)" if kinds == ["doc_recall"] else ""))
     ax.set_title(f"{what[0].upper() + what[1:]}@n per retriever and chunk size{title}")
     ax.grid(alpha=0.3)
-    ax.legend(title="retriever, chunk size (tokens)", fontsize=8)
-    return _save(fig, path)
+    ax.legend(title="retriever, chunk size (tokens)", fontsize=LEGEND_SIZE, title_fontsize=LEGEND_SIZE)
+    return save_figure(fig, path)
 
 
 ORDER_STYLES = {"document": "-", "score": "--"}
@@ -217,13 +258,11 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
         handles += [Line2D([], [], color="black", ls=ORDER_STYLES.get(o, ":"), label=f"order: {o}") for o in orders]
     if longctx_score is not None:
         handles.append(Line2D([], [], color=_role_colour(ROLE_LONGCTX), ls=":", lw=2, label="best long context"))
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
-               title="retriever, chunk size", title_fontsize=8)
+    # below the two plots, not beside them: the figure keeps its width, so the page shows it (and its legend) unshrunk
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
+               fontsize=LEGEND_SIZE, title="retriever, chunk size", title_fontsize=LEGEND_SIZE)
     fig.suptitle(f"More chunks: recall keeps rising, score need not{title}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", pil_kwargs={"compress_level": 3})
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, tight=True)
 
 
 def _retrieved_mean(run: Run, key: str = "evidence_in_prompt") -> float | None:
@@ -264,8 +303,8 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
     ax.set_ylabel("score (x100)")
     ax.set_title(f"Score by evidence depth (best config of each arm){title}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    return _save(fig, path)
+    ax.legend(fontsize=LEGEND_SIZE, loc="best")
+    return save_figure(fig, path)
 
 
 def agreement_matrix(both_right: int, only_lc: int, only_rag: int, both_wrong: int, path: Path,
@@ -286,5 +325,5 @@ def agreement_matrix(both_right: int, only_lc: int, only_rag: int, both_wrong: i
     ax.set_ylabel("best RAG")
     ax.set_title(f"Per-question agreement{title}", fontsize=10)
     ax.legend(handles=[Line2D([], [], ls="", label=f"n = {n} shared questions")], loc="upper center",
-              bbox_to_anchor=(0.5, -0.18), fontsize=8, frameon=False)
-    return _save(fig, path)
+              bbox_to_anchor=(0.5, -0.18), fontsize=LEGEND_SIZE, frameon=False)
+    return save_figure(fig, path)
