@@ -42,7 +42,7 @@ class Table:
     nowrap: tuple[int, ...] = ()  # HTML only: columns whose values stay on one line (an interval, a decision)
     labels: tuple[int, ...] = ()  # HTML only: columns of "label (score)" cells: the label stays on one line
     key: int | None = None  # HTML only: the leading columns that name a row, repeated in each part of a table split
-    # to fit the page (page/table_parts.py); None: those headed benchmark, level, config, role or router (at least 1)
+    # to fit the page (page/table_parts.py); None: those headed benchmark, level, config or role (at least 1)
 
 
 @dataclass

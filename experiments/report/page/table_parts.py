@@ -26,7 +26,7 @@ _LINK = re.compile(r"\[([^\]]+)\]\([^()\s]+\)")
 _CODE = re.compile(r"`([^`]+)`")
 
 
-KEY_HEADS = frozenset({"benchmark", "level", "config", "role", "router"})  # headers of columns that name a row
+KEY_HEADS = frozenset({"benchmark", "level", "config", "role"})  # headers of columns that name a row
 
 
 def key_columns(head: list[str]) -> int:
