@@ -165,13 +165,14 @@ def tiny_reranker(tmp_path_factory):
     return tiny_cross_encoder(tmp_path_factory.mktemp("tiny-reranker") / "model", seed=0)
 
 
-def estimate_of(lo: float, hi: float, df: float = 1e6):
-    """An eval.metrics.confidence.Estimate whose 95% interval is [lo, hi] (a t with `df` degrees of freedom)."""
+def estimate_of(lo: float, hi: float, df: float = 1e6, confidence: float = 0.95):
+    """An eval.metrics.confidence.Estimate whose `confidence` interval is [lo, hi] (a t with `df` degrees of
+    freedom)."""
     from scipy.stats import t
 
     from eval.metrics.confidence import Estimate
 
-    return Estimate((lo + hi) / 2, (hi - lo) / 2 / t.ppf(0.975, df), df, 10)
+    return Estimate((lo + hi) / 2, (hi - lo) / 2 / t.ppf(1 - (1 - confidence) / 2, df), df, 10)
 
 
 @pytest.fixture(scope="session")
@@ -184,15 +185,7 @@ def tiny_llama(tiny_llm):
 # session's end with no time left to mend them. Each is marked here, in one place, with a first reading of its
 # failure message (not a confirmed cause); the next session mends them and empties this table (a test that
 # passes again shows as XPASS).
-KNOWN_BROKEN_BY_THE_MERGE = {
-    "tests/test_plan.py::test_the_target_boundary_is_what_the_decision_rule_decides_on":
-        "issue 41: the cheaper arm's claim at one-sided 1.5% moved the boundary the test plants",
-    "tests/test_plan.py::test_a_sweep_of_the_planned_size_decides_at_about_the_planned_rate":
-        "issue 41: the stricter level for the cheaper arm's claim; the plan is not re-sized (item 4 not done)",
-    "tests/test_report.py::test_verdict_numbers_match_an_independent_computation":
-        "issue 39: the RAG choice is now the cheapest within tolerance of the half's best; the independent "
-        "computation still picks by the old rule",
-}
+KNOWN_BROKEN_BY_THE_MERGE: dict[str, str] = {}
 
 
 def pytest_collection_modifyitems(config, items):

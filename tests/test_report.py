@@ -129,10 +129,14 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float, 
                 return max((x for x in scored if x[0] is not None), key=lambda x: (round(x[0], 9), x[1], x[2]))
 
             lc_score, _, _, lc = best(lcs)
-            within = [kr for kr in rags if (score_of(kr) or -1e9) >= lc_score - tolerance - 1e-9]
-            rag = (min(within, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens"))) if within
-                   else best(rags)[3])
-            return lc, rag, bool(within)
+            # the documented RAG choice (issue 39): the cheapest config within the tolerance of the best RAG
+            # config on these documents (per-token prices are exact: any cost gap counts), never long context's
+            rag_scores = [(score_of(kr), kr) for kr in rags]
+            top = max(x for x, _ in rag_scores if x is not None)
+            near = [kr for x, kr in rag_scores if x is not None and x >= round(top, 9) - tolerance - 1e-9]
+            rag = min(near, key=lambda kr: (cost(*kr, lvl), mean_ok(kr[1], lvl, "prompt_tokens")))
+            # "within tolerance" still compares the chosen RAG config with the chosen long context
+            return lc, rag, score_of(rag) >= lc_score - tolerance - 1e-9
 
         def pooled(lc, rag, on):  # per-sample (document, RAG score, long-context score) on the documents `on`
             a, b = scores(rag[1], lvl), scores(lc[1], lvl)

@@ -17,11 +17,13 @@ together:
   unequal sizes, (MSB - MSW) / (MSB + (m0 - 1) MSW), clipped to 0..1, and the design effect
   1 + (mbar - 1) x ICC: how many times larger the variance is than if the N questions were
   independent.
-- the minimum detectable difference (MDD) at G documents, 5% two-sided, power `power`:
-  (t_{G-1}(0.975) + t_{G-1}(power)) x SE. A t rather than a normal quantile because the verdict's
+- the minimum detectable difference (MDD) at G documents, power `power`, for the claim the plan aims at,
+  tested at that claim's level (experiments.report.verdict.decision.claim_levels: 5% two-sided for "an arm is
+  better", one-sided 1.5% for the claim that favours the cheaper arm): (t_{G-1}(1 - level / 2) + t_{G-1}(power))
+  x SE, e.g. (t_{G-1}(0.975) + t_{G-1}(power)) x SE at 5%. A t rather than a normal quantile because the verdict's
   interval is a cluster bootstrap widened for few documents like a t interval with G - 1 degrees
   of freedom (eval.metrics.confidence.few_groups_factor); with many documents it is z_{0.975} +
-  z_{power} = 2.80 at 80% power.
+  z_{power} = 2.80 at 80% power (3.01 at the cheaper arm's 1.5%).
 - the documents a sweep needs (`documents_needed`) come from simulating the verdict's whole rule on a
   bootstrap of this sweep's documents (experiments.report.verdict.sizing): selection, cross-fitting and
   the family's correction included, for the difference that matters to the team (report.yaml
@@ -44,7 +46,9 @@ import numpy as np
 
 from eval.metrics.confidence import t_quantile
 from experiments.report.halves import MIN_GROUPS
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG
+from experiments.report.verdict.decision import (
+    ALPHA, INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, claim_levels,
+)
 from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX, size_by_simulation
 from experiments.report.settings import ReportSettings
 
@@ -110,22 +114,24 @@ def critical_sum(n_documents: int, power: float, confidence: float = CONFIDENCE)
     return t_quantile(1 - (1 - confidence) / 2, df) + t_quantile(power, df)
 
 
-def minimum_detectable_difference(se: float, n_documents: int, power: float) -> float:
-    """The smallest distance from a decision boundary detected with probability `power` (points)."""
-    return critical_sum(n_documents, power) * se
+def minimum_detectable_difference(se: float, n_documents: int, power: float, confidence: float = CONFIDENCE
+                                  ) -> float:
+    """The smallest distance from a decision boundary detected with probability `power` (points) by a claim
+    tested at the interval of `confidence` (1 - the claim's level)."""
+    return critical_sum(n_documents, power, confidence) * se
 
 
-def documents_for(document_sd: float, margin: float, power: float) -> int | None:
-    """The smallest number of documents G (at least 2) with critical_sum(G) x document_sd / sqrt(G)
-    <= margin (None when margin <= 0: never). That side shrinks as G grows, so a search from the
+def documents_for(document_sd: float, margin: float, power: float, confidence: float = CONFIDENCE) -> int | None:
+    """The smallest number of documents G (at least 2) with critical_sum(G, power, confidence) x document_sd /
+    sqrt(G) <= margin (None when margin <= 0: never). That side shrinks as G grows, so a search from the
     normal approximation's answer (a lower bound: t quantiles exceed z's) finds it."""
     if margin <= 0:
         return None
 
     def decides(n: int) -> bool:
-        return critical_sum(n, power) * document_sd / math.sqrt(n) <= margin
+        return critical_sum(n, power, confidence) * document_sd / math.sqrt(n) <= margin
 
-    lo = max(2, math.ceil((critical_sum(10**9, power) * document_sd / margin) ** 2))
+    lo = max(2, math.ceil((critical_sum(10**9, power, confidence) * document_sd / margin) ** 2))
     if lo >= MAX_DOCUMENTS:
         return MAX_DOCUMENTS
     if decides(lo):
@@ -148,19 +154,36 @@ class Target:
     boundary: float  # points
     margin: float  # how far the difference is from it, on the side that decides
     words: str
+    level: float = ALPHA  # the claim's level (decision.claim_levels): its interval is the 1 - level one
+
+    @property
+    def confidence(self) -> float:
+        return 1 - self.level
+
+    @property
+    def reach(self) -> float:
+        """The largest standard error at which an estimate at the true difference clears the boundary at the
+        claim's level: margin / z(1 - level / 2). The claim with the largest reach is decided first as
+        documents accrue, so it is the one to plan for (a stricter level needs more margin)."""
+        return self.margin / t_quantile(1 - self.level / 2, 10**9)
 
 
 def targets(diff: float, tolerance: float, rag_cheaper: bool | None) -> list[Target]:
-    """The boundaries of experiments.report.verdict.decision.decide for a difference `diff`, best first."""
-    out = [Target(RAG, 0.0, diff, "RAG better: interval above 0"),
-           Target(LONGCTX, -tolerance, -tolerance - diff, f"long context better: interval below {-tolerance:+g}")]
+    """The boundaries of experiments.report.verdict.decision.decide for a difference `diff`, each with the level
+    its claim is tested at, best (largest reach) first."""
+    level = claim_levels(rag_cheaper)
+    out = [Target(RAG, 0.0, diff, "RAG better: interval above 0", level[RAG]),
+           Target(LONGCTX, -tolerance, -tolerance - diff, f"long context better: interval below {-tolerance:+g}",
+                  level[LONGCTX])]
     if rag_cheaper is True:
         out.append(Target(RAG, -tolerance, diff + tolerance,
-                          f"RAG no more than {tolerance:g} points worse and cheaper: interval above {-tolerance:+g}"))
+                          f"RAG no more than {tolerance:g} points worse and cheaper: interval above {-tolerance:+g}",
+                          level[RAG]))
     elif rag_cheaper is False:
         out.append(Target(LONGCTX, tolerance, tolerance - diff, f"long context no more than {tolerance:g} points "
-                                                                f"worse and cheaper: interval below {tolerance:+g}"))
-    return sorted(out, key=lambda t: -t.margin)
+                                                                f"worse and cheaper: interval below {tolerance:+g}",
+                          level[LONGCTX]))
+    return sorted(out, key=lambda t: -t.reach)
 
 
 def _r(v: float | None, digits: int = 2) -> float | None:
@@ -219,7 +242,7 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     out.update({
         "n_documents": cv.n_documents, "questions_per_document": _r(cv.questions_per_document),
         "icc": _r(cv.icc, 3), "design_effect": _r(cv.design_effect), "between_document_sd": _r(cv.between_sd),
-        "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power)),
+        "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power, best.confidence)),
         "planned_difference": _r(planned), "assumed": assumed, "documents_needed": needed, "selection_floor": floor,
         "simulated_share": _r(sized.share, 3) if sized else None, "simulated_sweeps": sized.sweeps if sized else None,
         "beyond_search": bool(sized and sized.documents is None),
@@ -269,7 +292,7 @@ def _documents_needed(row: Any, cv: ClusteredVariance, best: Target, planned: fl
         sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
                                    max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
         return (sized.documents if sized.documents is not None else SIZING_MAX), sized  # beyond_search: "more than"
-    needed_interval = documents_for(cv.document_sd, best.margin, power)
+    needed_interval = documents_for(cv.document_sd, best.margin, power, best.confidence)
     sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
     return (None if needed_interval is None else max(floor, math.ceil(needed_interval * sweep_per_interval))), None
 
