@@ -52,7 +52,9 @@ from experiments import dry_run, redact
 from experiments.dry_run import TokenCounter
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import build_cost_model, cost_basis, full_rate_note
+from llm.cost import HourlyCost, build_cost_model, cost_basis, full_rate_note
+from llm.work_model import WorkModel, WorkPriced
+from llm.work_probe import calibrated
 from experiments import records as schema
 from experiments.records import RecordStore, write_json_atomic
 
@@ -107,7 +109,7 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     u = ans.usage
     # charged: the generator's share of its batch plus this request's retrieval (not the user's wait), by the wall
     # clock or (price basis cpu) in process CPU seconds
-    seconds = cost_model.charged_seconds(u) if cost_model else None
+    seconds = cost_model.charged_seconds({**ans.meta, **u}) if cost_model else None  # the arm's token counts too
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
                            u.get("cache_write_tokens") or 0) if cost_model else None
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
@@ -237,6 +239,10 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     if cfg.run.get("dry_run"):
         return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, cost_model, knobs)
     judge = _build_judge(cfg, loaded.samples)
+    base_cost = cost_model
+    work = _work_rates(cost_model, generator, cfg.run.cache_dir)
+    if work is not None:  # price basis cpu: every answer's tokens at the probe's rates, whatever the load
+        cost_model = WorkPriced(cost_model, work)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     if callable(getattr(arm, "check", None)):  # e.g. retriever=oracle on a benchmark without evidence: one line
         arm.check(loaded.samples)
@@ -268,7 +274,8 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
               "index_cost": spec.index_cost(arm),
               "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
               "embedder_truncation": truncation, "price": price,
-              "cost_basis": cost_basis(cost_model, [r for r in records if schema.is_answered(r)]),
+              "cost_basis": cost_basis(base_cost, [r for r in records if schema.is_answered(r)]),
+              "work_rates": None if work is None else work.to_dict(),
               "decode_batch_policy": decode_policy(generator),
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
@@ -276,6 +283,16 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     log.info("score %s on %d samples (%d skipped, %d failed) -> %s", result["score"], result["n"],
              result["n_skipped"], result["n_failed"], run_dir)
     return result
+
+
+def _work_rates(cost_model, generator, cache_dir) -> WorkModel | None:
+    """Under an hourly price on the cpu basis, the local generator's per-token CPU rates (llm/work_probe.py: measured
+    once per timing setup and kept in the cache folder); None otherwise, or for a generator that reports no CPU time."""
+    if not isinstance(cost_model, HourlyCost) or cost_model.basis != "cpu" or not getattr(generator, "local", False):
+        return None
+    while getattr(generator, "inner", None) is not None:  # the backend itself: no response cache, no retries
+        generator = generator.inner
+    return calibrated(generator, cache_dir)
 
 
 def _say_chunks_over_limit(knobs: dict[str, Any], over: dict[str, Any] | None) -> None:

@@ -14,6 +14,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # a loaded 2-core machine: test_stop_loops_ends_an_answer_that_repeats_itself took 128 s with 2 threads, 12 s
 # with 1), while on an idle machine 1 thread costs little (the few tests that decode with SmolLM2).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Every price=cpu run probes its generator's per-token rates once per timing setup (llm/work_probe.py); the runs the
+# tests start share one folder of them, so a session probes each setup once, not once per test's cache folder
+if "RAGLC_WORK_RATES_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["RAGLC_WORK_RATES_DIR"] = tempfile.mkdtemp(prefix="raglc-work-rates-")
 
 import pytest
 

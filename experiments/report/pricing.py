@@ -43,6 +43,7 @@ from experiments.report.settings import ReportSettings
 from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
                       cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
 from experiments.report.runs import Run
+from llm.work_model import WorkModel, WorkPriced
 from experiments import records as schema
 
 
@@ -76,6 +77,13 @@ class Pricing:
             self.time_model = build_cost_model(json.loads(self.run_prices[0]))
         timed = [r for r in answered if r.get("generation_s") is not None or r.get("latency_s") is not None]
         self.time_basis = cost_basis(self.time_model, timed) if self.hourly_rate is not None else None
+        # basis cpu: each answer charged its tokens at the CPU rates the runs' probe measured (llm/work_model.py)
+        self.work: WorkModel | None = None
+        self.work_note: str | None = None
+        if self.time_basis == "cpu" and isinstance(self.time_model, HourlyCost):
+            self.work, self.work_note = _work_rates(runs)
+            if self.work is not None:
+                self.time_model = WorkPriced(self.time_model, self.work)
         # the per-token price with a cached rate that prices provider caching (None: provider caching not priced)
         self.cache_model: PerTokenCost | None = None
         if isinstance(self.model, PerTokenCost) and self.source == "tokens":
@@ -166,7 +174,12 @@ class Pricing:
     def time_words(self) -> str:
         """The clock that priced time, in words (the report says which basis priced it)."""
         vcpus = getattr(self.time_model, "vcpus", 1)
-        return {"cpu": f"process CPU seconds / {vcpus} vCPUs (the work done, not the load-dependent wall clock)",
+        if self.work is not None:
+            return (f"process CPU seconds / {vcpus} vCPUs, each answer charged its tokens at per-token rates one "
+                    f"probe measured for every run alike, so the machine's load while a config ran cannot make it "
+                    f"dearer: {self.work.describe()}")
+        cpu = f"process CPU seconds / {vcpus} vCPUs (the work done, not the load-dependent wall clock)"
+        return {"cpu": cpu + (f"; {self.work_note}" if self.work_note else ""),
                 "cpu and wall": f"process CPU seconds / {vcpus} vCPUs where recorded, wall-clock seconds for the "
                                 "records without CPU time (old runs, remote endpoints): mixed bases",
                 "wall": "wall-clock seconds (they grow with the machine's load)"}.get(
@@ -179,6 +192,9 @@ class Pricing:
     def answer_cost(self, rec: dict[str, Any]) -> float | None:
         if not schema.is_answered(rec):
             return None
+        if self.source == "records" and self.work is not None:  # the records' CPU seconds, through the work model
+            seconds = self.charged_seconds(rec)
+            return None if seconds is None else seconds * self.time_rate()  # type: ignore[operator]
         if self.source == "records":
             return float(rec["cost_usd"])
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
@@ -358,6 +374,22 @@ class Pricing:
         tokens = self.index_tokens_per_doc(run) or 0.0
         builds, secs = run.metrics.get("index_builds"), run.metrics.get("index_seconds")
         return self.ix.cost(tokens, index_cost_of(run), self.hourly_rate, secs / builds if secs and builds else None)
+
+
+def _work_rates(runs: list[Run]) -> tuple[WorkModel | None, str | None]:
+    """The per-token CPU rates the runs were priced at (metrics.json `work_rates`, one probe for them all), or None
+    and why each answer's measured CPU seconds are kept instead."""
+    found = {json.dumps(run.metrics.get("work_rates"), sort_keys=True) for run in runs}
+    if found == {"null"} or not found:
+        return None, ("measured as they came: the runs carry no probe of per-token rates (made before it, or by a "
+                      "backend without CPU time), so the machine's load moves these costs")
+    if len(found) > 1:
+        return None, ("measured as they came: the runs were priced at different probes' rates (another machine or "
+                      "setup, or runs without a probe), so no one set of rates prices them all")
+    try:
+        return WorkModel.from_dict(json.loads(found.pop())), None
+    except (ValueError, KeyError, TypeError) as exc:
+        return None, f"measured as they came: the runs' work rates cannot be read ({exc})"
 
 
 def index_cost_of(run: Run) -> str | None:

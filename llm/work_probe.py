@@ -1,0 +1,88 @@
+"""The per-token CPU rates of a local generator, measured once per timing setup by a probe (llm/work_model.py).
+
+Prompts of known lengths (from a few tokens to a quarter of the window, at most 2,048) are generated in batches of two,
+once with one new token and once with 16, through the generator's own `generate` (its padded-batch path, tokenising
+included, as every arm's answers are). Each batch's CPU seconds and tokens are one measured unit; the work model's
+rates are fitted on them. The result is kept in `<cache_dir>/work_rates/<key>.json` (or the folder named by the
+environment variable `RAGLC_WORK_RATES_DIR`, to share one probe between sweeps with different cache folders), keyed by
+the model, the timing setup (`timing_context()`: backend, device, dtype, threads, batch policy) and the machine (host
+name and processor), so every config of a sweep, and every later sweep on the same setup, is priced at the same rates
+whatever the machine's load while each config ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from llm.prompt import Prompt
+from llm.work_model import WorkModel, fit_work_model
+
+log = logging.getLogger(__name__)
+
+PROBE_VERSION = 1
+NEW_TOKENS = (1, 16)
+WORDS = ("river stone lantern maple orbit velvet harbor quartz meadow signal ember falcon prism tundra willow "
+         "cobalt saffron glacier ").split()
+
+
+def probe_lengths(window: int | None) -> list[int]:
+    """Prompt lengths (in words, about a token each) the probe measures, within the generator's window."""
+    top = min(2048, max(64, (window or 4096) // 4))
+    return sorted({16, top // 8, top // 2, top})
+
+
+def _text(words: int, salt: int) -> str:
+    return " ".join(WORDS[(i * 7 + salt) % len(WORDS)] for i in range(words))
+
+
+def probe_key(generator) -> str:
+    setup = {"model": getattr(generator, "model_id", type(generator).__name__), "timing": generator.timing_context(),
+             "host": platform.node(), "processor": platform.processor() or platform.machine(),
+             "version": PROBE_VERSION}
+    return hashlib.sha256(json.dumps(setup, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def measure(generator) -> WorkModel | None:
+    """Run the probe on `generator` (untimed warm-up first, as every arm gets) and fit the rates; None when the
+    generator reports no CPU time (a remote endpoint) or the batches cannot be fitted."""
+    window = getattr(generator, "context_window", None)
+    generator.generate([Prompt(user=_text(8, 0), max_new_tokens=2, chat=False)])  # warm-up, untimed
+    records: list[dict[str, Any]] = []
+    for salt, words in enumerate(probe_lengths(window)):
+        for new in NEW_TOKENS:
+            prompts = [Prompt(user=_text(words, salt + k), max_new_tokens=new, chat=False) for k in range(2)]
+            gens = generator.generate(prompts)
+            if any(g.cpu_s is None for g in gens):
+                return None
+            records += [{"group": f"{words}-{new}", "prompt_tokens": g.prompt_tokens,
+                         "completion_tokens": g.completion_tokens, "cpu_s": g.cpu_s} for g in gens]
+    return fit_work_model(records, min_units=5, source=f"a probe of {len(records)} prompts, batches of 2")
+
+
+def calibrated(generator, cache_dir: str | Path | None) -> WorkModel | None:
+    """The generator's work rates from the cache folder, or measured now (and kept there)."""
+    folder = os.environ.get("RAGLC_WORK_RATES_DIR") or (None if cache_dir is None else Path(cache_dir) / "work_rates")
+    path = None if folder is None else Path(folder) / f"{probe_key(generator)}.json"
+    if path is not None and path.exists():
+        try:
+            return WorkModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            log.warning("%s: unreadable work rates (%s): measuring them again", path, exc)
+    t0 = time.perf_counter()
+    work = measure(generator)
+    if work is None:
+        return None
+    log.info("work rates measured in %.1fs: %s", time.perf_counter() - t0, work.describe())
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{time.time_ns()}.tmp")
+        tmp.write_text(json.dumps(work.to_dict(), indent=1), encoding="utf-8")
+        tmp.replace(path)
+    return work

@@ -1,0 +1,84 @@
+"""The work-rate probe (llm/work_probe.py) on the real transformers backend over the tiny random-weight Llama, and
+the runner pricing a price=cpu run at its rates (issue 38, item 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llm.work_model import FEATURES, WorkModel, WorkPriced
+from llm.work_probe import calibrated, probe_key, probe_lengths
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def own_folder(monkeypatch):
+    monkeypatch.delenv("RAGLC_WORK_RATES_DIR", raising=False)  # conftest's shared folder: these tests keep their own
+
+
+def test_the_probe_measures_once_per_setup_and_keeps_the_rates(tiny_generator, tmp_path):
+    calls = []
+    real = tiny_generator.generate
+    tiny_generator.generate = lambda prompts: calls.append(len(prompts)) or real(prompts)  # count, then generate
+    try:
+        work = calibrated(tiny_generator, tmp_path)
+        assert work is not None and len(work.rates) == len(FEATURES) and min(work.rates) >= 0
+        assert sum(work.rates) > 0 and work.n == 2 * 2 * len(probe_lengths(tiny_generator.context_window))
+        assert calls and calls[1:] == [2] * (len(calls) - 1)  # a warm-up, then batches of two
+        kept = list((tmp_path / "work_rates").glob("*.json"))
+        assert [p.stem for p in kept] == [probe_key(tiny_generator)]
+        n_calls = len(calls)
+        assert calibrated(tiny_generator, tmp_path) == work and len(calls) == n_calls  # read back, nothing generated
+    finally:
+        tiny_generator.generate = real
+    before = probe_key(tiny_generator)
+    tiny_generator.decode_batch += 1  # another batching policy is another timing setup: measured anew
+    try:
+        assert probe_key(tiny_generator) != before
+    finally:
+        tiny_generator.decode_batch -= 1
+
+
+def test_a_shared_folder_of_rates_is_read_from_the_environment(tiny_generator, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGLC_WORK_RATES_DIR", str(tmp_path / "shared"))
+    work = calibrated(tiny_generator, tmp_path / "cache")
+    assert work is not None and not (tmp_path / "cache").exists()
+    assert [p.stem for p in (tmp_path / "shared").glob("*.json")] == [probe_key(tiny_generator)]
+
+
+def test_unreadable_kept_rates_are_measured_again(tiny_generator, tmp_path):
+    path = tmp_path / "work_rates" / f"{probe_key(tiny_generator)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"rates": [1, 2], "features": ["an old set"]}', encoding="utf-8")
+    work = calibrated(tiny_generator, tmp_path)
+    assert work is not None and WorkModel.from_dict(json.loads(path.read_text(encoding="utf-8"))) == work
+
+
+@pytest.mark.integration
+def test_a_cpu_priced_run_records_its_probe_and_prices_its_answers_at_those_rates(tiny_conf, tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    res = subprocess.run([sys.executable, "-m", "experiments.run", tiny_conf, "arm=rag", "retriever=bm25",
+                          "generator=tiny_llm", "price=cpu", "benchmark=synthetic", "benchmark.languages=[en]",
+                          "benchmark.levels=[400]", "benchmark.questions_per_haystack=2", "rag.chunk_size=64",
+                          "rag.top_k=2", f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}",
+                          "run.progress=false"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    work = WorkModel.from_dict(metrics["work_rates"])
+    assert list((tmp_path / "cache" / "work_rates").glob("*.json"))
+    from llm.cost import build_cost_model
+
+    priced = WorkPriced(build_cost_model(metrics["price"]), work)
+    records = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines() if x]
+    answered = [r for r in records if r.get("status") == "ok"]
+    assert answered
+    for rec in answered:
+        expected = priced.charged_seconds(rec) * metrics["price"]["usd_per_hour"] / 3600
+        assert rec["cost_usd"] == pytest.approx(expected, rel=1e-6)
+        assert rec["cost_usd"] != pytest.approx(rec["cpu_s"] / 2 * metrics["price"]["usd_per_hour"] / 3600, rel=1e-3)
