@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="the sweep folder (default: outputs/decide/<docs>_d<hash>_q<hash>)")
     ap.add_argument("overrides", nargs="*", help="Hydra overrides for the sweep (generator=openai rag.top_k=4,8)")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)  # overrides may follow --out (make decide DECIDE_DIR=... DRY_RUN=1)
     for what, path in (("DOCS", args.docs), ("QUESTIONS", args.questions)):
         if not Path(path).exists():
             print(f"error: {what}={path!r} does not exist", file=sys.stderr)

@@ -62,3 +62,12 @@ def test_the_old_rescoring_path_says_where_the_command_moved(tmp_path):
                          timeout=120)
     assert res.returncode != 0
     assert "rol-score" in res.stderr and "python -m experiments.score" in res.stderr, res.stderr
+
+
+def test_decide_takes_overrides_after_its_out_option(tmp_path, capsys):
+    """`make decide DECIDE_DIR=... DRY_RUN=1` puts `--out DIR` before `run.dry_run=true`: both are read."""
+    from experiments.decide import main
+
+    assert main([str(tmp_path / "no-docs"), str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "out"),
+                 "run.dry_run=true"]) == 2
+    assert "DOCS=" in capsys.readouterr().err  # parsed, then refused for the missing folder (not argparse's exit)
