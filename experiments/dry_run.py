@@ -102,4 +102,4 @@ def report(label: str, figures: dict[str, Any], run_dir: Path) -> None:
     print(json.dumps({"dry_run": label, **{k: v for k, v in f.items() if k != "tokens_by_id"}},
                      sort_keys=True), flush=True)
     write_json_atomic(run_dir / "dry_run.json", {"label": label, **f})
-    log.info("%s", line)
+    log.debug("%s", line)  # printed above: the console shows it once
