@@ -1,7 +1,7 @@
 """The per-token CPU rates of a local generator, measured once per timing setup by a probe (llm/work_model.py).
 
-Prompts of known lengths (from a few tokens to a quarter of the window, at most 1,024 words) are generated in batches of
-two, once with one new token and once with 8, through the generator's own `generate` (its padded-batch path, tokenising
+Prompts of known lengths (16, 128 and 512 words, less in a small window) are generated in batches of two, once with one
+new token and once with 8, through the generator's own `generate` (its padded-batch path, tokenising
 included, as every arm's answers are). Each batch's CPU seconds and tokens are one measured unit; the work model's
 rates are fitted on them. The result is kept in `<cache_dir>/work_rates/<key>.json` (or the folder named by the
 environment variable `RAGLC_WORK_RATES_DIR`, to share one probe between sweeps with different cache folders), keyed by
@@ -33,9 +33,10 @@ WORDS = ("river stone lantern maple orbit velvet harbor quartz meadow signal emb
 
 
 def probe_lengths(window: int | None) -> list[int]:
-    """Prompt lengths (in words, about a token each) the probe measures, within the generator's window."""
-    top = min(1024, max(64, (window or 4096) // 4))
-    return sorted({16, top // 8, top // 2, top})
+    """Prompt lengths (in words, about 1.3 tokens each) the probe measures, within the generator's window: short,
+    so that the probe costs a sweep seconds (SmolLM2 on one CPU thread prefills about 200 tokens a second)."""
+    top = min(512, max(64, (window or 4096) // 8))
+    return sorted({16, top // 4, top})
 
 
 def _text(words: int, salt: int) -> str:
