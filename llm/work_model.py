@@ -13,8 +13,7 @@ rates. An answer is charged, at those rates, what it computed (`FEATURES`):
 - prefilled tokens, and their attention term (the positions each prefilled token attends to, in thousands): a prompt
   prefilled whole, or, with prefix reuse, the question after the shared document plus the record's share of the
   document's one prefill;
-- decoded tokens, and their attention term (the cached tokens each decoded token reads, in thousands; a shared
-  document is one copy read once a step for the questions decoded together);
+- decoded tokens, and their attention term (the cached tokens each decoded token reads, in thousands);
 - one per answer (tokenising, the loop's overhead);
 
 plus its measured retrieval. `WorkPriced` is the hourly cpu price that charges those seconds.
@@ -63,10 +62,10 @@ def answer_features(rec: Mapping[str, Any]) -> np.ndarray | None:
         x[1] += (own * doc + own * own / 2) / 1e3
     else:
         x[0], x[1] = prompt, prompt * prompt / 2e3
-    # each decoded token reads the cache: its own prompt and answer so far; with prefix reuse the document is one copy
-    # read once a step for all the questions decoded together, charged here to each in equal shares
-    read = prompt - doc + doc / int(rec["prefix_group_size"]) if _reused(rec) else prompt
-    x[2], x[3], x[4] = decoded, decoded * (read + decoded / 2) / 1e3, 1.0
+    # each decoded token reads the cache: its prompt and its answer so far (the tree path reads a shared document
+    # once a step for the batch; charging each answer the whole read keeps the no-cache what-if exact: without reuse
+    # an answer costs its shared share's features in full, nothing else changes)
+    x[2], x[3], x[4] = decoded, decoded * (prompt + decoded / 2) / 1e3, 1.0
     return x
 
 

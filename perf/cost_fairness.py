@@ -35,6 +35,7 @@ from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import Price, ReportSettings
 from llm.cost import load_price
+from llm.work_probe import measure
 from llm.factory import build_generator
 from longctx.arm import LongContextArm, LongContextConfig
 from rag.arm import RagArm, RagConfig
@@ -56,11 +57,11 @@ def answer_all(arm, gen, docs: list[list], name: str) -> list[dict]:
     return records
 
 
-def run_of(name: str, arm: str, records: list[dict]) -> Run:
+def run_of(name: str, arm: str, records: list[dict], work_rates: dict | None = None) -> Run:
     knobs = {"arm": arm, "benchmark": "synthetic", "generator": "g"}
     if arm == "rag":
         knobs.update(retriever="bm25", chunk_size=128, chunk_overlap=16, top_k=4, order="document")
-    return Run(Path(name), {"knobs": knobs, "price": None}, records)
+    return Run(Path(name), {"knobs": knobs, "price": None, "work_rates": work_rates}, records)
 
 
 def pricing_of(price: dict, runs: list[Run]) -> Pricing:
@@ -95,6 +96,9 @@ def main() -> None:
                      "rag")
     runs = [run_of("lc", "longctx", lc), run_of("rag", "rag", rag)]
     cpu = pricing_of(load_price("cpu"), runs)
+    probe = measure(plain)  # the per-token rates a price=cpu run is priced at (llm/work_probe.py)
+    rates = None if probe is None else probe.to_dict()
+    work = pricing_of(load_price("cpu"), [run_of("lc", "longctx", lc, rates), run_of("rag", "rag", rag, rates)])
     wall = pricing_of({**load_price("cpu"), "basis": "latency"}, runs)
     figures = {
         "model": Path(model).name if args.quick else model,
@@ -106,6 +110,10 @@ def main() -> None:
             mean_cost(cpu, lc, queries_per_doc=args.questions, prefix_cache=False) / mean_cost(cpu, lc_plain), 4),
         "whatif_no_cache_over_measured_wall": round(
             mean_cost(wall, lc, queries_per_doc=args.questions, prefix_cache=False) / mean_cost(wall, lc_plain), 4),
+        # the same, every answer priced at the probe's per-token rates (what price=cpu runs now charge)
+        "whatif_no_cache_over_measured_work": round(
+            mean_cost(work, lc, queries_per_doc=args.questions, prefix_cache=False) / mean_cost(work, lc_plain), 4),
+        "longctx_over_rag_cost_work": round(mean_cost(work, lc) / mean_cost(work, rag), 4),
         "longctx_over_rag_cost": round(mean_cost(cpu, lc) / mean_cost(cpu, rag), 4),
         "longctx_no_reuse_over_rag_cost": round(mean_cost(cpu, lc_plain) / mean_cost(cpu, rag), 4),
         "cpu_s_per_answer": {"longctx": round(mean(r["cpu_s"] for r in lc), 4),

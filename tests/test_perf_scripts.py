@@ -166,6 +166,7 @@ def test_cost_fairness(tiny_llm):
     batches = ("rag_decode_batch", "longctx_decode_batch", "longctx_no_reuse_decode_batch")
     assert [figures[k] for k in batches] == [3, 3, 3], "one batching policy for every arm"
     assert 0.6 < figures["whatif_no_cache_over_measured"] < 1.6
+    assert figures["whatif_no_cache_over_measured_work"] == pytest.approx(1.0, abs=0.02)  # at the probe's rates
     assert figures["server_q_rescale_error"] < 0.05 and figures["discounted_twice_error"] < 0.05
 
 
