@@ -185,17 +185,3 @@ def estimate_of(lo: float, hi: float, df: float = 1e6, confidence: float = 0.95)
 def tiny_llama(tiny_llm):
     """The tests' one tiny random-weight Llama (`tiny_llm`), under the name the timing and caching tests use."""
     return tiny_llm
-
-
-# Tests that broke when six branches (issues 38-42) were merged on one day, found by the fresh-clone run at the
-# session's end with no time left to mend them. Each is marked here, in one place, with a first reading of its
-# failure message (not a confirmed cause); the next session mends them and empties this table (a test that
-# passes again shows as XPASS).
-KNOWN_BROKEN_BY_THE_MERGE: dict[str, str] = {}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        reason = KNOWN_BROKEN_BY_THE_MERGE.get(item.nodeid.split("[")[0])
-        if reason:
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
