@@ -23,7 +23,17 @@ D. the rule, not one pair (issue 33): sweeps where selection matters (12 RAG con
 E. small pilots, one config per arm: 8-document pilots planned for the difference that matters (+10 and
    +25, each the truth), sweeps of the planned size decided at the power.
 
-`--quick` runs only D and E (in memory, a few minutes). Prints a table per check, then one JSON line.
+F. plans with an honest promise (issue 41), per pilot: the plan sizes a sweep over plausible worlds drawn from
+   the pilot's documents (experiments.report.verdict.sizing.size_by_assurance: "N documents: 80% power in 4 of
+   5 plausible worlds; M for 9 of 10"), and `--assurance-sweeps` sweeps of N documents from the true model,
+   run through the verdict's own code, give what that one plan delivers. Two cases, `--assurance-pilots`
+   pilots each: "selection" (12 RAG configs, the 3 cheapest truly 6 points worse and the rest 8 better,
+   16-document pilots, planned for +8) and "one config" (8-document pilots, RAG truly +10, planned for +10).
+   With `--compare-old`, each pilot is also planned the old way (size_by_simulation: the power averaged over
+   what the pilot may mean) and that size run too. Goal: no single plan delivers below 65%.
+
+`--quick` runs only D and E (in memory, a few minutes); `--only-assurance` only F. Prints a table per check,
+then one JSON line.
 """
 
 from __future__ import annotations
@@ -112,6 +122,57 @@ def rule_check(truths: list[float], planned: float, pilot_docs: int, pilots: int
             "sweeps": ran, "decided_share": share}
 
 
+ASSURANCE_CASES = {  # name: (truths of the RAG configs, cheapest first; planned difference; pilot documents)
+    "selection": ([-6.0] * 3 + [8.0] * 9, 8.0, 16),
+    "one_config": ([10.0], 10.0, 8),
+}
+
+
+def assurance_check(case: str, pilots: int, per_pilot: int, power: float, settings, seed: int,
+                    max_documents: int = 2000, compare_old: bool = False) -> list[dict]:
+    """F: per pilot, the plan over plausible worlds (N for 4 of 5, M for 9 of 10) and what sweeps of N documents
+    from the true model deliver through the verdict's own code (and the old plan's size and delivery)."""
+    import numpy as np
+
+    from experiments.report.verdict.sizing import size_by_assurance, size_by_simulation
+    from experiments.simulate.scores import candidates, simulated_scores, simulated_verdict
+
+    truths, planned, pilot_docs = ASSURANCE_CASES[case]
+    rng = np.random.default_rng(seed)
+
+    def delivered(n: int) -> float:
+        return sum(simulated_verdict(simulated_scores(rng, n, 3, 0.0, truths=truths), settings)[0].kind == "rag"
+                   for _ in range(per_pilot)) / per_pilot
+
+    rows = []
+    print(f"F {case}: pilots of {pilot_docs} documents, planned for {planned:+g}, power {power:g}", flush=True)
+    print(f"{'pilot':>5} | {'pick':>5} | {'N (4 of 5)':>10} {'M (9 of 10)':>11} {'worlds':>6} {'mean power':>10} | "
+          f"{'delivered at N':>14}" + (f" | {'old N':>6} {'old promise':>11} {'delivered':>9}" if compare_old else ""),
+          flush=True)
+    for p in range(pilots):
+        table = candidates(simulated_scores(rng, pilot_docs, 3, 0.0, truths=truths), settings.tolerance)
+        n_docs = len(table.documents)
+        _, pick, _ = table.choose(np.arange(n_docs), np.ones((1, n_docs)))
+        good = truths[int(pick[0])] >= planned - settings.tolerance  # the pilot picked a truly good config
+        plan = size_by_assurance(table, planned, "rag", settings.tolerance, True, power, 1, settings.plan_sweeps,
+                                 seed=seed + p, max_documents=max_documents)
+        n = plan.documents or max_documents
+        row = {"pilot": p, "pilot_pick_good": bool(good), "documents": n, "beyond_search": plan.documents is None,
+               "sure_documents": plan.sure_documents, "worlds_reaching_power": plan.share_of_worlds(n, power),
+               "mean_power": round(plan.mean_power(n), 3), "delivered": delivered(n), "sweeps": per_pilot}
+        line = (f"{p:>5} | {'good' if good else 'cheap':>5} | {n:>10} {str(plan.sure_documents):>11} "
+                f"{row['worlds_reaching_power']:>6.2f} {row['mean_power']:>10.2f} | {row['delivered']:>14.2f}")
+        if compare_old:
+            old = size_by_simulation(table, planned, "rag", settings.tolerance, True, power, 1, settings.plan_sweeps,
+                                     seed=seed + p, max_documents=max_documents)
+            old_n = old.documents or max_documents
+            row.update({"old_documents": old_n, "old_promise": old.tried[old_n], "old_delivered": delivered(old_n)})
+            line += f" | {old_n:>6} {row['old_promise']:>11.2f} {row['old_delivered']:>9.2f}"
+        print(line, flush=True)
+        rows.append(row)
+    return rows
+
+
 def _quartiles(xs: list[int]) -> list[float] | None:
     return [float(q) for q in statistics.quantiles(xs, n=4)] if len(xs) >= 2 else None
 
@@ -131,9 +192,26 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="only checks D and E")
     ap.add_argument("--max-documents", type=int, default=2000, help="the largest sweep D and E plan (smoke runs)")
     ap.add_argument("--plan-sweeps", type=int, default=200, help="simulated sweeps per size in the plan")
+    ap.add_argument("--assurance-pilots", type=int, default=8, help="pilots per case in check F (0: skip F)")
+    ap.add_argument("--assurance-sweeps", type=int, default=40, help="true-model sweeps per pilot in check F")
+    ap.add_argument("--assurance-cases", default=",".join(ASSURANCE_CASES), help="check F's cases, comma-separated")
+    ap.add_argument("--compare-old", action="store_true", help="check F also plans each pilot the old way")
+    ap.add_argument("--only-assurance", action="store_true", help="only check F")
     args = ap.parse_args()
     settings = load_settings(tolerance=2.0, resamples=args.resamples, plan_sweeps=args.plan_sweeps)
     t0, figures = time.perf_counter(), {"power": args.power, "tolerance": 2.0}
+    if args.assurance_pilots:
+        figures["F_assurance"] = {
+            case: assurance_check(case, args.assurance_pilots, args.assurance_sweeps, args.power, settings,
+                                  41_000 + 1000 * i, args.max_documents, args.compare_old)
+            for i, case in enumerate(args.assurance_cases.split(","))}
+        delivered = [r["delivered"] for rows in figures["F_assurance"].values() for r in rows]
+        figures["F_lowest_delivered"] = min(delivered)
+        print(f"F: lowest single plan delivered {min(delivered):.2f} (goal: at least 0.65)", flush=True)
+    if args.only_assurance:
+        figures["seconds"] = round(time.perf_counter() - t0, 1)
+        common.emit(figures)
+        return
     figures["D_selection_matters"] = rule_check([-6.0] * 3 + [4.0] * 9, 4.0, args.pilot_docs, args.rule_pilots,
                                                 args.rule_sweeps, args.power, settings, 11, "D selection matters",
                                                 args.max_documents)

@@ -208,6 +208,28 @@ def test_plan_check_script_prints_json_figures():
     assert 0 <= figures["D_selection_matters"]["decided_share"] <= 1 and figures["E_pilot_8_truth_25"]["sweeps"] == 1
 
 
+def test_plan_check_script_measures_single_plans_against_their_promise():
+    # check F at a smoke size: per pilot the plan's size (4 of 5 plausible worlds), the share of worlds that reach
+    # the power there, and what sweeps of that size from the true model deliver
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    args = ["--only-assurance", "--assurance-pilots", "2", "--assurance-sweeps", "4", "--assurance-cases", "one_config",
+            "--plan-sweeps", "40", "--max-documents", "60", "--resamples", "200"]
+    res = subprocess.run([sys.executable, "perf/plan_check.py", *args], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "delivered at N" in res.stdout and "lowest single plan delivered" in res.stdout
+    figures = json.loads(res.stdout.strip().splitlines()[-1])
+    rows = figures["F_assurance"]["one_config"]
+    assert [r["pilot"] for r in rows] == [0, 1] and figures["F_lowest_delivered"] == min(r["delivered"] for r in rows)
+    for r in rows:
+        assert 6 <= r["documents"] <= 60 and r["sweeps"] == 4 and 0 <= r["delivered"] <= 1
+        assert r["beyond_search"] or r["worlds_reaching_power"] >= 0.8
+
+
 def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_path, capsys):
     # 6 documents, 4 RAG configs, RAG truly far better: the variance alone would say "6 documents suffice", but
     # choosing among the configs needs MIN_GROUPS documents in each half, so the plan asks for 2 x MIN_GROUPS

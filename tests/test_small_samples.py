@@ -227,6 +227,30 @@ def test_the_plan_simulates_the_rule_where_selection_matters(settings):
     assert rule.documents > alone.documents
 
 
+def test_the_plans_worlds_vary_the_pilots_pick_and_the_size_holds_in_4_of_5():
+    """Plausible worlds are bootstraps of the pilot's documents with the planned difference planted on the pair
+    the rule picks in each: the pick varies between worlds (the old plan kept the pilot's pick and its observed
+    gaps, an easier world than the true one), and the planned size is the smallest tried at which 4 of 5 worlds
+    reach the power."""
+    from experiments.report.verdict.sizing import pilot_difference, plausible_worlds, size_by_assurance
+
+    rng = np.random.default_rng(7)
+    table = candidates(simulated_scores(rng, 16, 3, 0.0, truths=[-6.0] * 3 + [8.0] * 9), 2.0)
+    worlds = plausible_worlds(table, 8.0, 20, np.random.default_rng(0))
+    picks = set()
+    for world in worlds:
+        n = len(world.documents)
+        picks.add(int(world.choose(np.arange(n), np.ones((1, n)))[1][0]))
+        assert pilot_difference(world) == pytest.approx(8.0)  # planted on that world's own pick
+    assert len(picks) >= 3, picks
+    one = candidates(simulated_scores(rng, 8, 3, 10.0), 2.0)
+    plan = size_by_assurance(one, 10.0, "rag", 2.0, True, 0.8, 1, 100, seed=0, n_worlds=10)
+    assert plan.documents is not None and plan.sure_documents >= plan.documents
+    assert plan.share_of_worlds(plan.documents, 0.8) >= 0.8
+    assert all(plan.share_of_worlds(n, 0.8) < 0.8 for n in plan.powers if n < plan.documents)
+    assert plan.share_of_worlds(plan.sure_documents, 0.8) >= 0.9
+
+
 def test_an_estimate_and_its_interval_agree_at_every_confidence():
     est = Estimate(3.0, 1.5, 9, 10)
     for conf in (0.8, 0.9, 0.95, 0.99):

@@ -25,12 +25,14 @@ together:
   of freedom (eval.metrics.confidence.few_groups_factor); with many documents it is z_{0.975} +
   z_{power} = 2.80 at 80% power (3.01 at the cheaper arm's 1.5%).
 - the documents a sweep needs (`documents_needed`) come from simulating the verdict's whole rule on a
-  bootstrap of this sweep's documents (experiments.report.verdict.sizing): selection, cross-fitting and
-  the family's correction included, for the difference that matters to the team (report.yaml
-  `plan.difference`, `--difference`; the sign is the observed difference's) unless the observed
-  difference is asked for (`--observed`). A small pilot's observed difference is noisy: planned on the
-  observed difference of an 8-document pilot, sweeps decided 78.6% when the truth was +25 but 51.8% when
-  it was +10, so the default plans for a difference chosen in advance, and every sentence says which.
+  bootstrap of this sweep's documents (experiments.report.verdict.sizing.size_by_assurance): selection,
+  cross-fitting and the family's correction included, in plausible worlds drawn from the pilot (the size at
+  which the power is reached in 4 of 5 of them, and the size for 9 of 10: `sure_documents`), for the
+  difference that matters to the team (report.yaml `plan.difference`, `--difference`; the sign is the
+  observed difference's) unless the observed difference is asked for (`--observed`). A small pilot's
+  observed difference is noisy: planned on the observed difference of an 8-document pilot, sweeps decided
+  78.6% when the truth was +25 but 51.8% when it was +10, so the default plans for a difference chosen in
+  advance, and every sentence says which.
   The formula of one fixed pair (`documents_for`) is kept for the minimum detectable difference.
 
 perf/plan_check.py checks the promise on simulated sweeps run through the report's own verdict.
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -49,7 +52,7 @@ from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.decision import (
     ALPHA, INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, claim_levels,
 )
-from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX, size_by_simulation
+from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX, SURE, size_by_assurance
 from experiments.report.settings import ReportSettings
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
@@ -244,7 +247,13 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
         "icc": _r(cv.icc, 3), "design_effect": _r(cv.design_effect), "between_document_sd": _r(cv.between_sd),
         "se": _r(se), "mdd": _r(minimum_detectable_difference(se, row.n_groups, power, best.confidence)),
         "planned_difference": _r(planned), "assumed": assumed, "documents_needed": needed, "selection_floor": floor,
-        "simulated_share": _r(sized.share, 3) if sized else None, "simulated_sweeps": sized.sweeps if sized else None,
+        "simulated_share": _r(sized.mean_power(needed), 3) if sized and needed in sized.powers else None,
+        "simulated_sweeps": sized.sweeps if sized else None, "worlds": sized.worlds if sized else None,
+        "assurance": sized.assurance if sized else None,
+        "worlds_reaching_power": _r(sized.share_of_worlds(needed, power), 3) if sized and needed in sized.powers
+        else None,
+        "sure_documents": (sized.sure_documents or SIZING_MAX) if sized and sized.documents else None,
+        "sure_beyond_search": bool(sized and sized.documents and sized.sure_documents is None),
         "beyond_search": bool(sized and sized.documents is None),
         "more_documents": None if needed is None else max(0, needed - cv.n_documents),
         "target": {"decision": best.decision, "boundary": best.boundary, "margin": _r(best.margin),
@@ -288,9 +297,9 @@ def _documents_needed(row: Any, cv: ClusteredVariance, best: Target, planned: fl
     if best.margin <= 0:
         return None, None
     table = getattr(row, "candidates", None)
-    if table is not None:
-        sized = size_by_simulation(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
-                                   max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
+    if table is not None:  # plausible worlds drawn from the pilot's documents (sizing.size_by_assurance)
+        sized = size_by_assurance(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
+                                  max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed)
         return (sized.documents if sized.documents is not None else SIZING_MAX), sized  # beyond_search: "more than"
     needed_interval = documents_for(cv.document_sd, best.margin, power, best.confidence)
     sweep_per_interval = cv.n_documents / row.n_groups  # > 1 when the verdict reports on a subset
@@ -338,12 +347,13 @@ def plan_sentence(plan: dict[str, Any], decision: str, power: float, observed_di
                 "documents would decide it.")
     needed, more = plan["documents_needed"], plan["more_documents"]
     goal = plan["target"]["words"]
+    worlds = assurance_words(plan)
     if decision in (RAG, LONGCTX):
         return (f"Already decided ({decision}) with {n} documents; a sweep of about {needed} documents decides it "
-                f"with {pct} power if the difference {really} ({goal}).")
+                f"with {pct} power{worlds} if the difference {really} ({goal}).")
     if plan.get("beyond_search"):
-        return (f"More than {needed} documents: the simulated rule did not reach {pct} power up to that size if the "
-                f"difference {really} ({goal}).")
+        return (f"More than {needed} documents: the simulated rule did not reach {pct} power{worlds} up to that size "
+                f"if the difference {really} ({goal}).")
     if plan.get("selection_floor") == needed and more > 0 and needed > MIN_DOCUMENTS:
         more_words = (f"{more} more: choosing among several configs needs {needed // 2} documents in each half of "
                       "the selection split")
@@ -353,8 +363,25 @@ def plan_sentence(plan: dict[str, Any], decision: str, power: float, observed_di
         more_words = "no more than this sweep has: its interval came out wider by chance"
     else:
         more_words = f"{more} more"
-    return (f"About {needed} documents ({more_words}) would decide this at {pct} power if the difference "
-            f"{really} ({goal}); sized by simulating the verdict's rule on this sweep's documents.")
+    return (f"About {needed} documents ({more_words}) would decide this at {pct} power{worlds} if the difference "
+            f"{really} ({goal}); sized by simulating the verdict's rule on worlds drawn from this sweep's documents.")
+
+
+def _of(share: float) -> str:
+    """0.8 -> "4 of 5", 0.9 -> "9 of 10"."""
+    f = Fraction(share).limit_denominator(20)
+    return f"{f.numerator} of {f.denominator}"
+
+
+def assurance_words(plan: dict[str, Any]) -> str:
+    """" in 4 of 5 plausible worlds (M documents for 9 of 10)" for a plan sized over plausible worlds, else ""."""
+    if not plan.get("worlds"):
+        return ""
+    words = f" in {_of(plan['assurance'])} plausible worlds"
+    if plan.get("beyond_search") or not plan.get("sure_documents") or plan["assurance"] >= SURE:
+        return words
+    more = "more than " if plan.get("sure_beyond_search") else ""
+    return words + f" ({more}{plan['sure_documents']} documents for {_of(SURE)})"
 
 
 def plan_column(plan: dict[str, Any], decision: str) -> str:
