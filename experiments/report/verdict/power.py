@@ -57,6 +57,7 @@ from experiments.report.settings import ReportSettings
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
 MAX_DOCUMENTS = 10_000_000  # a plan larger than this is reported as this bound (a difference near a boundary)
+SMALL_PILOT = 16  # below this many pilot documents the plan's detail says the size is a first guess
 
 
 @dataclass(frozen=True)
@@ -325,6 +326,10 @@ def _caveats(row: Any, cv: ClusteredVariance) -> str:
     if str(getattr(row, "selection", "")).startswith("naive"):
         text += (" The configs were chosen on the samples reported on (too few documents to keep them apart), so the "
                  "difference may favour the luckiest config and the plan be optimistic.")
+    if cv.n_documents < SMALL_PILOT:
+        text += (f" {cv.n_documents} documents say little about the spread between documents: single plans from "
+                 "8-document pilots delivered 10-98% where 80% was promised (perf/plan_check.py, check F); take the "
+                 f"size as a first guess and plan again after {SMALL_PILOT} or more.")
     return text
 
 

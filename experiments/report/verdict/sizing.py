@@ -32,9 +32,9 @@ delivered 20-100% where each promised 81-83% (issue 41), because the difference 
 pilot picked (often a cheap, worse one that got lucky) and the pilot's observed gaps between configs are kept
 as the truth. So the plan draws WORLDS plausible worlds, each a bootstrap of the pilot's documents (P drawn
 with replacement) with the planned difference planted on the pair the rule picks in that world, so the pick
-and the gaps between configs vary as a pilot's would; in each world it simulates sweeps of a candidate size
-as above (without the chi-square draw: the worlds carry the variance's uncertainty) and reads that world's
-power. The planned size is the smallest at which `power` is reached in `assurance` of the worlds (4 of 5,
+and the gaps between configs vary as a pilot's would, and its spread between documents scaled by one draw of
+sqrt((P - 1) / chi2(P - 1)) (what P documents say about the variance); in each world it simulates sweeps of a
+candidate size as above and reads that world's power. The planned size is the smallest at which `power` is reached in `assurance` of the worlds (4 of 5,
 ASSURANCE), and the plan also says the size for 9 of 10 (SURE): "N documents: 80% power in 4 of 5 plausible
 worlds; M for 9 of 10".
 
@@ -229,7 +229,10 @@ def plausible_worlds(table: Candidates, planned: float, n_worlds: int, rng: np.r
     worlds = []
     for _ in range(n_worlds):
         world = resampled(table, rng.integers(0, p, p))
-        worlds.append(planted(world, planned - pilot_difference(world)))
+        world = planted(world, planned - pilot_difference(world))
+        # the spread between documents P pilot documents allow (as `share_reached` draws it): a bootstrap of 8
+        # documents alone kept their variance, and single plans from 8-document pilots delivered 25-62%
+        worlds.append(_spread_by(world, float(np.sqrt((p - 1) / rng.chisquare(p - 1)))) if p > 2 else world)
     return worlds
 
 
