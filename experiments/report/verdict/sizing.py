@@ -244,11 +244,12 @@ def size_by_assurance(table: Candidates, planned: float, goal: str, tolerance: f
                       max_documents: int = MAX_DOCUMENTS, assurance: float = ASSURANCE,
                       n_worlds: int = WORLDS) -> Assured:
     """The smallest sweep (documents) at which the rule decides `goal` with at least `power` in `assurance` of
-    the plausible worlds (and in SURE of them), spending about 2 x `sweeps` simulated sweeps per size tried
-    (at least 10 per world)."""
+    the plausible worlds (and in SURE of them), spending about `sweeps` simulated sweeps per size tried (at
+    least 10 per world: a world's power read from few sweeps is noisy, which makes the plan larger, not
+    smaller)."""
     rng = np.random.default_rng(seed)
     worlds = plausible_worlds(table, planned, n_worlds, rng)
-    per_world = max(10, 2 * sweeps // n_worlds)
+    per_world = max(10, sweeps // n_worlds)
     alpha = ALPHA / max(1, family_size)
     powers: dict[int, np.ndarray] = {}
 
