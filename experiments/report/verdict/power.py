@@ -328,7 +328,7 @@ def _caveats(row: Any, cv: ClusteredVariance) -> str:
                  "difference may favour the luckiest config and the plan be optimistic.")
     if cv.n_documents < SMALL_PILOT:
         text += (f" {cv.n_documents} documents say little about the spread between documents: single plans from "
-                 "8-document pilots delivered 10-98% where 80% was promised (perf/plan_check.py, check F); take the "
+                 "8-document pilots delivered 33-97% where 80% was promised (perf/plan_check.py, check F); take the "
                  f"size as a first guess and plan again after {SMALL_PILOT} or more.")
     return text
 

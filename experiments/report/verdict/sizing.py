@@ -38,7 +38,7 @@ candidate size as above and reads that world's power. The planned size is the sm
 reached in `assurance` of the worlds (4 of 5, ASSURANCE), and the plan also says the size for 9 of 10 (SURE):
 "N documents: 80% power in 4 of 5 plausible worlds; M for 9 of 10". Measured per pilot (perf/plan_check.py
 check F, 8 pilots a case, 20-40 sweeps each): 12 configs from 16-document pilots delivered 85-100%; one config
-from 16-document pilots 50-100% (the old plan 40-98%), from 8-document pilots 10-98% (old 15-95%): a few
+from 16-document pilots 60-97% (the old plan 62-97%), from 8-document pilots 33-97% (old 33-100%): a few
 documents can show far less spread than there is, which no resampling of them reveals.
 
 perf/plan_check.py checks the promise per pilot: sweeps of the planned size from the true model, run through
