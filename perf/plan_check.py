@@ -22,6 +22,8 @@ D. the rule, not one pair (issue 33): sweeps where selection matters (12 RAG con
    the share decided `rag` should be the power (within 5 points).
 E. small pilots, one config per arm: 8-document pilots planned for the difference that matters (+10 and
    +25, each the truth), sweeps of the planned size decided at the power.
+   D and E plan with the former plan (sizing.size_by_simulation: the power averaged over what the pilot may
+   mean, a promise on average over pilots); the report now plans over plausible worlds (F).
 
 F. plans with an honest promise (issue 41), per pilot: the plan sizes a sweep over plausible worlds drawn from
    the pilot's documents (experiments.report.verdict.sizing.size_by_assurance: "N documents: 80% power in 4 of
