@@ -128,8 +128,9 @@ def _quick_settings(tmp_path):
     return load_settings(path)
 
 
-def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | None) -> tuple[str, float, str]:
-    """(the RAG config the report's prices make cheapest, long context's cost over its cost, the pricing sentence)."""
+def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | None) -> tuple[str, float, str, str]:
+    """(the RAG config the report's prices make cheapest, long context's cost over its cost, the pricing sentence,
+    the verdict's pricing phrase)."""
     from experiments.report.loading import load_runs
     from experiments.report.pricing import Pricing, deployment_cost
 
@@ -139,7 +140,7 @@ def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | Non
     pricing = Pricing(settings, runs)
     cost = {run.path.name: deployment_cost(run, pricing, settings) for run in runs}
     cheapest = min(RAG_PROMPTS, key=cost.get)
-    return cheapest, cost["lc"] / cost[cheapest], pricing.describe()
+    return cheapest, cost["lc"] / cost[cheapest], pricing.describe(), pricing.basis()
 
 
 def test_the_prices_rank_the_configs_alike_whatever_the_load_each_ran_under(tmp_path):
@@ -148,6 +149,7 @@ def test_the_prices_rank_the_configs_alike_whatever_the_load_each_ran_under(tmp_
     loaded = _cheapest_rag(tmp_path, "loaded", loads, _probe(COMPUTE))
     assert idle[0] == loaded[0] == "k1" and loaded[1] == pytest.approx(idle[1], rel=1e-3)
     assert "per-token rates one probe measured for every run alike" in loaded[2] and "per prefilled token" in loaded[2]
+    assert loaded[3].startswith("CPU time at the runs' probe's per-token rates")
     unprobed = _cheapest_rag(tmp_path, "unprobed", loads, None)  # the same records at their measured seconds
     assert unprobed[0] != "k1" and "the runs carry no probe of per-token rates" in unprobed[2]
 

@@ -207,6 +207,9 @@ class Pricing:
         if self.cache_model is not None:
             return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
         basis = "" if self.time_basis is None else f" ({self.time_basis} time)"
+        if self.work is not None:  # every answer's tokens at the probe's rates: no measured second prices it
+            return (f"CPU time at the runs' probe's per-token rates at ${self.hourly_rate:g} per hour, long context "
+                    "with a prefix cache")
         if self.source == "records":
             return "the records' own cost_usd" + ("" if self.hourly_rate is None else
                                                   f"{basis}, long context with a prefix cache")
