@@ -35,8 +35,8 @@ WORDS = ("river stone lantern maple orbit velvet harbor quartz meadow signal emb
 def probe_lengths(window: int | None) -> list[int]:
     """Prompt lengths (in words, about 1.3 tokens each) the probe measures, within the generator's window: short,
     so that the probe costs a sweep seconds (SmolLM2 on one CPU thread prefills about 200 tokens a second)."""
-    top = min(512, max(64, (window or 4096) // 8))
-    return sorted({16, top // 4, top})
+    top = max(1, min(512, (window or 4096) // 8))
+    return sorted({min(16, top), max(1, top // 4), top})
 
 
 def _text(words: int, salt: int) -> str:
@@ -52,7 +52,16 @@ def probe_key(generator) -> str:
 
 def measure(generator) -> WorkModel | None:
     """Run the probe on `generator` (untimed warm-up first, as every arm gets) and fit the rates; None when the
-    generator reports no CPU time (a remote endpoint) or the batches cannot be fitted."""
+    generator reports no CPU time (a remote endpoint), a probe prompt does not fit its window, or the batches cannot
+    be fitted: the run then prices its measured CPU seconds, and says so, instead of failing."""
+    try:
+        return _measure(generator)
+    except ValueError as exc:  # e.g. PromptTooLong: a window too small for the probe's prompts
+        log.warning("no per-token CPU rates: the probe could not run (%s); costs are the measured CPU seconds", exc)
+        return None
+
+
+def _measure(generator) -> WorkModel | None:
     window = getattr(generator, "context_window", None)
     generator.generate([Prompt(user=_text(8, 0), max_new_tokens=2, chat=False)])  # warm-up, untimed
     records: list[dict[str, Any]] = []

@@ -201,7 +201,8 @@ def test_the_command_line_server_answers(tmp_path, tiny_llm):
             body = json.loads(resp.read())
         assert body["usage"]["completion_tokens"] >= 1 and body["choices"][0]["message"]["content"]
         log_file, until = tmp_path / "log.jsonl", time.time() + 10
-        while not log_file.exists() and time.time() < until:  # the server logs a request after answering it
+        # the server logs a request after answering it: wait for the line, not only the file (created first)
+        while not (log_file.exists() and log_file.read_text().strip()) and time.time() < until:
             time.sleep(0.1)
         assert json.loads(log_file.read_text().splitlines()[-1])["status"] == 200
 

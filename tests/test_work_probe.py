@@ -82,3 +82,14 @@ def test_a_cpu_priced_run_records_its_probe_and_prices_its_answers_at_those_rate
         expected = priced.charged_seconds(rec) * metrics["price"]["usd_per_hour"] / 3600
         assert rec["cost_usd"] == pytest.approx(expected, rel=1e-6)
         assert rec["cost_usd"] != pytest.approx(rec["cpu_s"] / 2 * metrics["price"]["usd_per_hour"] / 3600, rel=1e-3)
+
+
+def test_a_window_too_small_for_the_probe_leaves_the_measured_seconds(tiny_generator, monkeypatch, caplog):
+    import llm.work_probe as probe
+
+    assert probe.probe_lengths(60) == [1, 7] and probe.probe_lengths(8192) == [16, 128, 512]
+    monkeypatch.setattr(probe, "probe_lengths", lambda window: [16, 128])  # 128 words cannot fit 60 tokens
+    monkeypatch.setattr(tiny_generator, "context_window", 60)
+    with caplog.at_level("WARNING", logger="llm.work_probe"):
+        assert probe.measure(tiny_generator) is None
+    assert "the probe could not run" in caplog.text and "exceeds the window of 60" in caplog.text
