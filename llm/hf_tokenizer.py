@@ -7,6 +7,8 @@ one and the prompt is a chat prompt, else the raw text with the tokenizer's own 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -31,16 +33,64 @@ def _load_hf_tokenizer(spec: str, trust_remote_code: bool):
     from transformers import AutoTokenizer
 
     path, gguf_file = resolve_model(spec)
-    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    if gguf_file:
+        return _gguf_tokenizer(Path(path) / gguf_file)
     try:
-        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
     except OSError as err:
         raise FileNotFoundError(
             f"cannot load tokenizer {spec!r}: {err}. Give a local path, a bundled model "
             "(bundled:smollm2), or a hub id present in the local cache."
         ) from err
-    if gguf_file:
-        _follow_gguf_bos(tok, Path(path) / gguf_file)
+
+
+def tokenizer_cache_dir() -> Path:
+    """Where tokenizers converted from GGUF files are kept: `$RAGLC_TOKENIZER_CACHE`, else
+    `$XDG_CACHE_HOME/rag-or-long-context/tokenizers` (`~/.cache/...`)."""
+    if os.environ.get("RAGLC_TOKENIZER_CACHE"):
+        return Path(os.environ["RAGLC_TOKENIZER_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "rag-or-long-context" / "tokenizers"
+
+
+def _gguf_tokenizer(gguf_path: Path):
+    """The tokenizer of a GGUF file. Converting it takes transformers 15-80 s on 2 cores (every field of the
+    vocabulary read in Python, the file parsed twice), and every run, dry run and test process paid it; so the
+    converted tokenizer is saved once, keyed by the file (path, size, modification time) and the transformers and
+    tokenizers versions, and loaded from there in about a second. A saved copy that cannot be read is converted
+    again."""
+    import logging
+    import shutil
+    import time
+
+    import tokenizers
+    import transformers
+    from transformers import AutoTokenizer
+
+    stat = gguf_path.stat()
+    key = hashlib.sha256(json.dumps([str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns,
+                                     transformers.__version__, tokenizers.__version__]).encode()).hexdigest()[:16]
+    saved = tokenizer_cache_dir() / f"{gguf_path.stem}-{key}"
+    tok = None
+    if saved.is_dir():
+        try:
+            tok = AutoTokenizer.from_pretrained(saved)
+        except Exception as exc:  # noqa: BLE001 - the Rust tokenizers raise a bare Exception on a damaged file
+            logging.getLogger(__name__).warning("%s: unreadable converted tokenizer (%s): converting %s again",
+                                                saved, exc, gguf_path.name)
+            shutil.rmtree(saved, ignore_errors=True)
+    if tok is None:
+        try:
+            tok = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+        except OSError as err:
+            raise FileNotFoundError(f"cannot load the tokenizer of {gguf_path}: {err}") from err
+        _follow_gguf_bos(tok, gguf_path)  # saved with the copy (tokenizer_config.json `add_bos_token`)
+        tmp = saved.with_name(f"{saved.name}.{os.getpid()}.{time.time_ns()}.tmp")
+        try:
+            tok.save_pretrained(tmp)
+            tmp.rename(saved)  # whole or not at all; a concurrent process may have won: keep its copy
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
     return tok
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, Answer
-from experiments.dry_run import estimate
+from experiments.dry_run import ANSWERED, BOUND, RESTATED, estimate
 from llm.cost import build_cost_model, load_price
 
 
@@ -33,6 +33,18 @@ def test_long_context_is_priced_with_and_without_the_providers_cache():
     assert cpu["usd_without_provider_caching"] is None and cpu["prompt_tokens"] == 15000
 
 
+def test_output_is_priced_at_the_expected_tokens_and_at_the_bound():
+    gpt = build_cost_model(load_price("gpt-4o"))
+    answers = _answers(0, 2, pt=600, ctx=500, out=48)
+    answers[0].meta.update(expected_output_tokens=12, output_source=RESTATED)
+    answers[1].meta.update(expected_output_tokens=20, output_source=ANSWERED)
+    f = estimate([answers, _answers(1, 1, pt=600, ctx=500, out=48)], ROLE_RAG, gpt)
+    assert (f["output_tokens_expected"], f["output_tokens_at_most"]) == (12 + 20 + 48, 3 * 48)
+    assert f["output_expected_from"] == {RESTATED: 1, ANSWERED: 1, BOUND: 1}
+    assert f["usd_without_provider_caching"] == pytest.approx((3 * 600 * 2.5 + 80 * 10.0) / 1e6, abs=1e-9)
+    assert f["usd_at_most"] == pytest.approx((3 * 600 * 2.5 + 144 * 10.0) / 1e6, abs=1e-9)
+
+
 def test_a_dry_run_generates_nothing_and_a_real_run_matches_its_prompt_tokens(tmp_path, tiny_llm, capsys):
     from experiments.run import run
     from tests.conftest import compose
@@ -50,4 +62,14 @@ def test_a_dry_run_generates_nothing_and_a_real_run_matches_its_prompt_tokens(tm
     records = [json.loads(x) for x in (tmp_path / "real" / "records.jsonl").read_text().splitlines()]
     assert dry["questions"] == len(records) and dry["prompt_tokens"] == sum(r["prompt_tokens"] for r in records)
     assert dry["output_tokens_at_most"] >= sum(r["completion_tokens"] for r in records)
-    assert dry["usd_without_provider_caching"] >= sum(r["cost_usd"] for r in records)
+    assert dry["usd_at_most"] >= sum(r["cost_usd"] for r in records)
+    # before any answer: each expected as the question restated plus the reference, within max_new_tokens
+    assert dry["output_expected_from"] == {RESTATED: len(records)}
+    assert 0 < dry["output_tokens_expected"] <= dry["output_tokens_at_most"]
+    # after the real run the response cache holds every answer: the estimate is what the run wrote, to the token
+    (tmp_path / "dry2").mkdir()
+    run(compose([*common, "run.dry_run=true"]), tmp_path / "dry2")
+    again = json.loads((tmp_path / "dry2" / "dry_run.json").read_text())
+    assert again["output_expected_from"] == {ANSWERED: len(records)}
+    assert again["output_tokens_expected"] == sum(r["completion_tokens"] for r in records)
+    assert again["usd_without_provider_caching"] == pytest.approx(sum(r["cost_usd"] for r in records), rel=1e-6)

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping, NamedTuple
 
 from eval.sample import Sample
 from llm.base import samples_of
-from llm.prompt import Generation, PromptTooLong
+from llm.prompt import Generation, Prompt, PromptTooLong
 
 # what the verdict compares an arm as: the whole document, retrieved chunks, or neither (a floor, a router)
 ROLE_LONGCTX, ROLE_RAG, ROLE_OTHER = "longctx", "rag", "other"
@@ -135,7 +135,8 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
     if not getattr(generator, "generates", True):
         # retrieval only: no answer, but the prompt a generator would have received is counted
         answers += [Answer(s, meta={**p.meta, "prompt_tokens": generator.prompt_tokens(p),
-                                    "max_new_tokens": p.max_new_tokens}) for s, p in ready]
+                                    "max_new_tokens": p.max_new_tokens, **_expected_output(generator, s, p)})
+                    for s, p in ready]
     else:
         n = samples_of(generator)  # generator.samples: n answers per prompt, one after another
         gens = generator.generate([p for _, p in ready]) if ready else []
@@ -147,6 +148,16 @@ def answer_with_prompts(arm, generator, samples: list[Sample], prepare: bool = T
                                                  p.meta.get("retrieval_cpu_s"))))
     order = {s.id: i for i, s in enumerate(samples)}
     return sorted(answers, key=lambda a: order[a.sample.id])
+
+
+def _expected_output(generator, sample: Sample, prompt: Prompt) -> dict[str, Any]:
+    """A dry run's expected output tokens for this answer (experiments/dry_run.py), nothing for a retrieval-only
+    run's generator."""
+    expect = getattr(generator, "expected_output", None)
+    if expect is None:
+        return {}
+    tokens, source = expect(sample, prompt)
+    return {"expected_output_tokens": tokens, "output_source": source}
 
 
 class ArmSpec:
