@@ -181,3 +181,37 @@ def test_a_router_finds_a_wording_effect_and_an_overlap_effect():
     weights = result.coefficients
     assert max(weights, key=lambda k: abs(weights[k])) == "retrieved_overlap" and weights["retrieved_overlap"] > 0
     assert result.diff > 20 and result.ci[0] > 2
+
+
+def test_the_route_claim_is_one_sided_at_5_percent_and_its_shown_interval_agrees():
+    """`route` has one direction (no "route is worse" claim), so its p-value is the one-sided tail: p < 0.05
+    exactly when the 90% interval's lower end clears +tolerance, and the interval the table shows at the
+    adjusted level clears it exactly when the claim stands (issue 41)."""
+    from types import SimpleNamespace
+
+    from eval.metrics.confidence import Estimate
+    from experiments.report.router.evaluate import route_p_value, tested_interval
+
+    est = Estimate(6.0, 2.0, 38, 40)  # t = 2 above +2: one-sided p about 0.026, two-sided about 0.053
+    result = SimpleNamespace(estimate=est, ci=est.interval(0.95))
+    p = route_p_value(result, 2.0)
+    assert p < 0.05 < est.p_above(2.0) and est.interval(0.90)[0] > 2.0 > est.interval(0.95)[0]
+    assert route_p_value(SimpleNamespace(estimate=Estimate(1.0, 2.0, 38, 40)), 2.0) > 0.5
+    kept = SimpleNamespace(result=result, p_route=p, p_route_holm=p)  # alone in its family: kept
+    dropped = SimpleNamespace(result=result, p_route=p, p_route_holm=2 * p)  # Holm over two claims: p_holm > 0.05
+    assert tested_interval(kept)[0] > 2.0 > tested_interval(dropped)[0]
+    assert tested_interval(kept)[0] == pytest.approx(est.interval(0.90)[0])
+
+
+@pytest.mark.parametrize("edge", [0.15, 0.06])
+def test_the_split_scenario_parts_its_arms_by_the_edge_it_is_given(edge):
+    """"split": each arm at 0.6 +- `split_edge` on its side of SPLIT_AT, so the arms tie overall and routing by
+    length gains about the edge (a little less: the document effect pulls accuracies towards 0.5)."""
+    from experiments.simulate.router import SPLIT_AT
+
+    lc, rag = simulated_pair("split", n_docs=600, per_doc=5, seed=3, split_edge=edge)
+    short = np.array([r["context_tokens_full"] < SPLIT_AT for r in lc])
+    s_lc, s_rag = np.array([r["score"] for r in lc]), np.array([r["score"] for r in rag])
+    assert abs(s_lc.mean() - s_rag.mean()) < 0.03
+    by_length = np.where(short, s_lc, s_rag).mean() - max(s_lc.mean(), s_rag.mean())
+    assert 0.7 * edge < by_length < edge + 0.03

@@ -12,7 +12,9 @@ length and five retrieved chunks with scores. Scenarios:
   features: nothing to learn, a router should not beat the better arm.
 - "split" (issue 41): documents of 2k-30k tokens; long context right with probability 0.75 on documents
   under SPLIT_AT tokens and 0.45 above, RAG the other way round: the arms tie overall (about 60% each) and
-  routing by length reaches about 75%, 15 points more.
+  routing by length reaches about 75%, 15 points more. `split_edge` (0.15) is that 0.15: a smaller one
+  makes a weaker split (0.06: routing by length gains 6 points, and a router fitted on 20 documents about
+  2, the tolerance: the boundary where a `route` claim must still keep its level).
 - "flat": the same documents, both arms at 0.6 everywhere: the arms tie and routing gains nothing.
 """
 
@@ -29,6 +31,7 @@ SCENARIOS = ("length", "null", "split", "flat")
 WINDOW = 16_000
 SHORT = 8_000
 SPLIT_AT = 7_750  # "split": the geometric middle of 2k-30k tokens
+SPLIT_EDGE = 0.15  # "split": each arm's accuracy is 0.6 +- this on its side of SPLIT_AT
 LENGTHS = {"length": (1_000, 64_000), "null": (1_000, 64_000), "split": (2_000, 30_000), "flat": (2_000, 30_000)}
 LC, RAG = LongContextSpec.name, RagSpec.name
 
@@ -38,7 +41,8 @@ def _logit(p: float) -> float:
 
 
 def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0, retrieval: bool = True,
-                   doc_sd: float = 0.5, rag_shift: float = 0.0) -> tuple[list[dict], list[dict]]:
+                   doc_sd: float = 0.5, rag_shift: float = 0.0,
+                   split_edge: float = SPLIT_EDGE) -> tuple[list[dict], list[dict]]:
     """(long-context records, RAG records) of `n_docs` x `per_doc` questions."""
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario {scenario!r}: one of {', '.join(SCENARIOS)}")
@@ -51,7 +55,8 @@ def simulated_pair(scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int 
         if scenario == "length":
             p_rag, p_lc = (0.85 + rag_shift, 0.3) if full < SHORT else (0.3 + rag_shift, 0.85)
         elif scenario == "split":
-            p_rag, p_lc = (0.45 + rag_shift, 0.75) if full < SPLIT_AT else (0.75 + rag_shift, 0.45)
+            low, high = 0.6 - split_edge, 0.6 + split_edge
+            p_rag, p_lc = (low + rag_shift, high) if full < SPLIT_AT else (high + rag_shift, low)
         else:
             p_rag, p_lc = 0.6 + rag_shift, 0.6
         for q in range(per_doc):
@@ -82,7 +87,8 @@ def _as_record(rec: dict, benchmark: str) -> dict:
 
 
 def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, seed: int = 0,
-                       benchmark: str = "sim", selfroute: bool = False, rag_shift: float = 0.0):
+                       benchmark: str = "sim", selfroute: bool = False, rag_shift: float = 0.0,
+                       split_edge: float = SPLIT_EDGE):
     """`simulated_pair` written as two run directories (`root`/lc, `root`/rag) the report reads, and with
     `selfroute` a third (`root`/selfroute) whose records take RAG's answer where RAG's top retrieval score
     is above the median, else long context's, each with its `route`."""
@@ -91,7 +97,8 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
     from experiments.simulate.sweeps import write_run
 
     root = Path(root)
-    lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed, rag_shift=rag_shift)
+    lc, rag = simulated_pair(scenario, n_docs=n_docs, per_doc=per_doc, seed=seed, rag_shift=rag_shift,
+                             split_edge=split_edge)
     lc, rag = [_as_record(r, benchmark) for r in lc], [_as_record(r, benchmark) for r in rag]
     write_run(root / "lc", {"arm": LC, "benchmark": benchmark, "generator": "sim", "truncation": "benchmark"},
               lc)

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.report.verdict.decision import ALPHA
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.halves import MIN_GROUPS
-from experiments.report.router.evaluate import RouterRow, money
+from experiments.report.router.evaluate import RouterRow, money, tested_interval
 from experiments.report.router.features import SAME_EVERYWHERE
 from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 
@@ -88,15 +87,6 @@ def _gap_cell(r: Any) -> str:
         return "-"
     lo, hi = r.gap_closed_ci
     return f"{100 * r.gap_closed:.0f}% [{100 * lo:.0f}%, {100 * hi:.0f}%]"
-
-
-def tested_interval(rr: RouterRow) -> tuple[float, float]:
-    """The router's interval at the level its claim was tested at (adjusted over the report's tests: it clears
-    +tolerance exactly when `route` stands), else its 95% one."""
-    r = rr.result
-    if rr.p_route_holm is None or r.estimate is None or not rr.p_route or rr.p_route_holm <= 0:
-        return r.ci
-    return r.estimate.interval(1 - ALPHA * rr.p_route / rr.p_route_holm)
 
 
 def _main_row(v: Any, rr: RouterRow) -> list[str]:
