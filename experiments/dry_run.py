@@ -6,8 +6,9 @@ run's tokenizer, exactly as the run would build it, but calls no generator: the 
 `dry_run.json` in the run folder, no records) the questions, documents, prompt tokens, output tokens and dollars under
 the run's price (`price=`): without provider caching, and with it where the price prices it (a per-token price with a
 cached rate whose provider caches without marks; long context's document written by a document's first question and
-read by the others, as `llm.cost.PerTokenCost.cache_terms` bills it). An hourly price on a latency basis needs measured
-time: no dollars.
+read by the others, as `llm.cost.PerTokenCost.cache_terms` bills it). `price=cpu` is priced at the per-token CPU
+rates an earlier run's probe kept in the cache folder (llm/work_probe.py; a dry run measures nothing, so without them:
+no dollars). An hourly price on a latency basis needs measured time: no dollars.
 
 Output tokens cannot be counted before a model writes them, so each answer's are expected (`expected_output`):
 - the response cache's answer to this very prompt, where an earlier run left one (exact: the run will reuse it);
@@ -31,6 +32,7 @@ from experiments.records import write_json_atomic
 from llm.cache import CachedGenerator, response_key
 from llm.cost import CostModel, HourlyCost, PerTokenCost
 from llm.factory import SampledGenerator
+from llm.work_model import WorkPriced
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +81,21 @@ def _cached_answer(generator, prompt):
 
 
 def priced(model: CostModel) -> bool:
-    """Whether the price turns tokens into dollars (per token, or an hourly price at measured token rates)."""
-    return isinstance(model, PerTokenCost) or (isinstance(model, HourlyCost) and model.basis == "throughput")
+    """Whether the price turns tokens into dollars (per token, an hourly price at measured token rates, or the cpu
+    price at an earlier probe's per-token CPU rates)."""
+    return (isinstance(model, (PerTokenCost, WorkPriced))
+            or (isinstance(model, HourlyCost) and model.basis == "throughput"))
+
+
+def _answer_cost(model: CostModel, prompt: int, output: int, context: int, shared_by: int) -> float:
+    """One answer's dollars under `model`; `shared_by`: the answers one prefilled document is shared by (prefix
+    reuse; 0 without), which the cpu price at probe rates charges as a real run's records are charged."""
+    if not isinstance(model, WorkPriced):
+        return model.cost(prompt, output, 0.0) or 0.0
+    rec = {"prompt_tokens": prompt, "completion_tokens": output, "cpu_s": 0.0}
+    if shared_by and context:
+        rec.update(context_tokens=context, prefix_group_size=shared_by, prefill_cpu_s=0.0)
+    return model.cost(prompt, output, model.charged_seconds(rec) or 0.0) or 0.0
 
 
 def provider_caching(model: CostModel) -> PerTokenCost | None:
@@ -90,10 +105,12 @@ def provider_caching(model: CostModel) -> PerTokenCost | None:
     return None
 
 
-def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel) -> dict[str, Any]:
+def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel,
+             reuse_prefix: bool = False) -> dict[str, Any]:
     """Figures of one config point from its answers (`Answer.meta` with `prompt_tokens`, `max_new_tokens`,
     `context_tokens` and, where known, `expected_output_tokens` and its `output_source`), group by group (a group: one
-    document's questions)."""
+    document's questions). `reuse_prefix`: long context prefills each document once for its questions (the
+    transformers backend's `reuse_prefix`), as the cpu price at probe rates charges it."""
     prompt = output = expected = asked = skipped = 0
     sources: dict[str, int] = {}
     by_id: dict[str, list[int]] = {}  # each question's [prompt tokens, context tokens] (against a real run's records)
@@ -101,6 +118,7 @@ def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel) -> 
     cache = provider_caching(model) if role == ROLE_LONGCTX else None
     for answers in answers_by_group:
         fixed_paid = False
+        shared_by = sum(1 for a in answers if a.skipped is None) if reuse_prefix and role == ROLE_LONGCTX else 0
         for a in answers:
             if a.skipped is not None:
                 skipped += 1
@@ -114,34 +132,47 @@ def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel) -> 
                 by_id[str(a.sample.id)] = [pt, int(a.meta.get("context_tokens") or 0)]
             if not priced(model):
                 continue
-            at_most += model.cost(pt, bound, 0.0) or 0.0
-            one = model.cost(pt, out, 0.0) or 0.0
+            ctx = int(a.meta.get("context_tokens") or 0)
+            at_most += _answer_cost(model, pt, bound, ctx, shared_by)
+            one = _answer_cost(model, pt, out, ctx, shared_by)
             plain += one
             if cache is None:
                 cached += one
                 continue
-            fixed, per_answer = cache.cache_terms(pt, out, int(a.meta.get("context_tokens") or 0))
+            fixed, per_answer = cache.cache_terms(pt, out, ctx)
             cached += per_answer + (0.0 if fixed_paid else fixed)
             fixed_paid = True
     return {"questions": asked, "skipped": skipped, "documents": len(answers_by_group), "prompt_tokens": prompt,
             "prompt_tokens_mean": round(prompt / asked, 1) if asked else None, "output_tokens_expected": expected,
             "output_expected_from": sources, "output_tokens_at_most": output,
-            "price": getattr(model, "name", None),
-            "usd_without_provider_caching": round(plain, 6) if priced(model) else None,
-            "usd_at_most": round(at_most, 6) if priced(model) else None,
-            "usd_with_provider_caching": round(cached, 6) if priced(model) else None,
+            "price": getattr(model, "name", None) or getattr(getattr(model, "base", None), "name", None),
+            "cpu_rates": model.work.source if isinstance(model, WorkPriced) else None,
+            "usd_without_provider_caching": _usd(plain) if priced(model) else None,
+            "usd_at_most": _usd(at_most) if priced(model) else None,
+            "usd_with_provider_caching": _usd(cached) if priced(model) else None,
             "provider_caching_priced": cache is not None, "tokens_by_id": by_id}
+
+
+def _usd(amount: float) -> float:
+    """Six significant digits: a small model's cpu price is fractions of a cent a point."""
+    return float(f"{amount:.6g}")
+
+
+def _dollars(amount: float) -> str:
+    return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.3g}"
 
 
 def report(label: str, figures: dict[str, Any], run_dir: Path) -> None:
     """Print the point's estimate (one line of words, one JSON line) and write it to `dry_run.json`."""
     f = figures
-    money = "no dollars: the price needs measured time (an hourly price on a latency basis) or names none"
+    money = ("no dollars: the price needs measured time (an hourly price on a latency basis; price=cpu: the rates of "
+             "a probe that the first real run measures), or names none")
     if f["usd_without_provider_caching"] is not None:
-        money = (f"${f['usd_without_provider_caching']:.4f} under {f['price'] or 'the price'} without provider "
-                 f"caching, ${f['usd_with_provider_caching']:.4f} with"
+        money = (f"{_dollars(f['usd_without_provider_caching'])} under {f['price'] or 'the price'}"
+                 + (f" (CPU rates from {f['cpu_rates']})" if f["cpu_rates"] else "")
+                 + f" without provider caching, {_dollars(f['usd_with_provider_caching'])} with"
                  + ("" if f["provider_caching_priced"] else " (not priced for this arm and price: the same)")
-                 + f", at most ${f['usd_at_most']:.4f}")
+                 + f", at most {_dollars(f['usd_at_most'])}")
     sources = ", ".join(f"{n} {what}" for what, n in sorted(f["output_expected_from"].items()))
     line = (f"dry run: {label}: {f['questions']} questions over {f['documents']} documents "
             f"({f['skipped']} skipped), prompt tokens {f['prompt_tokens']:,} (mean {f['prompt_tokens_mean']}), "

@@ -54,7 +54,7 @@ from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:..
 from experiments.versions import run_versions
 from llm.cost import HourlyCost, build_cost_model, cost_basis, full_rate_note
 from llm.work_model import WorkModel, WorkPriced
-from llm.work_probe import calibrated
+from llm.work_probe import calibrated, kept
 from experiments import records as schema
 from experiments.records import RecordStore, write_json_atomic
 
@@ -285,14 +285,21 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     return result
 
 
-def _work_rates(cost_model, generator, cache_dir) -> WorkModel | None:
+def _work_rates(cost_model, generator, cache_dir, measure: bool = True) -> WorkModel | None:
     """Under an hourly price on the cpu basis, the local generator's per-token CPU rates (llm/work_probe.py: measured
-    once per timing setup and kept in the cache folder); None otherwise, or for a generator that reports no CPU time."""
+    once per timing setup and kept in the cache folder; `measure=False`: only kept ones); None otherwise, or for a
+    generator that reports no CPU time."""
     if not isinstance(cost_model, HourlyCost) or cost_model.basis != "cpu" or not getattr(generator, "local", False):
         return None
-    while getattr(generator, "inner", None) is not None:  # the backend itself: no response cache, no retries
+    backend = _backend_of(generator)
+    return calibrated(backend, cache_dir) if measure else kept(backend, cache_dir)
+
+
+def _backend_of(generator):
+    """The backend itself, under the response cache, retries and sampling wrappers."""
+    while getattr(generator, "inner", None) is not None:
         generator = generator.inner
-    return calibrated(generator, cache_dir)
+    return generator
 
 
 def _say_chunks_over_limit(knobs: dict[str, Any], over: dict[str, Any] | None) -> None:
@@ -321,7 +328,11 @@ def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, sample
     groups = []
     for group in _consecutive_groups(samples):
         groups.append(spec.answer(arm, counter, group))
-    figures = dry_run.estimate(groups, spec.role, cost_model)
+    work = _work_rates(cost_model, counter, cfg.run.cache_dir, measure=False)  # price=cpu: an earlier probe's rates
+    if work is not None:
+        cost_model = WorkPriced(cost_model, work)
+    reuse = bool(getattr(_backend_of(counter), "reuse_prefix", False))
+    figures = dry_run.estimate(groups, spec.role, cost_model, reuse_prefix=reuse)
     dry_run.report(arm_label(knobs), figures, run_dir)
     return {"score": None, **figures}
 

@@ -76,15 +76,30 @@ def _measure(generator) -> WorkModel | None:
     return fit_work_model(records, min_units=5, source=f"a probe of {len(records)} prompts, batches of 2")
 
 
+def _kept_path(generator, cache_dir: str | Path | None) -> Path | None:
+    folder = os.environ.get("RAGLC_WORK_RATES_DIR") or (None if cache_dir is None else Path(cache_dir) / "work_rates")
+    return None if folder is None else Path(folder) / f"{probe_key(generator)}.json"
+
+
+def kept(generator, cache_dir: str | Path | None) -> WorkModel | None:
+    """The generator's work rates as an earlier probe left them in the cache folder; None when there are none (or
+    they cannot be read). Measures nothing: what a dry run prices `price=cpu` by."""
+    path = _kept_path(generator, cache_dir)
+    if path is None or not path.exists():
+        return None
+    try:
+        return WorkModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        log.warning("%s: unreadable work rates (%s): measuring them again", path, exc)
+        return None
+
+
 def calibrated(generator, cache_dir: str | Path | None) -> WorkModel | None:
     """The generator's work rates from the cache folder, or measured now (and kept there)."""
-    folder = os.environ.get("RAGLC_WORK_RATES_DIR") or (None if cache_dir is None else Path(cache_dir) / "work_rates")
-    path = None if folder is None else Path(folder) / f"{probe_key(generator)}.json"
-    if path is not None and path.exists():
-        try:
-            return WorkModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
-            log.warning("%s: unreadable work rates (%s): measuring them again", path, exc)
+    work = kept(generator, cache_dir)
+    if work is not None:
+        return work
+    path = _kept_path(generator, cache_dir)
     t0 = time.perf_counter()
     work = measure(generator)
     if work is None:

@@ -72,4 +72,28 @@ def test_a_dry_run_generates_nothing_and_a_real_run_matches_its_prompt_tokens(tm
     again = json.loads((tmp_path / "dry2" / "dry_run.json").read_text())
     assert again["output_expected_from"] == {ANSWERED: len(records)}
     assert again["output_tokens_expected"] == sum(r["completion_tokens"] for r in records)
-    assert again["usd_without_provider_caching"] == pytest.approx(sum(r["cost_usd"] for r in records), rel=1e-6)
+    assert again["usd_without_provider_caching"] == pytest.approx(sum(r["cost_usd"] for r in records), rel=1e-5)
+
+
+def test_price_cpu_is_priced_at_the_rates_an_earlier_probe_kept(tmp_path, tiny_llm, monkeypatch):
+    """A dry run measures nothing: before any real run `price=cpu` has no dollars; after one, the probe's kept rates
+    price each answer as the real run's records were charged (long context: one prefill shared by a document's
+    questions), to the cent's millionth."""
+    from experiments.run import run
+    from tests.conftest import compose
+
+    monkeypatch.setenv("RAGLC_WORK_RATES_DIR", str(tmp_path / "rates"))
+    common = ["arm=longctx", "generator=smollm2", f"generator.model={tiny_llm}", "benchmark=synthetic",
+              "benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=3",
+              f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false", "price=cpu"]
+    for name in ("before", "real", "after"):
+        (tmp_path / name).mkdir()
+    run(compose([*common, "run.dry_run=true"]), tmp_path / "before")
+    assert json.loads((tmp_path / "before" / "dry_run.json").read_text())["usd_without_provider_caching"] is None
+    run(compose(common), tmp_path / "real")
+    records = [json.loads(x) for x in (tmp_path / "real" / "records.jsonl").read_text().splitlines()]
+    assert all(r["prefix_group_size"] for r in records)  # the shared prefill is what the dry run must charge alike
+    run(compose([*common, "run.dry_run=true"]), tmp_path / "after")
+    dry = json.loads((tmp_path / "after" / "dry_run.json").read_text())
+    assert dry["cpu_rates"] and dry["output_expected_from"] == {ANSWERED: len(records)}
+    assert dry["usd_without_provider_caching"] == pytest.approx(sum(r["cost_usd"] for r in records), rel=1e-5)
