@@ -101,6 +101,15 @@ def resolve_api_key(api_key_env: str | None, base_url: str | None) -> str:
     return "EMPTY"
 
 
+def endpoint_of(url: str) -> str:
+    """`url` without user, password, query or fragment: what may be written beside a cached answer."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+
+
 class OpenAICompatGenerator(Generator):
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str | None = "OPENAI_API_KEY",
                  mode: str = "chat", tokenizer: str = "bundled:smollm2", context_window: int | None = None,
@@ -149,6 +158,12 @@ class OpenAICompatGenerator(Generator):
     def sampling_params(self) -> dict:
         return {"mode": self.mode, "temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
                 "stop": self.stop, "extra_body": self.extra_body}
+
+    def timing_context(self) -> dict:
+        """What an answer's timings depend on besides the prompt: the endpoint (scheme, host, port and path; no
+        credentials or query) and how requests are sent (mode, concurrency, streaming)."""
+        return {"backend": "openai_compat", "endpoint": endpoint_of(self.base_url or OPENAI_URL), "mode": self.mode,
+                "max_concurrency": self.max_concurrency, "stream": self.stream}
 
     @property
     def concurrency(self) -> int:

@@ -57,6 +57,26 @@ def resolve_engine_model(spec: str) -> str:
     return f"{path}/{gguf_file}" if gguf_file else path
 
 
+# engine settings an answer's timings depend on (the response cache replays no timing measured under others)
+TIMING_KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "enable_prefix_caching",
+               "enable_chunked_prefill", "dtype", "quantization", "kv_cache_dtype", "max_num_seqs",
+               "max_num_batched_tokens", "enforce_eager")
+
+
+def engine_timing_context(kwargs: Mapping[str, Any]) -> dict:
+    """What an offline vLLM answer's timings depend on besides the prompt: the engine's batching, caching,
+    parallelism and precision settings, and the GPU it runs on."""
+    return {"backend": "vllm", "device": _gpu_name(), **{k: kwargs[k] for k in TIMING_KEYS if k in kwargs}}
+
+
+def _gpu_name() -> str | None:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return None
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
 def engine_kwargs(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments for `vllm.LLM` from the generator config (unset keys are left to vLLM)."""
     if not cfg.get("model"):
@@ -153,6 +173,9 @@ class VLLMGenerator(Generator):
         from llm.hf_tokenizer import count_prompt_tokens
 
         return count_prompt_tokens(self._hf_tok, prompt)
+
+    def timing_context(self) -> dict:
+        return engine_timing_context(self._engine_kwargs)
 
     def sampling_params(self) -> dict:
         return {k: v for k, v in sampling_kwargs(self.cfg, 0).items() if k != "max_tokens"}

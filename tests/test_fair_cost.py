@@ -3,6 +3,8 @@ request did (process CPU seconds) as what a CPU hour charges, and records that s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from eval.benchmarks.synthetic import make_haystack
@@ -171,3 +173,24 @@ def test_a_p90_over_fewer_than_ten_values_is_marked():
     from experiments.report.page.sections import few
 
     assert few("1.20", 4) == "1.20*" and few("1.20", 10) == "1.20" and few("-", 3) == "-"
+
+
+def test_server_and_vllm_timing_setups_are_told_apart_by_their_settings():
+    """The response cache keys timings by setup (issue 38 item 6): for an endpoint its address and how requests are
+    sent, for offline vLLM the engine's batching, caching, parallelism and precision; never a credential."""
+    from llm.openai_backend import OpenAICompatGenerator
+    from llm.vllm_backend import engine_timing_context
+
+    def ctx(url, **kw):
+        return OpenAICompatGenerator("m", base_url=url, api_key_env=None, context_window=8192, **kw).timing_context()
+
+    base = ctx("http://user:secret@127.0.0.1:8000/v1?token=abc")
+    assert base == {"backend": "openai_compat", "endpoint": "http://127.0.0.1:8000/v1", "mode": "chat",
+                    "max_concurrency": 8, "stream": True}
+    assert "secret" not in json.dumps(base) and "abc" not in json.dumps(base)
+    assert len({json.dumps(c, sort_keys=True) for c in (base, ctx("http://127.0.0.1:8001/v1"),
+                                                        ctx("http://127.0.0.1:8000/v1", max_concurrency=1),
+                                                        ctx("http://127.0.0.1:8000/v1", stream=False))}) == 4
+    reuse = engine_timing_context({"model": "x", "enable_prefix_caching": True, "max_num_seqs": 8, "seed": 1})
+    assert reuse["backend"] == "vllm" and "model" not in reuse and "seed" not in reuse
+    assert reuse != engine_timing_context({"model": "x", "enable_prefix_caching": False, "max_num_seqs": 8})
