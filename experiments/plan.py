@@ -21,7 +21,7 @@ from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.loading import load_runs
 from experiments.report.settings import load_settings
-from experiments.report.decisions import verdicts
+from experiments.report.decision_order import verdicts
 
 
 def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,

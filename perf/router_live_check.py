@@ -31,7 +31,7 @@ from experiments.report.router.features import router_features
 from experiments.report.router.evaluate import deployable
 from experiments.report.loading import load_runs
 from experiments.report.settings import load_settings
-from experiments.report.decisions import verdicts
+from experiments.report.decision_order import verdicts
 from experiments.arms.router_model import Router, save_router
 
 

@@ -10,7 +10,7 @@ document's length is truly better), "null" (errors unrelated to every feature: n
 place) and "flat" (the same documents, the arms tie and routing gains nothing). `--split-edge` sets how far
 the split's arms part (experiments.simulate.router SPLIT_EDGE; 0.06: a router gains about the tolerance,
 the boundary where `route` must keep its 5%).
-Each sweep is written as run directories and read by the report's own code (experiments.report.decisions:
+Each sweep is written as run directories and read by the report's own code (experiments.report.decision_order:
 the router per row, the two families' correction, the decision). Per scenario: the share of sweeps
 decided `route` (issue 41's goals: at least 80% in "split", at most 5% in "flat"), the share whose
 95% interval of Δ router - best arm lies above +2 points (the tolerance) and above 0, the share covering
@@ -34,7 +34,7 @@ from experiments.report.pricing import Pricing
 from experiments.simulate.router import SCENARIOS, SPLIT_EDGE, write_router_sweep
 from experiments.report.loading import load_runs
 from experiments.report.settings import ReportSettings
-from experiments.report.decisions import verdicts
+from experiments.report.decision_order import verdicts
 
 TOLERANCE = 2.0
 

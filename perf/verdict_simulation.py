@@ -49,13 +49,13 @@ class BootstrapCoverage:
     def __call__(self, runs) -> None:
         from experiments.report.verdict.crossfit import BOOTSTRAPS, crossfit
         from experiments.report.pricing import Pricing
-        from experiments.report.verdict.rows import _candidates, _groups_of, longctx_candidates, rag_candidates, \
-            split_documents
+        from experiments.report.halves import split_documents
+        from experiments.report.verdict.selection import candidate_table, groups_of, longctx_candidates, rag_candidates
 
         lcs, rags = longctx_candidates(runs), rag_candidates(runs)
-        groups = _groups_of(lcs + rags, None)
+        groups = groups_of(lcs + rags, None)
         half_a, half_b = split_documents(set(groups.values()), self.settings.seed)
-        table = _candidates(lcs, rags, None, groups, Pricing(self.settings, runs), self.settings)
+        table = candidate_table(lcs, rags, None, groups, Pricing(self.settings, runs), self.settings)
         for kind in BOOTSTRAPS:
             fit = crossfit(table, sorted(half_a), sorted(half_b), self.settings.resamples, self.settings.seed,
                            bootstrap=kind)

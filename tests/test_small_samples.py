@@ -132,7 +132,7 @@ def test_the_router_is_tested_while_the_arms_tie(tmp_path, settings):
 
 
 def test_the_router_is_tested_once_every_arm_decision_stands(tmp_path, settings):
-    from experiments.report.decisions import verdicts
+    from experiments.report.decision_order import verdicts
     from experiments.report.pricing import Pricing
     from experiments.report.runs import dedupe, find_runs
 

@@ -53,7 +53,7 @@ def test_the_cheaper_arms_claim_reads_the_stricter_interval():
 def test_superiority_words_are_judged_on_the_family_adjusted_interval(settings):
     """A kept `rag` whose 97% interval is above 0 but whose family-adjusted interval crosses 0 says "no more than
     2 points worse", never "better"."""
-    from experiments.report.verdict.rows import VerdictRow
+    from experiments.report.verdict.row import VerdictRow
 
     def row(name, center, sd):
         est = Estimate(center, sd, 1e6, 40)
@@ -133,7 +133,7 @@ def test_the_router_family_setting_picks_the_procedure(settings, family):
     the router's claim is open, and says why."""
     from dataclasses import replace
 
-    from experiments.report.verdict.rows import VerdictRow
+    from experiments.report.verdict.row import VerdictRow
 
     est = Estimate(4.0, 2.0, 1e6, 40)  # RAG dearer: its claim "better", p about 0.046
     row = VerdictRow("b", "all", ci=est.interval(), token_ratio=2.0, estimate=est, tested=True)

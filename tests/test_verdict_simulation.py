@@ -239,7 +239,7 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
 def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
     from experiments.report.verdict.decision import Decision
     from experiments.report.verdict.family import control_family
-    from experiments.report.verdict.rows import VerdictRow
+    from experiments.report.verdict.row import VerdictRow
 
     from eval.metrics.confidence import Estimate
 

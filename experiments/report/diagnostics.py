@@ -17,7 +17,7 @@ from eval.metrics.text import normalize_en
 from eval.sample import level_sort_key
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.runs import Run
-from experiments.report.verdict.rows import longctx_candidates, rag_candidates
+from experiments.report.verdict.selection import longctx_candidates, rag_candidates
 
 
 @dataclass

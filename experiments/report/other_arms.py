@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from experiments.arms import ROLE_LONGCTX, ROLE_OTHER, ArmSpec, specs
 from experiments.report.runs import Run
-from experiments.report.verdict.rows import ALL, VerdictRow
+from experiments.report.verdict.row import ALL, VerdictRow
 
 
 @dataclass

@@ -3,7 +3,7 @@ template and budget) beside the chosen RAG config and long context, per benchmar
 
 "What retrieval costs" is the oracle's score minus the chosen RAG config's; with long context's score beside it,
 the share of the long-context gap a better retriever could close is (oracle - RAG) / (long context - RAG), where
-long context leads. The oracle is never a candidate of the verdict (experiments.report.verdict.rows)."""
+long context leads. The oracle is never a candidate of the verdict (experiments.report.verdict.selection)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from experiments import records as schema
 from experiments.report.runs import Run
-from experiments.report.verdict.rows import ALL, VerdictRow, oracle_runs
+from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.selection import oracle_runs
 
 
 @dataclass

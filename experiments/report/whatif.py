@@ -35,7 +35,8 @@ from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
 from experiments.report.runs import Run
 from experiments import records as schema
-from experiments.report.verdict.rows import VerdictRow, longctx_candidates, rag_candidates
+from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict.selection import longctx_candidates, rag_candidates
 
 
 @dataclass

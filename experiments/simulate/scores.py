@@ -153,7 +153,7 @@ def simulated_verdict(sweep: SimulatedSweep, settings, rag_cheaper: bool = True)
     documents are too few to split), then `row_decision` (the MIN_DOCUMENTS rule included)."""
     from eval.metrics.confidence import cluster_t
     from experiments.report.verdict.crossfit import repeated_crossfit
-    from experiments.report.verdict.rows import row_decision
+    from experiments.report.verdict.compare import row_decision
 
     threshold = settings.correct_threshold - 1e-12
     docs = sorted(set(sweep.groups.values()))

@@ -259,7 +259,7 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
     from experiments.report.verdict.decision import INCONCLUSIVE
     from experiments.report.pricing import Pricing
     from experiments.report.loading import load_runs
-    from experiments.report.decisions import verdicts
+    from experiments.report.decision_order import verdicts
 
     sweep_kwargs = {**SCENARIO_SWEEPS.get(scenario, {}), **sweep_kwargs}
     rule: tuple[list[str], list] = ([], [])
@@ -293,7 +293,7 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
     from experiments.report.verdict.family import ALPHA
     from experiments.report.pricing import Pricing
     from experiments.report.loading import load_runs
-    from experiments.report.decisions import verdicts
+    from experiments.report.decision_order import verdicts
 
     sweep_kwargs = {"n_rag_configs": 1, "longctx_tokens": 50, **sweep_kwargs}
     counts = {"holm": 0, "per_row": 0, "rows_wrong": 0}

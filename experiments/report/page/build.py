@@ -16,7 +16,7 @@ benchmark and length level, how it was reached (page/verdict.py); 2 deployment w
 4 diagnostics; 5 reproducibility (page/sections.py).
 
 Summarize, then present (as HELM does): `summarize` reads the runs and computes every row of the report
-(the decisions in experiments.report.decisions), `present` renders those rows into one document, written
+(the decisions in experiments.report.decision_order), `present` renders those rows into one document, written
 as Markdown and HTML; the CSV files come from the same rows. Nothing on the page computes a figure.
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 
 from eval.storage import atomic_write_text
 from experiments.report.data_mix import DataSet
-from experiments.report.decisions import verdicts
+from experiments.report.decision_order import verdicts
 from experiments.report.diagnostics import Diagnostics, diagnose
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.losses import Losses, losses
@@ -46,7 +46,8 @@ from experiments.report.page.lost_answers import (lost_answers_section, main_los
                                                    upper_bound_section)
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
 from experiments.report.page.router import router_section
-from experiments.report.page.sections import (SECTIONS, diagnostics_section, overlap_section, pairwise_section,
+from experiments.report.page.contents import contents
+from experiments.report.page.sections import (diagnostics_section, overlap_section, pairwise_section,
                                               plots_section, reproducibility_section, whatif_section)
 from experiments.report.page.verdict import budget_section, configs_section, other_arms_section, verdict_section
 from experiments.report.loading import load_runs
@@ -61,7 +62,8 @@ from experiments.report.summary import summary_rows
 from experiments.report.upper_bound import UpperBoundRow, upper_bound_rows
 from experiments.report.timing_notes import timing_notes
 from experiments.report.verdict.power import plan_rows
-from experiments.report.verdict.rows import BudgetPair, VerdictRow, budget_pairs
+from experiments.report.verdict.budget import BudgetPair, budget_pairs
+from experiments.report.verdict.row import VerdictRow
 from experiments.report.whatif import WhatIfRow, what_if
 
 
@@ -86,7 +88,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------- entry points
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Summary:
     """Everything the report shows, computed before anything is rendered (summarize, then present)."""
     runs: list[Run]
@@ -127,15 +129,16 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
     vrows = verdicts(runs, pricing, settings)
     whatif = what_if(runs, vrows, pricing, settings)
     diagnostics = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
-    return Summary(runs, missing, dupes, pricing, summary, levels, ns, vrows, plan_rows(vrows, settings),
-                   other_arms(vrows, runs), budget_pairs(runs, settings),
-                   pairwise_rows(judged, settings.resamples, settings.seed), waiting(runs), whatif,
-                   diagnostics, split_rows(runs), question_groups(runs), losses(runs),
-                   latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), loaded.data_mix,
-                   lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
-                   questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold,
-                                           settings.evidence_threshold),
-                   upper_bound=upper_bound_rows(runs, vrows), timing=timing_notes(runs, pricing))
+    return Summary(
+        runs=runs, missing=missing, dupes=dupes, pricing=pricing, summary=summary, levels=levels, recall_ns=ns,
+        vrows=vrows, plans=plan_rows(vrows, settings), other=other_arms(vrows, runs),
+        budget=budget_pairs(runs, settings), pairwise=pairwise_rows(judged, settings.resamples, settings.seed),
+        unjudged=waiting(runs), whatif=whatif, diagnostics=diagnostics, splits=split_rows(runs),
+        question_groups=question_groups(runs), lost=losses(runs),
+        latency=latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), data_mix=loaded.data_mix,
+        lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
+        questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold, settings.evidence_threshold),
+        upper_bound=upper_bound_rows(runs, vrows), timing=timing_notes(runs, pricing))
 
 
 def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
@@ -146,7 +149,7 @@ def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, 
     add_data_mix(doc, s.data_mix)
     doc.add(*[p for p in (main_loss_line(s.vrows, s.lost_answers), row_links(s.vrows)) if p is not None])
     add_timing_notes(doc, s.timing)
-    add_overview(doc, s.runs, s.missing, s.dupes, list(SECTIONS.values()))
+    add_overview(doc, s.runs, s.missing, s.dupes, contents())
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)
     upper_bound_section(doc, s.upper_bound)

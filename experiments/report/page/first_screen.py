@@ -4,7 +4,7 @@ read and its contents.
 
 Why this order: a team asks first "which arm, how sure, at what price, and what would settle it",
 then "why". The method, the full verdict table (verdict.csv's columns, the selection and the
-recommendation sentences) and the plan sentences follow in section 1 under "How the verdict was
+recommendation sentences) and the plan sentences follow in the verdict section under "How the verdict was
 reached". A row over one document has no interval (nothing varies between documents): such a cell
 shows "-" and a note below the table says why. Where the report makes several decisions, the
 interval shown for a tested row is the family-adjusted one (experiments.report.verdict.family), so a
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report.page.cells import ratio
+from experiments.report.page.contents import section_ref
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.context_cuts import kept_words
@@ -28,7 +29,7 @@ from experiments.report.losses import CutRow, LoadLossRow, Losses
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import percent
-from experiments.report.verdict.rows import VerdictRow
+from experiments.report.verdict.row import VerdictRow
 
 ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs", "long context (score)",
                "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost", "to decide"]
@@ -167,7 +168,7 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
         + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
-        "rule and the full table: section 1."))
+        f"rule and the full table: {section_ref('verdict')}."))
     return [path] if path else []
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from experiments.report.diagnostics import Agreement
 from experiments.report.page.cells import fmt
+from experiments.report.page.contents import section_ref
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.questions_html import questions_link
 from experiments.report.questions.reasons import REASONS, LossRow
 from experiments.report.upper_bound import UpperBoundRow
-from experiments.report.verdict.rows import ALL, VerdictRow, overall_row
+from experiments.report.verdict.lookups import overall_row
+from experiments.report.verdict.row import ALL, VerdictRow
 
 
 def _level(level: str) -> str | None:
@@ -61,7 +63,7 @@ def main_loss_line(vrows: list[VerdictRow], rows: list[LossRow]) -> Paragraph | 
     if not parts:
         return None
     return Paragraph("What costs the chosen RAG config its answers: " + "; ".join(parts)
-                     + ". Section 4 has the table for every config.")
+                     + f". {section_ref('diagnostics').capitalize()} has the table for every config.")
 
 
 def row_links(vrows: list[VerdictRow]) -> Paragraph | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from experiments.report.page.contents import section_ref
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.router.evaluate import RouterRow, money, tested_interval
@@ -140,7 +141,7 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "and index for the questions it sends to long context. The row decides **route** when the router beats "
         f"the best arm by more than +{tolerance:g} points, a one-sided test (the claim has one direction) at the "
         "level the report's tests leave it: the routers form "
-        "their own family beside the arm decisions (section 1 says with which guarantee), so a "
+        f"their own family beside the arm decisions ({section_ref('verdict')} says with which guarantee), so a "
         "router is tested even when the arms tie; its interval is shown at that adjusted level (\"adj.\": two-sided, "
         "its lower end the one-sided bound the test reads; a row "
         "that decides nothing leaves its router untested, with its 95% interval). Each router is "

@@ -12,6 +12,7 @@ from experiments.report.latency import LatencyRow
 from experiments.report.overlap import SplitRow, spread
 from experiments.report.page.lost_answers import cell_link
 from experiments.report.page.cells import fmt, pct, usd
+from experiments.report.page.contents import section_title
 from experiments.report.page.document import Code, Document, Heading, Image, Paragraph, Table
 from experiments.report.pairwise import PairwiseRow
 from experiments.report.plots import figures as plots
@@ -21,13 +22,10 @@ from experiments.report.reproducibility import provenance, shared_config
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.oracle import mean_prompt_tokens
-from experiments.report.verdict.rows import VerdictRow, overall_row
+from experiments.report.verdict.lookups import overall_row
+from experiments.report.verdict.row import VerdictRow
 from experiments.report.whatif import WhatIfRow
 from experiments.versions import package_versions
-
-SECTIONS = {"verdict": "1. Verdict", "whatif": "2. Deployment what-if", "plots": "3. Plots",
-            "diagnostics": "4. Diagnostics", "reproducibility": "5. Reproducibility"}
-
 
 def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> None:
     """Questions without references: RAG's answers against long context's, judged in both orders."""
@@ -55,7 +53,7 @@ def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, setti
                    latency: list[LatencyRow] | None = None) -> None:
     target = ("no latency target" if settings.latency_target_s is None
               else f"a mean latency target of {settings.latency_target_s:g} s")
-    doc.add(Heading(2, SECTIONS["whatif"], "whatif"), Paragraph(
+    doc.add(Heading(2, section_title("whatif"), "whatif"), Paragraph(
         f"At **{settings.queries_per_doc:g} queries per document** for every arm and {target}, over all samples of "
         "each benchmark. Cost per 1,000 answers = 1000 x (generation cost per answer + indexing cost per document / "
         "queries per document), for long context **without** a prefix cache (each question pays its document's whole "
@@ -115,7 +113,7 @@ def latency_table(doc: Document, rows: list[LatencyRow]) -> None:
 
 
 def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag: Diagnostics, out: Path) -> list[Path]:
-    doc.add(Heading(2, SECTIONS["plots"], "plots"))
+    doc.add(Heading(2, section_title("plots"), "plots"))
     scopes = sorted({r.scope for r in runs})
     written: list[Path] = []
     for scope in scopes:
@@ -170,7 +168,7 @@ def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag:
 
 
 def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettings) -> None:
-    doc.add(Heading(2, SECTIONS["diagnostics"], "diagnostics"), Paragraph(
+    doc.add(Heading(2, section_title("diagnostics"), "diagnostics"), Paragraph(
         f"A sample is **correct** when its score is at least {settings.correct_threshold:g} (0..1; `correct_threshold` "
         f"in conf/report.yaml). Its **evidence is in the prompt** when at least {100 * settings.evidence_threshold:g}% "
         "of the gold evidence reached the model: for RAG the retrieved chunks in the prompt, for long context what "
@@ -243,7 +241,7 @@ def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple
 
 
 def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: dict[str, list[Path]]) -> None:
-    doc.add(Heading(2, SECTIONS["reproducibility"], "reproducibility"), Paragraph(
+    doc.add(Heading(2, section_title("reproducibility"), "reproducibility"), Paragraph(
         "Data fingerprint: sha256 of the run's benchmark config and the sorted ids of the samples it recorded "
         "(same fingerprint, same questions). Config hash: the runner's hash of everything that changes the records. "
         "Rerun a config with `python -m experiments.run` and the overrides shown."))

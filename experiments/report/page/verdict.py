@@ -1,5 +1,5 @@
 """The verdict section: how it was reached, its table, the other arms, the same-budget comparison and every
-config. Each function renders rows computed elsewhere (experiments.report.decisions, .other_arms, .summary)."""
+config. Each function renders rows computed elsewhere (experiments.report.decision_order, .other_arms, .summary)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from experiments.report.other_arms import ArmBest, OtherArmsRow, other_arm_specs
 from experiments.report.page.cells import fmt, pct, ratio, usd
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.first_screen import delta_cell
-from experiments.report.page.sections import SECTIONS
+from experiments.report.page.contents import section_title
 from experiments.report.settings import ReportSettings
 from experiments.report.summary import SHARE_COLUMNS
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
 from experiments.report.verdict.family import ROUTER_SHARE
-from experiments.report.verdict.rows import BudgetPair, VerdictRow, oracle_rows
+from experiments.report.verdict.budget import BudgetPair
+from experiments.report.verdict.lookups import oracle_rows
+from experiments.report.verdict.row import VerdictRow
 
 
 def _arm_best(best: ArmBest | None) -> str:
@@ -73,7 +75,7 @@ def verdict_section(doc: Document, vrows: list[VerdictRow], settings: ReportSett
                     plans: list[dict[str, Any]]) -> None:
     """How the verdict was reached, its table (one row per benchmark and level), the notes of the rows that
     need one, and the naive same-sample picks where they differ."""
-    doc.add(Heading(2, SECTIONS["verdict"], "verdict"), Heading(3, "How the verdict was reached"), Paragraph(
+    doc.add(Heading(2, section_title("verdict"), "verdict"), Heading(3, "How the verdict was reached"), Paragraph(
         "Per benchmark and length level: the best long-context config against the cheapest RAG config that is within "
         f"{settings.tolerance:g} points of the best RAG config (cost per answer including indexing over "
         f"{settings.queries_per_doc:g} queries per document; costs measured as time count as equal when their gap is "

@@ -16,7 +16,7 @@ from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.plots.figures import place_point_labels, save_figure
 from experiments.report.runs import Run, levels_of
-from experiments.report.verdict.rows import longctx_candidates
+from experiments.report.verdict.selection import longctx_candidates
 
 Z95 = 1.96
 

@@ -78,7 +78,7 @@ class Candidates:
     tokens; then tokens), cheaper first; `groups`: sample id -> document, for every scored sample;
     `documents`: the documents, in the order the bootstrap draws them. `costlier[i, j]`: RAG config i
     costs more than config j by more than the measurement's noise (None: the cost key decides alone,
-    experiments.report.verdict.rows builds it)."""
+    experiments.report.verdict.selection builds it)."""
     lc_scores: list[dict[str, float]]
     rag_scores: list[dict[str, float]]
     lc_tokens: list[float]

@@ -217,7 +217,7 @@ def rag_is_cheaper(row: Any) -> bool | None:
 
 def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None,
              observed: bool = False) -> dict[str, Any]:
-    """The plan of one verdict row (experiments.report.verdict.rows.VerdictRow) as a JSON-ready dict.
+    """The plan of one verdict row (experiments.report.verdict.row.VerdictRow) as a JSON-ready dict.
     `difference`: plan for this true difference (points; default: settings.plan_difference with the observed
     difference's sign); `observed`: plan for the observed difference instead."""
     if not 0 < power < 1:

@@ -1,5 +1,6 @@
-"""Every decision the report makes, in order: the verdict row of each benchmark and length level
-(experiments.report.verdict.rows), the learned router beside it (experiments.report.router.evaluate),
+"""The order the report takes its decisions in (the rule each row is decided by is
+experiments.report.verdict.decision): the verdict row of each benchmark and length level
+(experiments.report.verdict.compare), the learned router beside it (experiments.report.router.evaluate),
 the arm decisions and the routers' claims tested together with one family-wise error
 (experiments.report.verdict.family: Holm within each family, the level passing on once a family is all
 kept), and the sentence a team can act on. The
@@ -12,7 +13,9 @@ from experiments.report.router.evaluate import RouteClaim, router_row
 from experiments.report.runs import Run, levels_of
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.family import control_family
-from experiments.report.verdict.rows import ALL, VerdictRow, recommend, verdict_row
+from experiments.report.verdict.compare import verdict_row
+from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.sentence import recommend
 
 
 def with_router(row: VerdictRow, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> None:

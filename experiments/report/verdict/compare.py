@@ -1,0 +1,177 @@
+"""The verdict: per benchmark and length level, the best long-context config against the cheapest
+RAG config that holds up, with a decision read from a document-level interval.
+
+Selection is honest: no sample is scored by a choice made on it, and every document counts.
+- When each arm has one candidate config there is nothing to choose: all samples are reported on
+  (`selection` = "single config per arm").
+- Otherwise the choice is cross-fitted (experiments.report.verdict.crossfit, whose docstring says why): the
+  documents (`group` of each record; a sample without one is its own) are split in two halves by a
+  seeded hash of their names (`split_documents`, the same halves for every config, whatever their
+  scores); on each half the best long context (highest score; ties: fewer prompt tokens) and the
+  cheapest RAG config whose score is at least the best RAG config's minus the tolerance are chosen
+  and scored on the OTHER half's samples; the paired per-sample differences of both
+  halves are pooled into one difference over all documents, with a paired cluster-bootstrap 95%
+  interval that resamples documents within each half and repeats both choices in every resample
+  (each chosen pair's resampled deviation from its own mean added to the estimate).
+  The configs the row names (and its token, latency and cost ratios) are the choice on all documents,
+  what a team would deploy; `selection` says whether both halves chose them too, and the scores are
+  the cross-fitted ones (the halves' choices on the documents they were not chosen on).
+- With fewer than `MIN_GROUPS` documents in a half there is no honest split: the configs are
+  chosen on the samples reported on, the row says so (`selection` = "naive ..."), and its decision
+  is at most `inconclusive`.
+
+The difference is RAG minus long context in points (x100); with one config per arm its interval is
+eval.metrics.confidence.cluster_t (t with G - 1 degrees of freedom and the cluster-robust standard
+error over documents); cross-fitted, the mean over `splits` partitions with t and G - 2 degrees of
+freedom. Below MIN_DOCUMENTS documents a row decides nothing, whichever path. The decision follows
+`experiments.report.verdict.decision.decide`, and with several rows Holm's procedure keeps the chance of
+any wrong decision at 5% (experiments.report.verdict.family). The same-sample ("naive") best configs of
+all samples are kept beside it (`best_rag_config`, `naive_*`), labelled as not selection-adjusted.
+Ratios are RAG / long context of mean prompt tokens, mean latency and cost per answer. The oracle
+router is the per-sample better of the best long-context and the best RAG config.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eval.metrics.confidence import Estimate
+from experiments.report.pricing import Pricing, deployment_cost
+from experiments.report.runs import Run
+from experiments.report.settings import ReportSettings
+from experiments.report.verdict.crossfit import repeated_crossfit
+from experiments.report.verdict.decision import INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, decide
+from experiments.report.verdict.oracle import oracle_router
+from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.selection import (best_config, candidate_table, choose_pair, groups_of,
+                                                  longctx_candidates, mean_score, paired_difference, rag_candidates,
+                                                  share_correct)
+from experiments.report.verdict.sentence import recommend
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+
+def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None,
+                  settings: ReportSettings) -> bool:
+    """Choose on each half of the documents and score on the other, over `settings.splits` partitions
+    (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. False when the
+    documents are too few to split."""
+    table = row.candidates
+    row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, table, lvl)
+    lc_pick, rag_pick = lcs.index(row.lc), rags.index(row.rag)
+    per_split = max(200, settings.resamples // settings.splits)
+    rep = repeated_crossfit(table, settings.splits, per_split, settings.seed)
+    if rep is None:
+        return False
+    fit = rep.first
+    agreement = rep.agreement(lc_pick, rag_pick)
+    (lc_a, rag_a, _), (lc_b, rag_b, _) = fit.choices
+    chose = (f"in {round(agreement * len(rep.fits))} of {len(rep.fits)} splits both halves chose the configs shown "
+             "(the choice on all documents)")
+    if not fit.halves_agree(lc_pick, rag_pick):
+        chose += (f"; in the first, half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | "
+                  f"{rags[rag_b].label}")
+    half_a = len(table.documents) // 2
+    row.selection = (f"cross-fitted by document over {len(rep.fits)} splits (seeds {settings.seed}-"
+                     f"{settings.seed + len(rep.fits) - 1}, averaged): {row.configs_compared} configs chosen "
+                     f"on each half (about {half_a} documents) and scored on the other; {chose}")
+    row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
+    row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
+    row.rag_score = 100 * float(np.mean([s[2] for s in fit.samples]))
+    row.n_shared, row.n_groups = len(fit.samples), rep.estimate.n_groups
+    _set_estimate(row, rep.estimate)
+    row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
+    threshold = settings.correct_threshold - 1e-12
+    row.correct_shares = (float(np.mean([s[2] >= threshold for s in fit.samples])),
+                          float(np.mean([s[3] >= threshold for s in fit.samples])))
+    return True
+
+
+
+def _set_estimate(row: VerdictRow, estimate: Estimate | None) -> None:
+    row.estimate = estimate
+    if estimate is not None:
+        row.diff, row.ci, row.p_value = estimate.value, estimate.interval(0.95), estimate.p_two_sided(0.0)
+
+
+
+def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
+    """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
+    a, b = row.rag.scores(lvl), row.lc.scores(lvl)
+    shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups)
+    row.lc_score, row.rag_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
+    row.n_shared = len(shared)
+    if not shared:
+        return
+    docs = [groups.get(i, i) for i in shared]
+    row.n_groups = len(set(docs))
+    if estimate is None:  # one document: its mean, no interval
+        row.diff = 100 * float(np.mean([a[i] - b[i] for i in shared]))
+    _set_estimate(row, estimate)
+    row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)]
+    row.correct_shares = (share_correct(row.rag, lvl, shared, settings.correct_threshold),
+                          share_correct(row.lc, lvl, shared, settings.correct_threshold))
+
+
+
+def row_decision(estimate: Estimate | None, n_groups: int, naive: bool, rag_cheaper: bool | None,
+                 correct_shares: tuple[float, float] | None, settings: ReportSettings) -> tuple[Decision, bool]:
+    """(the decision a row's own interval makes, whether it joins the report's family): `decide`, then the
+    rules that withhold a decision whatever the interval says: configs chosen on the samples reported on
+    (`naive`), and fewer than MIN_DOCUMENTS documents. perf/small_sample_verdict.py calls it as the report does."""
+    decision = decide(estimate, settings.tolerance, rag_cheaper, correct_shares, settings.floor_share)
+    if naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but the configs were "
+                                          "chosen on the same samples (too few documents to split)")
+    few = n_groups < MIN_DOCUMENTS
+    if few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+        decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but {n_groups} document(s) are "
+                                          f"fewer than the {MIN_DOCUMENTS} a decision needs: questions about one "
+                                          "document rise and fall together, so few documents say little about "
+                                          "others; add documents")
+    return decision, not naive and not few and estimate is not None and decision.kind != NO_DECISION
+
+
+
+def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
+    """The row of one benchmark and level: its configs, difference, interval and the decision its interval
+    alone makes (the family's correction and the router come after, experiments.report.decision_order)."""
+    lvl = None if level == ALL else level
+    row = VerdictRow(benchmark, level)
+    lcs, rags = longctx_candidates(runs), rag_candidates(runs)
+    row.configs_compared = len(lcs) + len(rags)
+    row.best_rag, row.best_rag_score = best_config(rags, lvl)
+    if not lcs or not rags:
+        row.lc, row.lc_score = best_config(lcs, lvl)
+        row.rag, row.rag_score = row.best_rag, row.best_rag_score
+        row.recommendation = recommend(row, settings)
+        return row
+    groups = groups_of(lcs + rags, lvl)
+    row.candidates = candidate_table(lcs, rags, lvl, groups, pricing, settings)
+    row.naive_lc, row.naive_rag, _ = choose_pair(lcs, rags, row.candidates, lvl)
+    naive = False
+    if len(lcs) == 1 and len(rags) == 1:
+        row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, row.candidates, lvl)
+        row.selection = "single config per arm (nothing chosen): all samples"
+        _fixed_pair_row(row, lvl, groups, settings)
+    elif not _crossfit_row(row, lcs, rags, lvl, settings):
+        naive = True
+        row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, row.candidates, lvl)
+        row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
+                         f"so the {row.configs_compared} configs were chosen on the samples reported on")
+        _fixed_pair_row(row, lvl, groups, settings)
+    if row.naive_lc is not None and row.naive_rag is not None:
+        _, naive_est = paired_difference(row.naive_rag, row.naive_lc, lvl, None, groups)
+        row.naive_diff = naive_est.value if naive_est is not None else None
+    row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
+    row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
+    row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
+                            deployment_cost(row.lc, pricing, settings, lvl))
+    row.oracle = oracle_router(row.best_rag, row.lc, lvl)
+    row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
+                                            row.known_correct_shares, settings)
+    row.recommendation = recommend(row, settings)
+    return row

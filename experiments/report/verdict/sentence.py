@@ -1,0 +1,75 @@
+"""The sentence a team can act on, one per verdict row; it follows the row's decision."""
+
+from __future__ import annotations
+
+from experiments.report.settings import ReportSettings
+from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision
+from experiments.report.verdict.row import VerdictRow, level_filter
+
+SMALL_SAMPLE = 12  # fewer documents than this: the sentence says a decision rests on few documents
+
+
+def _times(ratio: float) -> str:
+    return f"{1 / ratio:.1f}x fewer" if ratio < 1 else f"{ratio:.1f}x more"
+
+
+
+def recommend(row: VerdictRow, settings: ReportSettings) -> str:
+    """One sentence a team can act on; it follows the row's decision."""
+    if row.lc is None and row.rag is None:
+        return "No long-context or RAG run with scores for this benchmark and level."
+    if row.lc is None:
+        return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
+    if row.rag is None:
+        return f"No scored RAG run to compare with; long context ({row.lc.label}) scores {row.lc_score:.1f}."
+    ci = _interval_words(row)
+    diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
+    tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
+    cost = f", {row.cost_ratio:.2f}x the cost" if row.cost_ratio is not None else ""
+    decision = row.decision or Decision(INCONCLUSIVE, "no interval")
+    if decision.kind == RAG:
+        text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
+    elif decision.kind == LONGCTX:
+        text = (f"Use long context ({row.lc.label}): {decision.why}; RAG ({row.rag.label}) - long context = "
+                f"{diff} ({ci}).")
+    elif decision.kind == NO_DECISION:
+        text = (f"No decision: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
+                f"over {row.n_groups} documents with both arms at the {decision.bound or 'floor or ceiling'}: "
+                "no interval says anything there.")
+    elif decision.kind == ROUTE:
+        arm = row.arm_decision.kind if row.arm_decision else INCONCLUSIVE
+        text = (f"Route each question between RAG ({row.rag.label}) and long context ({row.lc.label}): {decision.why}. "
+                f"Between the single arms alone the decision is {arm}: RAG - long context = {diff} ({ci}).")
+    else:
+        text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
+                f"({ci}), {tokens}{cost}.")
+    if 0 < row.n_groups < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
+        text += (f" It rests on {row.n_groups} documents: settled at the 5% level, but a team with other documents "
+                 "should check a few of theirs.")
+    corrected = row.oracle.corrected if row.oracle else None
+    if corrected is not None and corrected.real and corrected.excess.value > settings.tolerance:
+        lo = corrected.excess.interval(0.95)[0]
+        text += (f" Routing by document could gain: answering each question with the arm that did better on the "
+                 f"other questions of its document reaches {corrected.score:.1f}, {corrected.excess.value:+.1f} "
+                 f"(at least {lo:+.1f}) over the better single arm.")
+    target = settings.latency_target_s
+    lc_lat, rag_lat = row.lc.mean_of("latency_s", level_filter(row)), row.rag.mean_of("latency_s", level_filter(row))
+    if target is not None and lc_lat is not None and rag_lat is not None:
+        if lc_lat > target >= rag_lat:
+            text += f" Only RAG meets the {target:g} s latency target."
+        elif rag_lat > target >= lc_lat:
+            text += f" Only long context meets the {target:g} s latency target."
+    return text
+
+
+
+def _interval_words(row: VerdictRow) -> str:
+    """The interval the sentence quotes: the one the decision was tested at, with its confidence (the first
+    screen's), else the nominal 95% one of a row that decides nothing, said so."""
+    if not row.ci:
+        return "no shared samples"
+    if row.ci_family is not None and row.ci_family_confidence:
+        lo, hi = row.ci_family
+        level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")
+        return f"{level}% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents"
+    return f"nominal 95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}] over {row.n_groups} documents, untested"
