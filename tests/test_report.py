@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from experiments.simulate.sweeps import make_sweep, write_run
-from experiments.report.page.build import build_report, main
+from experiments.report.page.build import build_report, main, present
+from experiments.report.page.document import to_html, to_markdown
+from experiments.report.page.summary_file import SUMMARY_VERSION, load_summary
 from experiments.report.settings import load_settings
 from experiments.report.whatif import break_even
 
@@ -222,6 +224,22 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
 
 
 @pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
+def test_the_page_renders_from_summary_json_alone(report):
+    """summary.json holds everything the page shows: read back into another process's hands (no runs, no
+    settings file), it renders the same report.md and report.html."""
+    out, files = report
+    summary = load_summary(files["summary.json"])
+    assert summary["version"] == SUMMARY_VERSION and "runs" not in summary and "pricing" not in summary
+    assert summary.vrows[0].decision.kind in ("rag", "longctx", "inconclusive", "no_decision", "route")
+    doc = present(summary)
+    assert to_markdown(doc) == (out / "report.md").read_text()
+    assert to_html(doc) == (out / "report.html").read_text()
+    bad = out / "not_a_summary.json"
+    bad.write_text('{"version": 0}')
+    with pytest.raises(ValueError, match="not_a_summary.json: not a report summary of version"):
+        load_summary(bad)
+
+
 def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, tolerance):
     # one split: the independent computation repeats one partition's cross-fit (the median over several is
     # tested in test_verdict_simulation.py)

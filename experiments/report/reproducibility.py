@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from experiments.report.runs import Run
+from experiments.versions import package_versions
 
 REVISION_KEYS = ("revision", "path", "data_dir", "data_files", "dataset", "repo", "seed", "version", "sha")
 
@@ -117,3 +120,58 @@ def shared_config(runs: list[Run]) -> tuple[str, list[str]]:
             node = node.setdefault(p, {})
         node[parts[-1]] = v
     return escaped_yaml(nested), varying
+
+
+@dataclass
+class RunRow:
+    """One run of the reproducibility table, its folder relative to the report's."""
+    label: str
+    benchmark: str
+    config_hash: str
+    models: str
+    data_fingerprint: str
+    dataset_revision: str
+    overrides: str
+    n_records: int
+    wall_s: Any
+    run_dir: str
+
+
+@dataclass
+class Reproducibility:
+    """The reproducibility section's rows: package versions, one row per run, the duplicates merged and the
+    config every run shares."""
+    versions: dict[str, str]
+    versions_recorded: bool  # recorded by every run; False: those of the environment that wrote the report
+    runs: list[RunRow]
+    merged: list[str]  # duplicate run folders merged, relative to the report's folder
+    common: str  # YAML of the config keys every run has with the same value
+    varying: list[str]  # the keys that differ between runs (or that some runs lack)
+
+
+def _relative(path: Path, out: Path) -> str:
+    try:
+        return os.path.relpath(path, out)
+    except ValueError:  # another drive
+        return str(path)
+
+
+def recorded_versions(runs: list[Run]) -> dict[str, str] | None:
+    """The package versions every run recorded (each package's versions joined); None unless all recorded."""
+    recorded = [r for r in runs if isinstance(r.metrics.get("versions"), dict)]
+    if not recorded or len(recorded) != len(runs):
+        return None
+    return {k: ", ".join(sorted({str(r.metrics['versions'].get(k)) for r in recorded if r.metrics['versions'].get(k)}))
+            for k in sorted({k for r in recorded for k in r.metrics["versions"]})}
+
+
+def reproducibility(runs: list[Run], out: Path, dupes: dict[str, list[Path]]) -> Reproducibility:
+    """The section's rows, run folders named relative to the report's folder `out`."""
+    recorded = recorded_versions(runs)
+    rows = [RunRow(p.run.label, p.run.benchmark, p.config_hash, p.models, p.data_fingerprint, p.dataset_revision,
+                   p.overrides, p.n_records, p.wall_s, _relative(p.run.path, out)) for p in provenance(runs)]
+    common, varying = shared_config(runs)
+    return Reproducibility(versions=recorded if recorded is not None else package_versions(),
+                           versions_recorded=recorded is not None, runs=rows,
+                           merged=[os.path.relpath(p, out) for v in dupes.values() for p in v],
+                           common=common, varying=varying)

@@ -1,7 +1,7 @@
 """Many run directories -> the decision report: report.md, report.html (same content, plots
 embedded), summary.csv (one row per config), verdict.csv, whatif.csv, agreement.csv (long context vs
 the best RAG config per question, per benchmark and length level), lost_answers.csv (why answers were lost),
-questions.html (every question, the arms side by side) and the plots as PNG files.
+summary.json (every row of the page), questions.html (every question, the arms side by side) and the plots as PNG files.
 
     python -m experiments.report outputs/demo
     python -m experiments.report outputs/multirun/2026-01-01_10-00-00 outputs/runs/other_run --out my_report
@@ -16,8 +16,10 @@ benchmark and length level, how it was reached (page/verdict.py); 2 deployment w
 4 diagnostics; 5 reproducibility (page/sections.py).
 
 Summarize, then present (as HELM does): `summarize` reads the runs and computes every row of the report
-(the decisions in experiments.report.decision_order), `present` renders those rows into one document, written
-as Markdown and HTML; the CSV files come from the same rows. Nothing on the page computes a figure.
+(the decisions in experiments.report.decision_order); `draw_files` writes what the page shows as files (the
+router files, the PNG figures); `present(summary)` renders the rows into one document, written as Markdown and
+HTML, reading nothing but the summary; the CSV files come from the same rows. The summary is written as
+summary.json (experiments.report.page.summary_file), from which `present` draws the same page.
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.losses import Losses, losses
 from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.other_arms import OtherArmsRow, other_arms
-from experiments.report.overlap import SplitRow, question_groups, split_rows
+from experiments.report.overlap import SplitRow, question_groups, split_rows, spread
+from experiments.report.overview import Overview, overview
 from experiments.report.page.document import Document, to_html, to_markdown
+from experiments.report.page.drawing import Figures, draw_figures
 from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview, add_timing_notes
 from experiments.report.page.lost_answers import (lost_answers_section, main_loss_line, row_links,
                                                    upper_bound_section)
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
 from experiments.report.page.router import router_section
+from experiments.report.page.summary_file import NOT_IN_JSON, SUMMARY_FILE, save_summary
 from experiments.report.page.contents import contents
 from experiments.report.page.sections import (diagnostics_section, overlap_section, pairwise_section,
                                               plots_section, reproducibility_section, whatif_section)
@@ -56,6 +61,7 @@ from experiments.report.pricing import Pricing
 from experiments.report.questions.reasons import LossRow, loss_rows
 from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
+from experiments.report.reproducibility import Reproducibility, reproducibility
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.summary import summary_rows
@@ -90,11 +96,14 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 @dataclass(kw_only=True)
 class Summary:
-    """Everything the report shows, computed before anything is rendered (summarize, then present)."""
-    runs: list[Run]
-    missing: list[Path]  # run folders without records
-    dupes: dict[str, list[Path]]  # merged duplicate runs
-    pricing: Pricing
+    """Everything the report shows, computed before anything is rendered (summarize, then present): `present`
+    reads nothing else. `runs` and `pricing` are what the rows were computed from (the figures and the details
+    export draw on them); the page does not read them."""
+    settings: ReportSettings
+    out: str  # the report's folder: run folders and figures are named relative to it
+    runs: list[Run] = field(metadata=NOT_IN_JSON)
+    pricing: Pricing = field(metadata=NOT_IN_JSON)
+    overview: Overview  # what the report read (the first screen)
     summary: list[dict[str, Any]]  # one row per config point (summary.csv)
     levels: list[str]
     recall_ns: list[str]
@@ -105,21 +114,28 @@ class Summary:
     pairwise: list[PairwiseRow]
     unjudged: int
     whatif: list[WhatIfRow]
+    pricing_note: str  # how the runs were priced (the what-if)
+    cost_basis: str  # what the cost ratios are priced by (the first screen)
     diagnostics: Diagnostics
     splits: list[SplitRow]
+    overlap_spread: dict[str, float]  # per config: recall high - low overlap
     question_groups: dict[str, tuple[int, int]]
+    reproducibility: Reproducibility
     lost: Losses | None = None  # documents cut to fit the window, what the load left out
     latency: list[LatencyRow] = field(default_factory=list)  # p50 / p90 per config and level (latency.csv)
     data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (--pool-data); empty: one
     lost_answers: list[LossRow] = field(default_factory=list)  # why answers were lost (lost_answers.csv)
-    questions: dict[str, Any] = field(default_factory=dict)  # the question viewer's rows (questions.html)
+    questions: dict[str, Any] = field(default_factory=dict, metadata=NOT_IN_JSON)  # the viewer's rows (questions.html)
     upper_bound: list[UpperBoundRow] = field(default_factory=list)  # the oracle retriever: what retrieval costs
     timing: list[str] = field(default_factory=list)  # how the runs' costs were not measured alike (first screen)
+    figures: Figures = field(default_factory=Figures)  # the PNG files build_report drew (draw_files)
 
 
-def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False) -> Summary:
+def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False, out: Path | None = None) -> Summary:
     """Read the runs under `paths` and compute every row of the report (runs over different documents or
-    questions only with `pool_data`: experiments/report/data_mix.py)."""
+    questions only with `pool_data`: experiments/report/data_mix.py); `out`: the report's folder (default: beside
+    the runs)."""
+    out = Path(out) if out else default_out_dir(paths)
     loaded = load_runs(paths, pool_data)  # questions without references get their scores from pairwise judgments
     if not loaded.runs:
         raise ValueError("no records.jsonl in any run directory: nothing to report on")
@@ -129,42 +145,56 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
     vrows = verdicts(runs, pricing, settings)
     whatif = what_if(runs, vrows, pricing, settings)
     diagnostics = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
+    splits = split_rows(runs)
     return Summary(
-        runs=runs, missing=missing, dupes=dupes, pricing=pricing, summary=summary, levels=levels, recall_ns=ns,
-        vrows=vrows, plans=plan_rows(vrows, settings), other=other_arms(vrows, runs),
-        budget=budget_pairs(runs, settings), pairwise=pairwise_rows(judged, settings.resamples, settings.seed),
-        unjudged=waiting(runs), whatif=whatif, diagnostics=diagnostics, splits=split_rows(runs),
-        question_groups=question_groups(runs), lost=losses(runs),
+        settings=settings, out=str(out), runs=runs, pricing=pricing, overview=overview(runs, missing, dupes),
+        summary=summary, levels=levels, recall_ns=ns, vrows=vrows, plans=plan_rows(vrows, settings),
+        other=other_arms(vrows, runs), budget=budget_pairs(runs, settings),
+        pairwise=pairwise_rows(judged, settings.resamples, settings.seed), unjudged=waiting(runs), whatif=whatif,
+        pricing_note=pricing.describe(), cost_basis=pricing.basis(), diagnostics=diagnostics, splits=splits,
+        overlap_spread=spread(splits), question_groups=question_groups(runs),
+        reproducibility=reproducibility(runs, out, dupes), lost=losses(runs) or None,
         latency=latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), data_mix=loaded.data_mix,
         lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
         questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold, settings.evidence_threshold),
         upper_bound=upper_bound_rows(runs, vrows), timing=timing_notes(runs, pricing))
 
 
-def present(s: Summary, settings: ReportSettings, out: Path) -> tuple[Document, list[Path]]:
-    """The report as a document (and the images and router files it wrote into `out`)."""
+def draw_files(s: Summary) -> list[Path]:
+    """What the page shows as files, written into the report's folder before it is rendered: the router files
+    (their names go into the router rows) and the figures (into `s.figures`)."""
+    out = Path(s.out)
+    routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
+    s.figures = draw_figures(s.runs, s.vrows, s.diagnostics.agreements, s.settings.tolerance, out)
+    return routers + s.figures.files(out)
+
+
+def present(s: Summary) -> Document:
+    """The report as a document, rendered from the summary alone (its figures and router files drawn first:
+    draw_files)."""
+    settings, out = s.settings, Path(s.out)
     doc = Document("RAG vs long context: decision report")
     # the first screen: the answer, what was lost before scoring, then the forest plot
-    images = add_answer(doc, s.vrows, s.plans, settings, out, s.pricing.basis(), s.lost)
+    add_answer(doc, s.vrows, s.plans, settings, out / s.figures.forest if s.figures.forest else None, s.cost_basis,
+               s.lost)
     add_data_mix(doc, s.data_mix)
     doc.add(*[p for p in (main_loss_line(s.vrows, s.lost_answers), row_links(s.vrows)) if p is not None])
     add_timing_notes(doc, s.timing)
-    add_overview(doc, s.runs, s.missing, s.dupes, contents())
+    add_overview(doc, s.overview, contents())
     verdict_section(doc, s.vrows, settings, s.plans)
     other_arms_section(doc, s.other)
     upper_bound_section(doc, s.upper_bound)
     budget_section(doc, s.budget)
     configs_section(doc, s.vrows, s.summary, s.levels, s.recall_ns)
-    routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
     router_section(doc, s.vrows, settings.tolerance)
     pairwise_section(doc, s.pairwise, s.unjudged)
-    whatif_section(doc, s.whatif, s.pricing, settings, s.latency)
-    images += plots_section(doc, s.runs, s.vrows, s.diagnostics, out)
+    whatif_section(doc, s.whatif, s.pricing_note, settings, s.latency)
+    plots_section(doc, s.figures, out)
     diagnostics_section(doc, s.diagnostics, settings)
     lost_answers_section(doc, s.lost_answers)
-    overlap_section(doc, s.splits, s.question_groups)
-    reproducibility_section(doc, s.runs, out, s.dupes)
-    return doc, images + routers
+    overlap_section(doc, s.splits, s.question_groups, s.overlap_spread)
+    reproducibility_section(doc, s.reproducibility)
+    return doc
 
 
 def build_report(paths: list[str], out_dir: Path | None = None,
@@ -173,10 +203,11 @@ def build_report(paths: list[str], out_dir: Path | None = None,
     """Write every report file; return them by name. `export=("details",)`: the records as Parquet files too
     (experiments.report.export)."""
     settings = settings or load_settings()
-    s = summarize(paths, settings, pool_data)
     out = Path(out_dir) if out_dir else default_out_dir(paths)
+    s = summarize(paths, settings, pool_data, out)
     out.mkdir(parents=True, exist_ok=True)
-    doc, written = present(s, settings, out)
+    written = draw_files(s) + [save_summary(s, out / SUMMARY_FILE)]
+    doc = present(s)
 
     files = {"report.md": out / "report.md", "report.html": out / "report.html", "summary.csv": out / "summary.csv",
              "verdict.csv": out / "verdict.csv", "whatif.csv": out / "whatif.csv",

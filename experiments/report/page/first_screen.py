@@ -15,17 +15,17 @@ rule prefers the cheapest config within the tolerance, and a team should see wha
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from experiments.report.page.cells import ratio
 from experiments.report.page.contents import section_ref
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
-from experiments.report.plots.forest import ForestRow, forest_plot
+from experiments.report.plots.forest import ForestRow
 from experiments.context_cuts import kept_words
 from experiments.report.data_mix import DataSet
 from experiments.report.losses import CutRow, LoadLossRow, Losses
+from experiments.report.overview import Overview
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import percent
@@ -102,7 +102,7 @@ def scored(run: Run | None, score: float | None) -> str:
 
 def best_scoring_cell(v: VerdictRow) -> str:
     """The best-scoring RAG config (same samples, not selection-adjusted) when the rule chose another."""
-    if v.best_rag is None or v.rag is None or v.best_rag is v.rag:
+    if v.best_rag is None or v.rag is None or v.best_rag.label == v.rag.label:
         return "same"
     return scored(v.best_rag, v.best_rag_score)
 
@@ -135,21 +135,20 @@ def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               out: Path, cost_basis: str = "", lost: Losses | None = None) -> list[Path]:
-    """The answer table, its notes, what was lost before scoring, and the forest plot; returns the plot file
-    (if drawn)."""
+               forest: Path | None, cost_basis: str = "", lost: Losses | None = None) -> None:
+    """The answer table, its notes, what was lost before scoring, and the forest plot (`forest`: its file, drawn
+    by experiments.report.page.drawing; None: not drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
                   css_class="answer", nowrap=ANSWER_NOWRAP, labels=ANSWER_LABELS))
     notes = answer_notes(vrows)
     if notes:
         doc.add(Bullets(notes))
     add_losses(doc, lost)
-    path = forest_plot(forest_rows(vrows), settings.tolerance, out / FOREST_FILE)
     left_out = [f"{row_name(v)} ({no_interval_reason(v)})" for v in vrows if v.diff is None]
-    if path is None:
+    if forest is None:
         doc.add(Paragraph("Not drawn: the verdict plot (no row with a difference)."))
     else:
-        doc.add(Image(path, "verdict forest plot: Δ RAG−LC with the interval its decision was tested at (95% "
+        doc.add(Image(forest, "verdict forest plot: Δ RAG−LC with the interval its decision was tested at (95% "
                             "where untested); shaded: the tolerance"))
         if left_out:
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
@@ -169,7 +168,6 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
         f"rule and the full table: {section_ref('verdict')}."))
-    return [path] if path else []
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)
@@ -232,24 +230,18 @@ def add_timing_notes(doc: Document, notes: list[str]) -> None:
         doc.add(Paragraph("**Costs not measured alike** (the cost ratios above mix them):"), Bullets(notes))
 
 
-def add_overview(doc: Document, runs: list[Run], missing: list[Path], dupes: dict[str, list[Path]],
-                 sections: list[str]) -> None:
+def add_overview(doc: Document, ov: Overview, sections: list[str]) -> None:
     """What the report read (config points, records, merged or skipped run dirs, imported predictions)
     and its contents."""
-    scopes = sorted({r.scope for r in runs})
-    generators = sorted({str(r.knobs.get("generator", "?")) for r in runs if not r.retrieval_only}) or ["no generator"]
-    arms = Counter(r.arm for r in runs)
     doc.add(Paragraph(
-        f"{len(runs)} config points ({', '.join(f'{n} {a}' for a, n in sorted(arms.items()))}) on {', '.join(scopes)} "
-        f"with {', '.join(generators)}; {sum(len(r.records) for r in runs)} records."
-        + (f" {sum(len(v) for v in dupes.values())} duplicate run(s) merged." if dupes else "")
-        + (f" {len(missing)} run dir(s) without records.jsonl left out." if missing else "")))
-    imported = sorted({(str(m.get("format")), str(m.get("path")), str(m.get("metric")))
-                       for m in (r.metrics.get("imported_from") for r in runs) if isinstance(m, dict)})
-    if imported:
+        f"{ov.config_points} config points ({', '.join(f'{n} {a}' for a, n in ov.arms.items())}) on "
+        f"{', '.join(ov.scopes)} with {', '.join(ov.generators)}; {ov.records} records."
+        + (f" {ov.duplicates} duplicate run(s) merged." if ov.duplicates else "")
+        + (f" {ov.missing} run dir(s) without records.jsonl left out." if ov.missing else "")))
+    if ov.imported:
         doc.add(Paragraph(
             "Imported predictions (`python -m experiments.import`): " + "; ".join(
-                f"{fmt} from {path}, scored with `{metric}`" for fmt, path, metric in imported)
+                f"{m.format} from {m.path}, scored with `{m.metric}`" for m in ov.imported)
             + ". Tokens, latency and cost are shown only where the files gave them. A judge-free stand-in for a "
             "benchmark's LLM judge (e.g. `lara_auto`) is not comparable with the benchmark's published numbers."))
     doc.add(Bullets(sections))

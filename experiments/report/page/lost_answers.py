@@ -23,12 +23,12 @@ def lost_answers_section(doc: Document, rows: list[LossRow]) -> None:
     if not rows:
         doc.add(Paragraph("No scored config with a context."))
         return
-    shown = [r for r in REASONS if any(row.reasons[r] for row in rows)] or list(REASONS[:4])
+    shown = [r for r in REASONS if any(row.reasons.get(r, 0) for row in rows)] or list(REASONS[:4])
     body = []
     for row in rows:
         cells = []
         for reason in shown:
-            n = row.reasons[reason]
+            n = row.reasons.get(reason, 0)
             link = questions_link(bench=row.benchmark, level=_level(row.level), config=row.config, reason=reason)
             cells.append(f"[{n}]({link})" if n else "0")
         body.append([row.benchmark, row.config, row.level, str(row.scored), str(row.wrong), *cells, row.signal])
@@ -53,10 +53,10 @@ def main_loss_line(vrows: list[VerdictRow], rows: list[LossRow]) -> Paragraph | 
         row = next((r for r in mine if r.level == v.level), next((r for r in mine if r.level == ALL), None))
         if row is None and len(mine) == 1:
             row = mine[0]
-        top = row.main_reason() if row else None
+        top = row.main_reason if row else None
         if row is None or top is None:
             continue
-        others = ", ".join(f"{r} {row.reasons[r]}" for r in REASONS if row.reasons[r] and r != top[0])
+        others = ", ".join(f"{r} {row.reasons.get(r, 0)}" for r in REASONS if row.reasons.get(r, 0) and r != top[0])
         link = questions_link(bench=scope, level=_level(row.level), config=row.config, reason=top[0])
         parts.append(f"{scope}: {row.config} lost {row.wrong} of {row.scored} answers, most to **{top[0]}** "
                      f"([{top[1]}]({link}))" + (f", then {others}" if others else "") + f" (by {row.signal})")

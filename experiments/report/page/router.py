@@ -4,6 +4,7 @@ were run, what it costs, where its file is, and its weights in words."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from experiments.report.page.contents import section_ref
@@ -97,10 +98,10 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
                else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})")
     return [v.benchmark, v.level, "learned router", rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
             _oracle_cell(r), f"{r.oracle_mean:.1f}",
-            _delta(r.diff, tested_interval(rr)) + (" adj." if rr.p_route_holm is not None else ""), gap,
+            _delta(r.diff, rr.tested_interval) + (" adj." if rr.p_route_holm is not None else ""), gap,
             f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
-            decided, f"`{rr.file.name}`" if rr.file else "-"]
+            decided, f"`{Path(rr.file).name}`" if rr.file else "-"]
 
 
 def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:

@@ -3,29 +3,21 @@ diagnostics (with the lexical-overlap split) and reproducibility. Each renders r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from eval.lexical_overlap import BUCKET_EDGES
 from experiments.report.diagnostics import Diagnostics
 from experiments.report.latency import LatencyRow
-from experiments.report.overlap import SplitRow, spread
+from experiments.report.overlap import SplitRow
 from experiments.report.page.lost_answers import cell_link
 from experiments.report.page.cells import fmt, pct, usd
 from experiments.report.page.contents import section_title
+from experiments.report.page.drawing import Figures
 from experiments.report.page.document import Code, Document, Heading, Image, Paragraph, Table
 from experiments.report.pairwise import PairwiseRow
-from experiments.report.plots import figures as plots
-from experiments.report.plots.context_share import score_vs_context_share
-from experiments.report.pricing import Pricing
-from experiments.report.reproducibility import provenance, shared_config
-from experiments.report.runs import Run
+from experiments.report.reproducibility import Reproducibility
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.oracle import mean_prompt_tokens
-from experiments.report.verdict.lookups import overall_row
-from experiments.report.verdict.row import VerdictRow
 from experiments.report.whatif import WhatIfRow
-from experiments.versions import package_versions
 
 def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> None:
     """Questions without references: RAG's answers against long context's, judged in both orders."""
@@ -49,8 +41,9 @@ def pairwise_section(doc: Document, prows: list[PairwiseRow], unjudged: int) -> 
                        "order flips", "wins − losses, % [95% CI]", "words (RAG / LC)", "no judgment"], rows))
 
 
-def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, settings: ReportSettings,
+def whatif_section(doc: Document, rows: list[WhatIfRow], pricing_note: str, settings: ReportSettings,
                    latency: list[LatencyRow] | None = None) -> None:
+    """The deployment what-if; `pricing_note`: how the runs were priced (Pricing.describe)."""
     target = ("no latency target" if settings.latency_target_s is None
               else f"a mean latency target of {settings.latency_target_s:g} s")
     doc.add(Heading(2, section_title("whatif"), "whatif"), Paragraph(
@@ -66,7 +59,7 @@ def whatif_section(doc: Document, rows: list[WhatIfRow], pricing: Pricing, setti
         "Latency: *user s* is what one user waits (retrieval + generation served to that user alone, the whole "
         "prefill included); *charged s* is the machine time an answer costs in the measured batch (its share of a "
         "shared prefill and batched decode, plus retrieval); *index s/doc* is the measured index build time."),
-        Paragraph(pricing.describe() + " Measured times come from the machine that ran the sweep."))
+        Paragraph(pricing_note + " Measured times come from the machine that ran the sweep."))
     head = ["benchmark", "role", "config", "score", "cost/answer", "indexing/document",
             "cost per 1,000: no prefix cache", "cost per 1,000: with prefix cache", "cost per 1,000: provider caching",
             "user s mean", "user s p95", "charged s/answer", "index s/doc", "meets target",
@@ -112,59 +105,16 @@ def latency_table(doc: Document, rows: list[LatencyRow]) -> None:
         "slower than the rest carried a device warm-up (runs made before the untimed warm-up existed)."))
 
 
-def plots_section(doc: Document, runs: list[Run], vrows: list[VerdictRow], diag: Diagnostics, out: Path) -> list[Path]:
+def plots_section(doc: Document, figures: Figures, out: Path) -> None:
+    """The figures drawn per benchmark (experiments.report.page.drawing), and those with nothing to draw."""
     doc.add(Heading(2, section_title("plots"), "plots"))
-    scopes = sorted({r.scope for r in runs})
-    written: list[Path] = []
-    for scope in scopes:
-        mine = [r for r in runs if r.scope == scope]
-        slug = "" if len(scopes) == 1 else "_" + "".join(c if c.isalnum() else "-" for c in scope)
-        title = "" if len(scopes) == 1 else f" ({scope})"
-        if len(scopes) > 1:
-            doc.add(Heading(3, scope))
-        overall = overall_row(vrows, scope)
-        oracle_pt = None
-        if overall and overall.oracle and overall.lc and overall.best_rag:
-            tokens = mean_prompt_tokens(overall.oracle, overall.best_rag, overall.lc)  # first: the best RAG
-            oracle_pt = None if tokens is None else (tokens, overall.oracle.score)
-        lc_best = overall.lc_score if overall else None
-        made = [
-            (plots.score_vs_tokens(mine, out / f"score_vs_prompt_tokens{slug}.png", oracle_pt, title),
-             "Score against mean prompt tokens; the dashed line and circled points are the Pareto front.",
-             "score vs prompt tokens (no scored run)"),
-            (plots.score_by_level(mine, out / f"score_by_length_level{slug}.png", title),
-             "Score by length level; bold lines are the best config of each arm.",
-             "score by length level (no scored run)"),
-            (plots.recall_curves(mine, out / f"recall_at_n{slug}.png", title),
-             "Evidence recall@n per retriever and chunk size.", "recall@n (no RAG run with evidence annotations)"),
-            (plots.topk_tradeoff(mine, out / f"score_and_recall_vs_top_k{slug}.png", lc_best, title),
-             "Score vs top-k beside evidence-in-prompt vs top-k (the rise-then-fall of OP-RAG).",
-             "score and recall vs top-k (no RAG run)"),
-            (plots.score_by_depth(mine, out / f"score_by_evidence_depth{slug}.png", title),
-             "Score by the depth of the evidence in the context, best config of each arm.",
-             "score by evidence depth (no scored record with a depth)"),
-            (score_vs_context_share(mine, out / f"score_vs_context_share{slug}.png", title),
-             "Score against the share of the full context sent, per level: prompt tokens divided by long context's "
-             "(long context at 1.0, the oracle retriever near 0), with 95% intervals over documents. Top-k, chunk "
-             "size and long context on one curve.", "score vs share of context (no long-context run)"),
-        ]
-        missing = []
-        for path, caption, name in made:
-            if path is None:
-                missing.append(name)
-                continue
-            written.append(path)
-            doc.add(Paragraph(caption), Image(path, path.stem.replace("_", " ")))
-        for a in diag.agreements:
-            if a.benchmark == scope and a.level == "all":
-                p = plots.agreement_matrix(a.both_right, a.only_lc, a.only_rag, a.both_wrong,
-                                           out / f"agreement_matrix{slug}.png", title)
-                written.append(p)
-                doc.add(Paragraph(f"Per-question agreement of long context ({a.lc.label}) and the best RAG config "
-                                  f"({a.rag.label})."), Image(p, p.stem.replace("_", " ")))
-        if missing:
-            doc.add(Paragraph("Not drawn: " + "; ".join(missing) + "."))
-    return written
+    for scope in figures.scopes:
+        if len(figures.scopes) > 1:
+            doc.add(Heading(3, scope.scope))
+        for f in scope.figures:
+            doc.add(Paragraph(f.caption), Image(out / f.file, Path(f.file).stem.replace("_", " ")))
+        if scope.not_drawn:
+            doc.add(Paragraph("Not drawn: " + "; ".join(scope.not_drawn) + "."))
 
 
 def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettings) -> None:
@@ -214,9 +164,10 @@ def diagnostics_section(doc: Document, diag: Diagnostics, settings: ReportSettin
                         fmt(r.score_longctx_route, 1)] for r in diag.routes]))
 
 
-def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple[int, int]]) -> None:
+def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple[int, int]],
+                    lean: dict[str, float]) -> None:
     """The report's subsection (under Diagnostics); nothing when no record carries an overlap, pages or a
-    question-level group."""
+    question-level group. `lean`: each config's recall gap high - low overlap (experiments.report.overlap.spread)."""
     if not rows and not groups:
         return
     lo, hi = BUCKET_EDGES
@@ -230,7 +181,6 @@ def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple
                           "retrieval (NoLiMa): a config whose recall falls from high to low wins on the easy "
                           "questions only. Evidence: questions whose evidence lies on PDF pages and the rest "
                           "(overlap.csv has these rows)."))
-        lean = spread(rows)
         if lean:
             worst = max(lean, key=lambda c: lean[c])
             doc.add(Paragraph(f"Recall gap high − low overlap: largest for {worst} ({lean[worst]:+.2f})."))
@@ -240,41 +190,28 @@ def overlap_section(doc: Document, rows: list[SplitRow], groups: dict[str, tuple
                           "grouped by the document their evidence lies in."))
 
 
-def reproducibility_section(doc: Document, runs: list[Run], out: Path, dupes: dict[str, list[Path]]) -> None:
+def reproducibility_section(doc: Document, rep: Reproducibility) -> None:
     doc.add(Heading(2, section_title("reproducibility"), "reproducibility"), Paragraph(
         "Data fingerprint: sha256 of the run's benchmark config and the sorted ids of the samples it recorded "
         "(same fingerprint, same questions). Config hash: the runner's hash of everything that changes the records. "
         "Rerun a config with `python -m experiments.run` and the overrides shown."))
-    recorded = [r for r in runs if isinstance(r.metrics.get("versions"), dict)]
-    versions = package_versions()
     doc.add(Heading(3, "Package versions"), Paragraph(
-        "Recorded by the runs." if recorded and len(recorded) == len(runs) else
+        "Recorded by the runs." if rep.versions_recorded else
         "Of the environment that wrote this report (the runs did not record theirs)."))
-    if recorded and len(recorded) == len(runs):
-        versions = {k: ", ".join(sorted({str(r.metrics['versions'].get(k)) for r in recorded
-                                         if r.metrics['versions'].get(k)}))
-                    for k in sorted({k for r in recorded for k in r.metrics["versions"]})}
-    doc.add(Table(["package", "version"], [[k, v] for k, v in versions.items()]))
+    doc.add(Table(["package", "version"], [[k, v] for k, v in rep.versions.items()]))
     doc.add(Heading(3, "Runs"))
-    rows = []
-    for p in provenance(runs):
-        try:
-            where = os.path.relpath(p.run.path, out)
-        except ValueError:
-            where = str(p.run.path)
-        rows.append([p.run.label, p.run.benchmark, p.config_hash, p.models, p.data_fingerprint, p.dataset_revision,
-                     f"`{p.overrides}`" if p.overrides != "-" else "-", str(p.n_records), fmt(p.wall_s), f"`{where}`"])
+    rows = [[r.label, r.benchmark, r.config_hash, r.models, r.data_fingerprint, r.dataset_revision,
+             f"`{r.overrides}`" if r.overrides != "-" else "-", str(r.n_records), fmt(r.wall_s), f"`{r.run_dir}`"]
+            for r in rep.runs]
     doc.add(Table(["config", "benchmark", "config hash", "models", "data fingerprint", "dataset revision", "overrides",
                    "records", "wall s", "run dir"], rows))
-    if dupes:
-        doc.add(Paragraph(f"{sum(len(v) for v in dupes.values())} duplicate run(s) of an identical config point were "
-                          "merged (the one with the most records is shown): " +
-                          ", ".join(f"`{os.path.relpath(p, out)}`" for v in dupes.values() for p in v) + "."))
-    common, varying = shared_config(runs)
-    if common:
-        doc.add(Heading(3, "Config shared by all runs"), Code(common, "yaml"))
-        if varying:
+    if rep.merged:
+        doc.add(Paragraph(f"{len(rep.merged)} duplicate run(s) of an identical config point were merged (the one "
+                          "with the most records is shown): " + ", ".join(f"`{p}`" for p in rep.merged) + "."))
+    if rep.common:
+        doc.add(Heading(3, "Config shared by all runs"), Code(rep.common, "yaml"))
+        if rep.varying:
             doc.add(Paragraph("Keys that differ between runs (or that some runs lack): "
-                              + ", ".join(f"`{k}`" for k in varying) + "."))
+                              + ", ".join(f"`{k}`" for k in rep.varying) + "."))
     else:
         doc.add(Paragraph("The run directories have no .hydra/config.yaml."))

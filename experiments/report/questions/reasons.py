@@ -116,6 +116,7 @@ class LossRow:
         used = [s for s in (EVIDENCE_SIGNAL, ANSWER_SIGNAL) if self.signals[s]]
         return " + ".join(used) if used else "-"
 
+    @property
     def main_reason(self) -> tuple[str, int] | None:
         """The reason most wrong answers share (ties: in REASONS order); None without a wrong answer."""
         if not self.wrong:

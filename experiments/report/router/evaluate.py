@@ -89,6 +89,15 @@ class RouterRow:
     def features_kind(self) -> str:
         return "pre-route + post-retrieval" if self.post_retrieval else "pre-route only"
 
+    @property
+    def tested_interval(self) -> tuple[float, float]:
+        """The router's interval at the level its claim was tested at (adjusted over the report's tests: it
+        clears +tolerance exactly when `route` stands), else its 95% one."""
+        r = self.result
+        if self.p_route_holm is None or r.estimate is None or not self.p_route or self.p_route_holm <= 0:
+            return r.ci
+        return r.estimate.interval(1 - ALPHA * self.p_route / self.p_route_holm)
+
 
 def route_p_value(result: RouterResult, tolerance: float) -> float:
     """One-sided p-value of the claim router - best arm > tolerance, from Δ's t distribution: below 0.05

@@ -3,7 +3,7 @@ router), and its verdict.csv columns. experiments.report.verdict.compare fills i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eval.metrics.confidence import Estimate
@@ -48,7 +48,8 @@ class VerdictRow:
     estimate: Estimate | None = None  # the difference's t distribution: interval and claim p-values
     ci_family: tuple[float, float] | None = None  # the interval at the family-adjusted level (family.py)
     ci_family_confidence: float | None = None  # its confidence: the level the decision was tested at
-    candidates: Candidates | None = None  # every config of both arms at this level: what the plan simulates
+    # every config of both arms at this level: what the plan simulates (not in summary.json: the plans are)
+    candidates: Candidates | None = field(default=None, metadata={"summary_json": False})
     pooled: list[tuple[str, float]] | None = None  # (document, RAG - long context in points) per pooled sample
     tested: bool = False  # the row's decision is one of the report's family of tests
     p_decision: float | None = None  # p-value of the boundary test of the row's decision (report.verdict.family)
