@@ -223,7 +223,6 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
     return 100 * point - half, 100 * point + half
 
 
-@pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
 def test_the_page_renders_from_summary_json_alone(report):
     """summary.json holds everything the page shows: read back into another process's hands (no runs, no
     settings file), it renders the same report.md and report.html."""
@@ -240,6 +239,7 @@ def test_the_page_renders_from_summary_json_alone(report):
         load_summary(bad)
 
 
+@pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
 def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, tolerance):
     # one split: the independent computation repeats one partition's cross-fit (the median over several is
     # tested in test_verdict_simulation.py)
