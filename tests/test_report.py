@@ -223,7 +223,7 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
     return 100 * point - half, 100 * point + half
 
 
-def test_the_page_renders_from_summary_json_alone(report):
+def test_the_page_renders_from_summary_json_alone(report, tmp_path):
     """summary.json holds everything the page shows: read back into another process's hands (no runs, no
     settings file), it renders the same report.md and report.html."""
     out, files = report
@@ -233,7 +233,7 @@ def test_the_page_renders_from_summary_json_alone(report):
     doc = present(summary)
     assert to_markdown(doc) == (out / "report.md").read_text()
     assert to_html(doc) == (out / "report.html").read_text()
-    bad = out / "not_a_summary.json"
+    bad = tmp_path / "not_a_summary.json"
     bad.write_text('{"version": 0}')
     with pytest.raises(ValueError, match="not_a_summary.json: not a report summary of version"):
         load_summary(bad)
