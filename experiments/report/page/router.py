@@ -10,7 +10,7 @@ from typing import Any
 from experiments.report.page.contents import section_ref
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.halves import MIN_GROUPS
-from experiments.report.router.evaluate import RouterRow, money, tested_interval
+from experiments.report.router.evaluate import RouterRow, money
 from experiments.report.router.features import SAME_EVERYWHERE
 from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 
@@ -98,7 +98,7 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
                else "no" if rr.p_route_holm is None else f"no (p {rr.p_route_holm:.2f})")
     return [v.benchmark, v.level, "learned router", rr.features_kind, f"{r.router_mean:.1f}", f"{r.best_arm_mean:.1f}",
             _oracle_cell(r), f"{r.oracle_mean:.1f}",
-            _delta(r.diff, rr.tested_interval) + (" adj." if rr.p_route_holm is not None else ""), gap,
+            _delta(r.diff, rr.shown_interval) + (" adj." if rr.p_route_holm is not None else ""), gap,
             f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
             decided, f"`{Path(rr.file).name}`" if rr.file else "-"]

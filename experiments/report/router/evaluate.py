@@ -90,13 +90,9 @@ class RouterRow:
         return "pre-route + post-retrieval" if self.post_retrieval else "pre-route only"
 
     @property
-    def tested_interval(self) -> tuple[float, float]:
-        """The router's interval at the level its claim was tested at (adjusted over the report's tests: it
-        clears +tolerance exactly when `route` stands), else its 95% one."""
-        r = self.result
-        if self.p_route_holm is None or r.estimate is None or not self.p_route or self.p_route_holm <= 0:
-            return r.ci
-        return r.estimate.interval(1 - ALPHA * self.p_route / self.p_route_holm)
+    def shown_interval(self) -> tuple[float, float]:
+        """The interval the page shows: at the level the claim was tested at (`tested_interval`)."""
+        return tested_interval(self)
 
 
 def route_p_value(result: RouterResult, tolerance: float) -> float:
