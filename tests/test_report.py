@@ -387,7 +387,7 @@ def test_credentials_in_run_configs_do_not_reach_the_report(tmp_path):
               config={"benchmark": {"name": "b"}, "generator": {"model": "g", "api_key": secret}},
               overrides=[f"+generator.api_key={secret}", "arm=longctx"])
     files = build_report([str(tmp_path / "runs")], tmp_path / "out")
-    for name in ("report.md", "report.html", "summary.csv"):
+    for name in ("report.md", "report.html", "summary.csv", "summary.json"):
         assert secret not in files[name].read_text(), name
     assert "arm=longctx" in files["report.md"].read_text()
 
