@@ -215,3 +215,22 @@ def test_the_split_scenario_parts_its_arms_by_the_edge_it_is_given(edge):
     assert abs(s_lc.mean() - s_rag.mean()) < 0.03
     by_length = np.where(short, s_lc, s_rag).mean() - max(s_lc.mean(), s_rag.mean())
     assert 0.7 * edge < by_length < edge + 0.03
+
+
+def test_the_screen_keeps_the_feature_that_carries_the_gain_and_zeroes_those_that_say_nothing():
+    """Issue 41: the ridge shrinks every weight alike; the screen (|t| >= 2, and the strongest always) leaves out
+    features unrelated to the gain, and with bootstrap weights it reads the questions as repeated."""
+    from experiments.report.router.fit import fit_router, screened
+
+    lc, rag = simulated_pair("split", n_docs=40, per_doc=5, seed=4)
+    features = router_features(lc, rag)
+    d = features.s_rag - features.s_lc
+    keep = dict(zip(features.used, screened(features.X, d)))
+    assert keep["log_doc_tokens"] and sum(keep.values()) < len(keep)
+    model = fit_router(features.X, d, features.used, 1.0)
+    assert all((w != 0) == keep[n] for n, w in zip(model.names, model.weights))
+    counts = np.random.default_rng(0).integers(0, 3, features.n)
+    repeated = np.repeat(np.arange(features.n), counts)
+    assert (screened(features.X, d, counts.astype(float)) == screened(features.X[repeated], d[repeated])).all()
+    noise = np.random.default_rng(1).normal(size=(features.n, 1))  # one column that says nothing: kept (strongest)
+    assert screened(noise, d).tolist() == [True]
