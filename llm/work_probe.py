@@ -1,13 +1,14 @@
 """The per-token CPU rates of a local generator, measured once per timing setup by a probe (llm/work_model.py).
 
-Prompts of known lengths (16, 128 and 512 words, less in a small window) are generated in batches of two, once with one
-new token and once with 8, through the generator's own `generate` (its padded-batch path, tokenising
-included, as every arm's answers are). Each batch's CPU seconds and tokens are one measured unit; the work model's
-rates are fitted on them. The result is kept in `<cache_dir>/work_rates/<key>.json` (or the folder named by the
-environment variable `RAGLC_WORK_RATES_DIR`, to share one probe between sweeps with different cache folders), keyed by
-the model, the timing setup (`timing_context()`: backend, device, dtype, threads, batch policy) and the machine (host
-name and processor), so every config of a sweep, and every later sweep on the same setup, is priced at the same rates
-whatever the machine's load while each config ran.
+Prompts of known lengths (16, 128 and 512 words, less in a small window) are generated in batches of two, once with
+one new token and once with 8, and one prompt of 1,536 words (about 2,000 tokens) alone, with 1 and 16, through the
+generator's own `generate` (its padded-batch path, tokenising included, as every arm's answers are). Each batch's CPU
+seconds and tokens are one measured unit; the work model's rates are fitted on them. The result is kept in
+`<cache_dir>/work_rates/<key>.json` (or the folder named by the environment variable `RAGLC_WORK_RATES_DIR`, to share
+one probe between sweeps with different cache folders), keyed by the model, the timing setup (`timing_context()`:
+backend, device, dtype, threads, batch policy) and the machine (host name and processor), so every config of a sweep,
+and every later sweep on the same setup, is priced at the same rates whatever the machine's load while each config
+ran.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from llm.work_model import WorkModel, fit_work_model
 
 log = logging.getLogger(__name__)
 
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 NEW_TOKENS = (1, 8)
+# one long prompt pins the attention terms where long context is priced: fitted on prompts of at most 512 words,
+# three probes priced the demo's RAG at 0.36-0.61x of long context's cost at 1k; with it, at 0.46-0.56x
+LONG_WORDS, LONG_NEW_TOKENS = 1536, (1, 16)
 WORDS = ("river stone lantern maple orbit velvet harbor quartz meadow signal ember falcon prism tundra willow "
          "cobalt saffron glacier ").split()
 
@@ -61,19 +65,30 @@ def measure(generator) -> WorkModel | None:
         return None
 
 
+def long_length(window: int | None) -> int | None:
+    """The one long prompt's length in words (about 2,000 tokens; a quarter of a small window), or None where the
+    window holds no prompt longer than the short ones."""
+    words = min(LONG_WORDS, (window or 8192) // 4)
+    return words if words > max(probe_lengths(window)) else None
+
+
 def _measure(generator) -> WorkModel | None:
     window = getattr(generator, "context_window", None)
     generator.generate([Prompt(user=_text(8, 0), max_new_tokens=2, chat=False)])  # warm-up, untimed
+    units = [(words, new, 2, salt) for salt, words in enumerate(probe_lengths(window)) for new in NEW_TOKENS]
+    long = long_length(window)
+    if long is not None:  # alone in its batch: it costs as much as every short batch together
+        units += [(long, new, 1, 50 + new) for new in LONG_NEW_TOKENS]
     records: list[dict[str, Any]] = []
-    for salt, words in enumerate(probe_lengths(window)):
-        for new in NEW_TOKENS:
-            prompts = [Prompt(user=_text(words, salt + k), max_new_tokens=new, chat=False) for k in range(2)]
-            gens = generator.generate(prompts)
-            if any(g.cpu_s is None for g in gens):
-                return None
-            records += [{"group": f"{words}-{new}", "prompt_tokens": g.prompt_tokens,
-                         "completion_tokens": g.completion_tokens, "cpu_s": g.cpu_s} for g in gens]
-    return fit_work_model(records, min_units=5, source=f"a probe of {len(records)} prompts, batches of 2")
+    for words, new, batch, salt in units:
+        gens = generator.generate([Prompt(user=_text(words, salt + k), max_new_tokens=new, chat=False)
+                                   for k in range(batch)])
+        if any(g.cpu_s is None for g in gens):
+            return None
+        records += [{"group": f"{words}-{new}", "prompt_tokens": g.prompt_tokens,
+                     "completion_tokens": g.completion_tokens, "cpu_s": g.cpu_s} for g in gens]
+    return fit_work_model(records, min_units=5, source=f"a probe of {len(records)} prompts up to "
+                                                       f"{max(r['prompt_tokens'] for r in records):,} tokens")
 
 
 def _kept_path(generator, cache_dir: str | Path | None) -> Path | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from llm.work_model import FEATURES, WorkModel, WorkPriced
-from llm.work_probe import calibrated, probe_key, probe_lengths
+from llm.work_probe import calibrated, long_length, probe_key, probe_lengths
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,8 +29,10 @@ def test_the_probe_measures_once_per_setup_and_keeps_the_rates(tiny_generator, t
     try:
         work = calibrated(tiny_generator, tmp_path)
         assert work is not None and len(work.rates) == len(FEATURES) and min(work.rates) >= 0
-        assert sum(work.rates) > 0 and work.n == 2 * 2 * len(probe_lengths(tiny_generator.context_window))
-        assert calls and calls[1:] == [2] * (len(calls) - 1)  # a warm-up, then batches of two
+        short = 2 * len(probe_lengths(tiny_generator.context_window))
+        assert long_length(tiny_generator.context_window) is not None
+        assert sum(work.rates) > 0 and work.n == 2 * short + 2
+        assert calls[1:] == [2] * short + [1, 1]  # a warm-up, batches of two, then the long prompt alone, twice
         kept = list((tmp_path / "work_rates").glob("*.json"))
         assert [p.stem for p in kept] == [probe_key(tiny_generator)]
         n_calls = len(calls)
@@ -88,6 +90,7 @@ def test_a_window_too_small_for_the_probe_leaves_the_measured_seconds(tiny_gener
     import llm.work_probe as probe
 
     assert probe.probe_lengths(60) == [1, 7] and probe.probe_lengths(8192) == [16, 128, 512]
+    assert probe.long_length(8192) == 1536 and probe.long_length(60) == 15 and probe.long_length(4) is None
     monkeypatch.setattr(probe, "probe_lengths", lambda window: [16, 128])  # 128 words cannot fit 60 tokens
     monkeypatch.setattr(tiny_generator, "context_window", 60)
     with caplog.at_level("WARNING", logger="llm.work_probe"):
