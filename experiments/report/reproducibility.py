@@ -52,27 +52,6 @@ def model_ids(run: Run) -> str:
     return "; ".join(ids) if ids else "-"
 
 
-@dataclass
-class RunProvenance:
-    run: Run
-    config_hash: str
-    models: str
-    data_fingerprint: str
-    dataset_revision: str
-    overrides: str
-    n_records: int
-    wall_s: Any
-    versions: dict[str, str] | None  # what the run recorded, if anything
-
-
-def provenance(runs: list[Run]) -> list[RunProvenance]:
-    return [RunProvenance(r, str(r.metrics.get("config_hash", "-")), model_ids(r), data_fingerprint(r),
-                          dataset_revision(r), " ".join(r.overrides) or "-", len(r.records),
-                          r.metrics.get("wall_s", "-"),
-                          r.metrics.get("versions") if isinstance(r.metrics.get("versions"), dict) else None)
-            for r in runs]
-
-
 def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(d, dict):
         out: dict[str, Any] = {}
@@ -168,8 +147,9 @@ def recorded_versions(runs: list[Run]) -> dict[str, str] | None:
 def reproducibility(runs: list[Run], out: Path, dupes: dict[str, list[Path]]) -> Reproducibility:
     """The section's rows, run folders named relative to the report's folder `out`."""
     recorded = recorded_versions(runs)
-    rows = [RunRow(p.run.label, p.run.benchmark, p.config_hash, p.models, p.data_fingerprint, p.dataset_revision,
-                   p.overrides, p.n_records, p.wall_s, _relative(p.run.path, out)) for p in provenance(runs)]
+    rows = [RunRow(r.label, r.benchmark, str(r.metrics.get("config_hash", "-")), model_ids(r), data_fingerprint(r),
+                   dataset_revision(r), " ".join(r.overrides) or "-", len(r.records), r.metrics.get("wall_s", "-"),
+                   _relative(r.path, out)) for r in runs]
     common, varying = shared_config(runs)
     return Reproducibility(versions=recorded if recorded is not None else package_versions(),
                            versions_recorded=recorded is not None, runs=rows,
