@@ -14,7 +14,7 @@ Output tokens cannot be counted before a model writes them, so each answer's are
 - the response cache's answer to this very prompt, where an earlier run left one (exact: the run will reuse it);
 - else an answer that restates the question and gives the reference: the question's tokens plus the reference
   answer's, at most the prompt's `max_new_tokens` (SmolLM2's answers on the demo and on `make decide`'s example came
-  out 1-20% longer than this, so the figure leans low for a chatty model and high for one that answers in a word);
+  out 1-25% longer than this, so the figure leans low for a chatty model and high for one that answers in a word);
 - else (no reference) `max_new_tokens`.
 The bound (`max_new_tokens` for every answer, what a paid run can reach) is printed beside the expectation, and
 dollars are given for both.

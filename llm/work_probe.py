@@ -105,7 +105,7 @@ def kept(generator, cache_dir: str | Path | None) -> WorkModel | None:
     try:
         return WorkModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
-        log.warning("%s: unreadable work rates (%s): measuring them again", path, exc)
+        log.warning("%s: unreadable work rates (%s): not used", path, exc)
         return None
 
 
