@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 PROBE_VERSION = 2
 NEW_TOKENS = (1, 8)
 # one long prompt pins the attention terms where long context is priced: fitted on prompts of at most 512 words,
-# three probes priced the demo's RAG at 0.36-0.61x of long context's cost at 1k; with it, at 0.46-0.56x
+# four probes priced the demo's RAG at 0.26-0.61x of long context's cost at 1k; with it, three at 0.46-0.56x
 LONG_WORDS, LONG_NEW_TOKENS = 1536, (1, 16)
 WORDS = ("river stone lantern maple orbit velvet harbor quartz meadow signal ember falcon prism tundra willow "
          "cobalt saffron glacier ").split()
