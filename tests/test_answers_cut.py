@@ -8,6 +8,8 @@ import copy
 import csv
 import json
 
+import pytest
+
 from experiments.run_metrics import aggregate
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
@@ -30,6 +32,7 @@ def test_the_transformers_backend_says_how_each_answer_ended(generator):
     assert done.finish_reason == "stop"
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_the_runner_records_it_and_counts_the_cut_answers(tmp_path, generator):
     """The runner over the real SmolLM2 (in this process: the session's weights), whose answers end both ways."""
     from experiments.run import run

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 from tests.conftest import ROOT, compose
 
@@ -69,6 +71,7 @@ def _run_cli(args, cwd, timeout=600):
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_hydra_multirun_sweep_and_report(tmp_path, tiny_llm):
     """`python -m experiments.run -m ...` then `python -m experiments.report`, as a user runs them."""
     sweep = tmp_path / "sweep"

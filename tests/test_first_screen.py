@@ -172,6 +172,7 @@ def test_short_label_cuts_long_config_names_and_keeps_the_hash(tmp_path):
     assert cut.endswith("#" + str(run.metrics["config_hash"])[:6]), cut
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_check_script_finds_every_table_inside_a_1400_px_window(runs_root, tmp_path):
     if not any(shutil.which(b) for b in ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")):
         pytest.skip("chromium not installed: `apt-get install -y chromium` to check the first screen in a browser")

@@ -29,6 +29,7 @@ def test_prefix_reuse_gives_identical_greedy_answers(generator):
     assert all(g.completion_tokens >= 1 for g in shared)
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_response_cache_serves_reruns(generator, tmp_path):
     cached = CachedGenerator(generator, ResponseCache(tmp_path / "r.sqlite"))
     p = Prompt("Say the word 'blue' and nothing else.", max_new_tokens=4)

@@ -82,6 +82,7 @@ def test_small_sample_verdict():
     assert [r["rag"] for r in figures["through_report"]][:2] == [0, 0] and set(figures["samples"]) == {"1", "4"}
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_report_speed():
     figures = run_script("report_speed.py", "--runs", "7", "--per-level", "4")
     assert figures["run_dirs"] == 7 and figures["records"] == 7 * 3 * 4 and figures["plots"] > 0

@@ -194,6 +194,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert "--power 1.2: must be between 0 and 1" in capsys.readouterr().err
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_plan_check_script_prints_json_figures():
     import subprocess
     import sys

@@ -156,6 +156,7 @@ def test_loong_report_names_document_recall(tmp_path, tiny_llm):
 
 
 # ------------------------------------------------------------------ embedder input limit (item 3)
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 @pytest.mark.skipif(not LOOGLE.exists(), reason="../shared/data/loogle absent")
 def test_minilm_truncation_is_counted_warned_and_reported(tmp_path, minilm, tiny_llm):
     res = _retrieval_sweep(tmp_path, tiny_llm, "benchmark=loogle", f"benchmark.path={LOOGLE}",

@@ -39,6 +39,7 @@ def test_equal_arms_are_not_called_for_long_context(tmp_path, settings):
     assert rates["excludes_0"] <= 0.1, rates
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_clear_differences_are_decided_about_as_often_as_with_one_config_fixed_in_advance(tmp_path, settings):
     better = decision_rates(tmp_path, "rag_clearly_better", SWEEPS, settings, seed=3)
     worse = decision_rates(tmp_path, "issue_longctx_better_21", SWEEPS, settings, seed=4)
