@@ -53,6 +53,18 @@ def tokenizer_cache_dir() -> Path:
     return Path(base) / "rag-or-long-context" / "tokenizers"
 
 
+def converted_copy(gguf_path: Path) -> Path:
+    """Where the tokenizer converted from `gguf_path` is kept: named by the file (path, size, modification time) and
+    the transformers and tokenizers versions that converted it."""
+    import tokenizers
+    import transformers
+
+    stat = gguf_path.stat()
+    key = hashlib.sha256(json.dumps([str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns,
+                                     transformers.__version__, tokenizers.__version__]).encode()).hexdigest()[:16]
+    return tokenizer_cache_dir() / f"{gguf_path.stem}-{key}"
+
+
 def _gguf_tokenizer(gguf_path: Path):
     """The tokenizer of a GGUF file. Converting it takes transformers 15-80 s on 2 cores (every field of the
     vocabulary read in Python, the file parsed twice), and every run, dry run and test process paid it; so the
@@ -63,14 +75,9 @@ def _gguf_tokenizer(gguf_path: Path):
     import shutil
     import time
 
-    import tokenizers
-    import transformers
     from transformers import AutoTokenizer
 
-    stat = gguf_path.stat()
-    key = hashlib.sha256(json.dumps([str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns,
-                                     transformers.__version__, tokenizers.__version__]).encode()).hexdigest()[:16]
-    saved = tokenizer_cache_dir() / f"{gguf_path.stem}-{key}"
+    saved = converted_copy(gguf_path)
     tok = None
     if saved.is_dir():
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from llm.bundled import resolve_model
-from llm.hf_tokenizer import _gguf_tokenizer, load_hf_tokenizer, tokenizer_cache_dir
+from llm.hf_tokenizer import _gguf_tokenizer, converted_copy, load_hf_tokenizer, tokenizer_cache_dir
 
 TEXTS = ["Hello world", "In which village was the mayor of Vithnaesk born?", "中文 测试 ünï", " lead\n\n trail "]
 
@@ -21,10 +21,11 @@ def _gguf() -> Path:
 
 
 def _kept_copy() -> Path:
+    """This environment's kept copy (another checkout's GGUF path keeps its own beside it)."""
     load_hf_tokenizer("bundled:smollm2")  # the session's tokenizer: converted once, or read from the kept copy
-    kept = sorted(tokenizer_cache_dir().glob(f"{_gguf().stem}-*"))
-    assert kept and not [p for p in kept if p.name.endswith(".tmp")]
-    return kept[-1]
+    kept = converted_copy(_gguf())
+    assert kept.is_dir() and kept.parent == tokenizer_cache_dir()
+    return kept
 
 
 def test_the_kept_copy_tokenizes_as_the_conversion(tmp_path, monkeypatch):
