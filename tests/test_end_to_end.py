@@ -94,6 +94,7 @@ def test_hydra_multirun_sweep_and_report(tmp_path, tiny_llm):
     assert "rag bm25 c64 k2" in (sweep / "report.md").read_text()
 
 
+@pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
 def test_unknown_config_values_name_the_allowed_ones(tmp_path, tiny_llm):
     res = _run_cli(["-m", "experiments.run", "arm=bogus", f"hydra.run.dir={tmp_path}"], ROOT, timeout=120)
     assert res.returncode != 0 and "Available options" in res.stderr and "longctx" in res.stderr and "rag" in res.stderr

@@ -239,7 +239,9 @@ def test_the_page_renders_from_summary_json_alone(report, tmp_path):
         load_summary(bad)
 
 
-@pytest.mark.parametrize("tolerance", [2.0, 0.0, 30.0])
+# one tolerance in the fast tier, the other two (a full report build each, ~25 s) in the integration tier
+@pytest.mark.parametrize("tolerance", [pytest.param(2.0, marks=pytest.mark.integration), 0.0,
+                                       pytest.param(30.0, marks=pytest.mark.integration)])
 def test_verdict_numbers_match_an_independent_computation(sweep, tmp_path, tolerance):
     # one split: the independent computation repeats one partition's cross-fit (the median over several is
     # tested in test_verdict_simulation.py)
