@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 from eval.corpus.fingerprint import data_fingerprint
-from experiments.report.page.build import build_report, print_locations
 
 
 def sweep_folder(docs: str, questions: str) -> Path:
@@ -60,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dry run: nothing generated, no report; each config point's estimate is in {out}/*/dry_run.json. "
               "Run the same command without run.dry_run=true (DRY_RUN=1) for the sweep and its report.")
         return 0
+    # imported here, not above: the report's modules (scipy, matplotlib) take about 2 s to import, which a dry
+    # run, which writes no report, should not wait for
+    from experiments.report.page.build import build_report, print_locations
+
     print_locations(build_report([str(out)]))
     return 0
 

@@ -162,6 +162,31 @@ def _dollars(amount: float) -> str:
     return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.3g}"
 
 
+# the estimates of this process's dry runs by `experiments.run._dry_run_key`: a sweep's points that build the same
+# prompts (long context, repeated for every RAG knob of `make decide`'s grid) are counted once. A real run empties
+# it (`forget`): its answers and probe rates change what the next estimate reads.
+_ESTIMATED: dict[str, dict[str, Any]] = {}
+
+
+def remember(key: str, figures: dict[str, Any]) -> None:
+    _ESTIMATED[key] = figures
+
+
+def forget() -> None:
+    _ESTIMATED.clear()
+
+
+def repeat(label: str, key: str, run_dir: Path) -> bool:
+    """Report an earlier point's estimate again where this point builds the very same prompts (same key); False
+    when no point of this process did."""
+    figures = _ESTIMATED.get(key)
+    if figures is None:
+        return False
+    log.info("dry run: %s builds the same prompts as an earlier point of this sweep: its estimate again", label)
+    report(label, figures, run_dir)
+    return True
+
+
 def report(label: str, figures: dict[str, Any], run_dir: Path) -> None:
     """Print the point's estimate (one line of words, one JSON line) and write it to `dry_run.json`."""
     f = figures

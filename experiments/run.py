@@ -205,6 +205,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     set_log_level(cfg.run.get("log_level", "info"))
     spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
+    if not cfg.run.get("dry_run"):
+        dry_run.forget()  # a real run may fill the response cache and keep probe rates: earlier estimates go stale
+    elif dry_run.repeat(arm_label(arm_knobs(cfg)), _dry_run_key(cfg), run_dir):
+        return {"score": None}
     from llm.factory import build_generator
 
     # the tokenizer now (weights load on the first generation): a corpus's length levels count its tokens
@@ -334,7 +338,19 @@ def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, sample
     reuse = bool(getattr(_backend_of(counter), "reuse_prefix", False))
     figures = dry_run.estimate(groups, spec.role, cost_model, reuse_prefix=reuse)
     dry_run.report(arm_label(knobs), figures, run_dir)
+    dry_run.remember(_dry_run_key(cfg), figures)
     return {"score": None, **figures}
+
+
+def _dry_run_key(cfg: DictConfig) -> str:
+    """What a dry run's figures depend on: the records' config hash (an arm's hash leaves out the sections it does
+    not read, so long context's is the same whatever RAG knob a sweep varies), the questions chosen, the generator
+    as a whole and the price."""
+    parts = {"config": config_hash(cfg), "benchmark": OmegaConf.to_container(cfg.benchmark, resolve=True),
+             "generator": OmegaConf.to_container(cfg.generator, resolve=True),
+             "price": OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None,
+             "cache_dir": str(cfg.run.cache_dir)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

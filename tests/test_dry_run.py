@@ -97,3 +97,35 @@ def test_price_cpu_is_priced_at_the_rates_an_earlier_probe_kept(tmp_path, tiny_l
     dry = json.loads((tmp_path / "after" / "dry_run.json").read_text())
     assert dry["cpu_rates"] and dry["output_expected_from"] == {ANSWERED: len(records)}
     assert dry["usd_without_provider_caching"] == pytest.approx(sum(r["cost_usd"] for r in records), rel=1e-5)
+
+
+def test_a_point_that_builds_the_same_prompts_is_counted_once(tmp_path, tiny_llm, capsys, caplog):
+    """`make decide`'s grid repeats long context for every RAG knob: the second point reports the first's estimate
+    (its config hash leaves out the RAG section), a changed question set is counted again, and a real run in between
+    makes the next dry run count afresh (the response cache it filled changes the expected output)."""
+    from experiments.run import run
+    from tests.conftest import compose
+
+    common = ["arm=longctx", "generator=smollm2", f"generator.model={tiny_llm}", "benchmark=synthetic",
+              "benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2",
+              f"run.cache_dir={tmp_path / 'cache'}", "run.progress=false", "price=gpt-4o"]
+    dirs = {name: tmp_path / name for name in ("k2", "k4", "q3", "real", "after")}
+    for d in dirs.values():
+        d.mkdir()
+    run(compose([*common, "rag.top_k=2", "run.dry_run=true"]), dirs["k2"])
+    capsys.readouterr()
+    with caplog.at_level("INFO", logger="experiments.dry_run"):
+        run(compose([*common, "rag.top_k=4", "run.dry_run=true"]), dirs["k4"])
+    assert "builds the same prompts as an earlier point" in caplog.text
+    first, second = (json.loads((dirs[k] / "dry_run.json").read_text()) for k in ("k2", "k4"))
+    assert first == second and first["questions"] > 0
+    assert "dry run: longctx" in capsys.readouterr().out  # reported again, not silently skipped
+    caplog.clear()
+    with caplog.at_level("INFO", logger="experiments.dry_run"):
+        run(compose([*common, "benchmark.questions_per_haystack=3", "run.dry_run=true"]), dirs["q3"])
+    assert "same prompts" not in caplog.text
+    assert json.loads((dirs["q3"] / "dry_run.json").read_text())["questions"] > first["questions"]
+    run(compose(common), dirs["real"])
+    run(compose([*common, "run.dry_run=true"]), dirs["after"])
+    assert json.loads((dirs["after"] / "dry_run.json").read_text())["output_expected_from"] == {
+        ANSWERED: first["questions"]}
