@@ -8,7 +8,7 @@ seconds and tokens are one measured unit; the work model's rates are fitted on t
 one probe between sweeps with different cache folders), keyed by the model, the timing setup (`timing_context()`:
 backend, device, dtype, threads, batch policy) and the machine (host name and processor), so every config of a sweep,
 and every later sweep on the same setup, is priced at the same rates whatever the machine's load while each config
-ran.
+ran. A probe disturbed by a neighbour's burst of work (a poor fit) is measured again (`measure`).
 """
 
 from __future__ import annotations
@@ -54,15 +54,37 @@ def probe_key(generator) -> str:
     return hashlib.sha256(json.dumps(setup, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+# a probe whose fit explains less than this share of its batches' CPU seconds was disturbed (on a busy machine a
+# neighbour's burst lands on some batches: one probe beside a test run and two sweeps fitted R² 0.12, where probes
+# on a steadily loaded machine fit 0.998 or better); it is measured again, at most `PROBE_TRIES` times in all
+MIN_R2, PROBE_TRIES = 0.95, 3
+
+
 def measure(generator) -> WorkModel | None:
-    """Run the probe on `generator` (untimed warm-up first, as every arm gets) and fit the rates; None when the
-    generator reports no CPU time (a remote endpoint), a probe prompt does not fit its window, or the batches cannot
-    be fitted: the run then prices its measured CPU seconds, and says so, instead of failing."""
-    try:
-        return _measure(generator)
-    except ValueError as exc:  # e.g. PromptTooLong: a window too small for the probe's prompts
-        log.warning("no per-token CPU rates: the probe could not run (%s); costs are the measured CPU seconds", exc)
-        return None
+    """Run the probe on `generator` (untimed warm-up first, as every arm gets) and fit the rates, again where the fit
+    is poor (`MIN_R2`), keeping the best; None when the generator reports no CPU time (a remote endpoint), a probe
+    prompt does not fit its window, or the batches cannot be fitted: the run then prices its measured CPU seconds,
+    and says so, instead of failing."""
+    best: WorkModel | None = None
+    for attempt in range(1, PROBE_TRIES + 1):
+        try:
+            work = _measure(generator)
+        except ValueError as exc:  # e.g. PromptTooLong: a window too small for the probe's prompts
+            log.warning("no per-token CPU rates: the probe could not run (%s); costs are the measured CPU seconds",
+                        exc)
+            return None
+        if work is None:
+            return best
+        best = work if best is None or work.r2 > best.r2 else best
+        if work.r2 >= MIN_R2:
+            return work
+        log.info("work probe %d of %d fitted R² %.2f (under %.2f: the machine was busy): measuring again", attempt,
+                 PROBE_TRIES, work.r2, MIN_R2)
+    log.warning("the work probe fitted R² %.2f at best in %d tries: the machine was too busy to measure per-token "
+                "rates well, so this sweep's price=cpu costs rest on rough rates (kept for the whole sweep, so its "
+                "configs are still priced alike); delete the kept file to measure again on a quieter machine",
+                best.r2, PROBE_TRIES)
+    return best
 
 
 def long_length(window: int | None) -> int | None:
