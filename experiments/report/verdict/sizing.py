@@ -38,8 +38,10 @@ candidate size as above and reads that world's power. The planned size is the sm
 reached in `assurance` of the worlds (4 of 5, ASSURANCE), and the plan also says the size for 9 of 10 (SURE):
 "N documents: 80% power in 4 of 5 plausible worlds; M for 9 of 10". Measured per pilot (perf/plan_check.py
 check F, 8 pilots a case, 20-40 sweeps each): 12 configs from 16-document pilots delivered 85-100%; one config
-from 16-document pilots 60-97% (the old plan 62-97%), from 8-document pilots 33-97% (old 33-100%): a few
-documents can show far less spread than there is, which no resampling of them reveals.
+from 16-document pilots 60-97% (the old plan 62-97%), from 8-document pilots 33-97% (old 33-100%). Over 40 pilots
+a case (80 sweeps each), one config's plans at the 4-of-5 size fell below 65% in 6 of 40 from 16 documents (lowest
+0.49) and from 8 (lowest 0.26); at the 9-of-10 size in 3 of 40 (0.59, 0.41): a few documents can show far less
+spread than there is, which no resampling of them reveals (README: the plan).
 
 perf/plan_check.py checks the promise per pilot: sweeps of the planned size from the true model, run through
 the verdict's own code, decide at least at the stated rate in single plans, not only on average.
