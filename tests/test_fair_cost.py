@@ -170,7 +170,7 @@ def test_a_retimed_record_is_priced_at_the_median_of_its_repeats():
 
 
 def test_a_p90_over_fewer_than_ten_values_is_marked():
-    from experiments.report.page.sections import few
+    from experiments.report.page.sections.whatif import few
 
     assert few("1.20", 4) == "1.20*" and few("1.20", 10) == "1.20" and few("-", 3) == "-"
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from experiments.report.page.build import build_report
-from experiments.report.page.first_screen import ANSWER_HEAD, FOREST_FILE, MAX_LABEL, short_label
+from experiments.report.page.sections.first_screen import ANSWER_HEAD, MAX_LABEL, short_label
+from experiments.report.page.verdict_cells import FOREST_FILE
 from experiments.report.plots.forest import ForestRow, forest_plot
 from experiments.report.runs import find_runs
 from experiments.report.settings import load_settings

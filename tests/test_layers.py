@@ -25,7 +25,7 @@ ARM_NAMES_ALLOWED = {
     ("eval/benchmarks/lara.py", "rag"): "LaRA's own name for its retrieval prompts",
     ("rag/arm.py", "rag"): "the arm class states its own name",
     ("longctx/arm.py", "longctx"): "the arm class states its own name",
-    ("experiments/report/page/router.py", "router"): "the router table's column heading",
+    ("experiments/report/page/sections/routing.py", "router"): "the router table's column heading",
     ("experiments/report/router/evaluate.py", "router"): "the learned router's estimate in router.json",
     ("experiments/report/router/fit.py", "router"): "one split's learned-router mean, a key of a local dict",
 }

@@ -5,7 +5,7 @@ the deployment what-if shows (best long context, the RAG picks, the other arms' 
 over all levels: n answers, the p50 and p90 of their `latency_s`, and, where the run re-timed answers
 (`run.timing_repeats`, experiments/retime.py), the same over the per-answer medians of the repeats (a
 benchmark-grade figure); plus the first answer's latency against the median of the rest, which shows whether
-a device warm-up landed in the records. Rows only: experiments/report/page/sections.py renders them.
+a device warm-up landed in the records. Rows only: experiments/report/page/sections/whatif.py renders them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 model's window (and the questions whose evidence went with them), and what the load left out or read
 doubtfully (unreadable files and the questions about them, evidence quotes that did not align, CSV cells
 read as one answer, documents read with a warning). The report's first screen names them under the answer
-(page/first_screen.py): a verdict over what is left says nothing about what was lost.
+(page/sections/first_screen.py): a verdict over what is left says nothing about what was lost.
 
 Read from each run's metrics.json (`context_cuts`, written by the runner from experiments/context_cuts.py;
 `load_losses`, from the benchmark's `LoadResult.losses`); a run written before those existed gives its

@@ -1,6 +1,6 @@
 """Whether the runs' costs were measured alike: the same batching policy, timings measured under the setup they
 price, one time basis. Each way they were not is one sentence the first screen shows under the answer
-(page/first_screen.py), because a cost the arms were not measured alike for is not a cost to decide on.
+(page/sections/first_screen.py), because a cost the arms were not measured alike for is not a cost to decide on.
 
 - Batching: each record says the generator's batching policy it was answered under (`decode_policy`, the
   generator's `decode_batch`); runs (or records of one run) under different policies, or some with none recorded

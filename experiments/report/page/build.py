@@ -10,16 +10,17 @@ summary.json (every row of the page), questions.html (every question, the arms s
 
 Defaults come from conf/report.yaml (or --settings FILE); flags override them.
 
-The report opens with the answer (experiments.report.page.first_screen): one line of values per benchmark
-and length level, and the forest plot of the same rows (verdict_forest.png). Sections: 1 verdict per
-benchmark and length level, how it was reached (page/verdict.py); 2 deployment what-if; 3 plots;
-4 diagnostics; 5 reproducibility (page/sections.py).
+The report opens with the answer (experiments.report.page.sections.first_screen): one line of values per
+benchmark and length level, and the forest plot of the same rows (verdict_forest.png). Sections: 1 verdict per
+benchmark and length level, how it was reached; 2 deployment what-if; 3 plots; 4 diagnostics; 5 reproducibility,
+each with its subsections: one module each, in the order of the list in experiments/report/page/sections/.
 
-Summarize, then present (as HELM does): `summarize` reads the runs and computes every row of the report
-(the decisions in experiments.report.decision_order); `draw_files` writes what the page shows as files (the
-router files, the PNG figures); `present(summary)` renders the rows into one document, written as Markdown and
-HTML, reading nothing but the summary; the CSV files come from the same rows. The summary is written as
-summary.json (experiments.report.page.summary_file), from which `present` draws the same page.
+Summarize, then present (as HELM does): `summarize` reads the runs, computes what the sections share (the
+decisions in experiments.report.decision_order, the diagnostics) and then each section's rows (its module's
+`rows`); `draw_files` writes what the page shows as files (the router files, the PNG figures); `present(summary)`
+walks the sections and renders each from the summary alone (its module's `render`) into one document, written as
+Markdown and HTML; the CSV files come from the same rows. The summary is written as summary.json
+(experiments.report.page.summary_file), from which `present` draws the same page.
 """
 
 from __future__ import annotations
@@ -29,48 +30,24 @@ import csv
 import io
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eval.storage import atomic_write_text
-from experiments.report.data_mix import DataSet
 from experiments.report.decision_order import verdicts
-from experiments.report.diagnostics import Diagnostics, diagnose
+from experiments.report.diagnostics import diagnose
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
-from experiments.report.losses import Losses, losses
-from experiments.report.latency import LatencyRow, latency_rows
-from experiments.report.other_arms import OtherArmsRow, other_arms
-from experiments.report.overlap import SplitRow, question_groups, split_rows, spread
-from experiments.report.overview import Overview, overview
-from experiments.report.page.document import Document, to_html, to_markdown
-from experiments.report.page.drawing import Figures, draw_figures
-from experiments.report.page.first_screen import add_answer, add_data_mix, add_overview, add_timing_notes
-from experiments.report.page.lost_answers import (lost_answers_section, main_loss_line, row_links,
-                                                   upper_bound_section)
-from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
-from experiments.report.page.router import router_section
-from experiments.report.page.summary_file import NOT_IN_JSON, SUMMARY_FILE, save_summary
-from experiments.report.page.contents import contents
-from experiments.report.page.sections import (diagnostics_section, overlap_section, pairwise_section,
-                                              plots_section, reproducibility_section, whatif_section)
-from experiments.report.page.verdict import budget_section, configs_section, other_arms_section, verdict_section
 from experiments.report.loading import load_runs
-from experiments.report.pairwise import PairwiseRow, pairwise_rows, waiting
+from experiments.report.page.document import Document, Heading, to_html, to_markdown
+from experiments.report.page.drawing import draw_figures
+from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
+from experiments.report.page.report_summary import Facts, Summary
+from experiments.report.page.sections import OUTLINE, SECTIONS
+from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
 from experiments.report.pricing import Pricing
-from experiments.report.questions.reasons import LossRow, loss_rows
 from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
-from experiments.report.reproducibility import Reproducibility, reproducibility
-from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings, load_settings
-from experiments.report.summary import summary_rows
-from experiments.report.upper_bound import UpperBoundRow, upper_bound_rows
-from experiments.report.timing_notes import timing_notes
-from experiments.report.verdict.power import plan_rows
-from experiments.report.verdict.budget import BudgetPair, budget_pairs
-from experiments.report.verdict.row import VerdictRow
-from experiments.report.whatif import WhatIfRow, what_if
 
 
 def default_out_dir(paths: list[str]) -> Path:
@@ -94,70 +71,39 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------- entry points
 
 
-@dataclass(kw_only=True)
-class Summary:
-    """Everything the report shows, computed before anything is rendered (summarize, then present): `present`
-    reads nothing else. `runs` and `pricing` are what the rows were computed from (the figures and the details
-    export draw on them); the page does not read them."""
-    settings: ReportSettings
-    out: str  # the report's folder: run folders and figures are named relative to it
-    runs: list[Run] = field(metadata=NOT_IN_JSON)
-    pricing: Pricing = field(metadata=NOT_IN_JSON)
-    overview: Overview  # what the report read (the first screen)
-    summary: list[dict[str, Any]]  # one row per config point (summary.csv)
-    levels: list[str]
-    recall_ns: list[str]
-    vrows: list[VerdictRow]
-    plans: list[dict[str, Any]]
-    other: list[OtherArmsRow]
-    budget: list[BudgetPair]
-    pairwise: list[PairwiseRow]
-    unjudged: int
-    whatif: list[WhatIfRow]
-    pricing_note: str  # how the runs were priced (the what-if)
-    cost_basis: str  # what the cost ratios are priced by (the first screen)
-    diagnostics: Diagnostics
-    splits: list[SplitRow]
-    overlap_spread: dict[str, float]  # per config: recall high - low overlap
-    question_groups: dict[str, tuple[int, int]]
-    reproducibility: Reproducibility
-    lost: Losses | None = None  # documents cut to fit the window, what the load left out
-    latency: list[LatencyRow] = field(default_factory=list)  # p50 / p90 per config and level (latency.csv)
-    data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (--pool-data); empty: one
-    lost_answers: list[LossRow] = field(default_factory=list)  # why answers were lost (lost_answers.csv)
-    questions: dict[str, Any] = field(default_factory=dict, metadata=NOT_IN_JSON)  # the viewer's rows (questions.html)
-    upper_bound: list[UpperBoundRow] = field(default_factory=list)  # the oracle retriever: what retrieval costs
-    timing: list[str] = field(default_factory=list)  # how the runs' costs were not measured alike (first screen)
-    figures: Figures = field(default_factory=Figures)  # the PNG files build_report drew (draw_files)
+def facts(paths: list[str], settings: ReportSettings, pool_data: bool, out: Path) -> Facts:
+    """Read the runs under `paths` and compute what every section's rows share: the pricing, the decisions and
+    the diagnostics."""
+    loaded = load_runs(paths, pool_data)  # questions without references get their scores from pairwise judgments
+    if not loaded.runs:
+        raise ValueError("no records.jsonl in any run directory: nothing to report on")
+    pricing = Pricing(settings, loaded.runs)
+    vrows = verdicts(loaded.runs, pricing, settings)
+    return Facts(settings=settings, out=out, loaded=loaded, pricing=pricing, vrows=vrows,
+                 diagnostics=diagnose(loaded.runs, settings.correct_threshold, settings.evidence_threshold))
+
+
+def section_rows(f: Facts) -> dict[str, Any]:
+    """Every section's rows, by the Summary field each fills (a field claimed by two sections is refused)."""
+    rows: dict[str, Any] = {}
+    for section in SECTIONS:
+        mine = section.rows(f)
+        twice = rows.keys() & mine.keys()
+        if twice:
+            raise RuntimeError(f"report section {section.ANCHOR!r} computes {sorted(twice)}, computed before it")
+        rows.update(mine)
+    return rows
 
 
 def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False, out: Path | None = None) -> Summary:
     """Read the runs under `paths` and compute every row of the report (runs over different documents or
     questions only with `pool_data`: experiments/report/data_mix.py); `out`: the report's folder (default: beside
     the runs)."""
-    out = Path(out) if out else default_out_dir(paths)
-    loaded = load_runs(paths, pool_data)  # questions without references get their scores from pairwise judgments
-    if not loaded.runs:
-        raise ValueError("no records.jsonl in any run directory: nothing to report on")
-    runs, missing, dupes, judged = loaded.runs, loaded.missing, loaded.duplicates, loaded.judged
-    pricing = Pricing(settings, runs)
-    summary, levels, ns = summary_rows(runs, pricing)
-    vrows = verdicts(runs, pricing, settings)
-    whatif = what_if(runs, vrows, pricing, settings)
-    diagnostics = diagnose(runs, settings.correct_threshold, settings.evidence_threshold)
-    splits = split_rows(runs)
-    return Summary(
-        settings=settings, out=str(out), runs=runs, pricing=pricing, overview=overview(runs, missing, dupes),
-        summary=summary, levels=levels, recall_ns=ns, vrows=vrows, plans=plan_rows(vrows, settings),
-        other=other_arms(vrows, runs), budget=budget_pairs(runs, settings),
-        pairwise=pairwise_rows(judged, settings.resamples, settings.seed), unjudged=waiting(runs), whatif=whatif,
-        pricing_note=pricing.describe(), cost_basis=pricing.basis(), diagnostics=diagnostics, splits=splits,
-        overlap_spread=spread(splits), question_groups=question_groups(runs),
-        reproducibility=reproducibility(runs, out, dupes), lost=losses(runs) or None,
-        latency=latency_rows(runs, [(w.benchmark, w.label) for w in whatif]), data_mix=loaded.data_mix,
-        lost_answers=loss_rows(runs, settings.correct_threshold, settings.evidence_threshold),
-        questions=question_rows(runs, diagnostics.agreements, settings.correct_threshold, settings.evidence_threshold),
-        upper_bound=upper_bound_rows(runs, vrows), timing=timing_notes(runs, pricing))
+    f = facts(paths, settings, pool_data, Path(out) if out else default_out_dir(paths))
+    questions = question_rows(f.runs, f.diagnostics.agreements, settings.correct_threshold,
+                              settings.evidence_threshold)
+    return Summary(settings=settings, out=str(f.out), runs=f.runs, pricing=f.pricing, questions=questions,
+                   **section_rows(f))
 
 
 def draw_files(s: Summary) -> list[Path]:
@@ -171,29 +117,12 @@ def draw_files(s: Summary) -> list[Path]:
 
 def present(s: Summary) -> Document:
     """The report as a document, rendered from the summary alone (its figures and router files drawn first:
-    draw_files)."""
-    settings, out = s.settings, Path(s.out)
+    draw_files), section by section in the order of experiments.report.page.sections.SECTIONS."""
     doc = Document("RAG vs long context: decision report")
-    # the first screen: the answer, what was lost before scoring, then the forest plot
-    add_answer(doc, s.vrows, s.plans, settings, out / s.figures.forest if s.figures.forest else None, s.cost_basis,
-               s.lost)
-    add_data_mix(doc, s.data_mix)
-    doc.add(*[p for p in (main_loss_line(s.vrows, s.lost_answers), row_links(s.vrows)) if p is not None])
-    add_timing_notes(doc, s.timing)
-    add_overview(doc, s.overview, contents())
-    verdict_section(doc, s.vrows, settings, s.plans)
-    other_arms_section(doc, s.other)
-    upper_bound_section(doc, s.upper_bound)
-    budget_section(doc, s.budget)
-    configs_section(doc, s.vrows, s.summary, s.levels, s.recall_ns)
-    router_section(doc, s.vrows, settings.tolerance)
-    pairwise_section(doc, s.pairwise, s.unjudged)
-    whatif_section(doc, s.whatif, s.pricing_note, settings, s.latency)
-    plots_section(doc, s.figures, out)
-    diagnostics_section(doc, s.diagnostics, settings)
-    lost_answers_section(doc, s.lost_answers)
-    overlap_section(doc, s.splits, s.question_groups, s.overlap_spread)
-    reproducibility_section(doc, s.reproducibility)
+    for section in SECTIONS:
+        if section.TITLE:
+            doc.add(Heading(2, OUTLINE.title(section.ANCHOR), section.ANCHOR))
+        section.render(doc, s, OUTLINE)
     return doc
 
 

@@ -1,30 +1,32 @@
-"""The report's numbered sections: one list in page order, and each title numbered by its place in it (a
-section moved or added renumbers every heading and every "section N" reference on the page)."""
+"""The numbers of the report's sections: each numbered section's title carries its place among the numbered ones
+in the page's one list of sections (experiments.report.page.sections.SECTIONS), so a section moved or added
+renumbers every heading and every "section N" reference on the page."""
 
 from __future__ import annotations
 
-SECTIONS = [("verdict", "Verdict"), ("whatif", "Deployment what-if"), ("plots", "Plots"),
-            ("diagnostics", "Diagnostics"), ("reproducibility", "Reproducibility")]  # (anchor, title), in page order
+from dataclasses import dataclass
 
 
-def section_number(anchor: str) -> int:
-    """A section's number: its place in SECTIONS, from 1."""
-    for number, (key, _) in enumerate(SECTIONS, 1):
-        if key == anchor:
-            return number
-    raise KeyError(f"no report section {anchor!r} in SECTIONS")
+@dataclass(frozen=True)
+class Outline:
+    """The numbered sections, (anchor, title) in page order."""
+    numbered: tuple[tuple[str, str], ...]
 
+    def number(self, anchor: str) -> int:
+        """A section's number: its place in the outline, from 1."""
+        for number, (key, _) in enumerate(self.numbered, 1):
+            if key == anchor:
+                return number
+        raise KeyError(f"no numbered report section {anchor!r} (sections: {', '.join(k for k, _ in self.numbered)})")
 
-def section_title(anchor: str) -> str:
-    """"3. Plots": a section's heading."""
-    return f"{section_number(anchor)}. {dict(SECTIONS)[anchor]}"
+    def title(self, anchor: str) -> str:
+        """"3. Plots": a section's heading."""
+        return f"{self.number(anchor)}. {dict(self.numbered)[anchor]}"
 
+    def ref(self, anchor: str) -> str:
+        """"section 4": how the page refers to a section."""
+        return f"section {self.number(anchor)}"
 
-def section_ref(anchor: str) -> str:
-    """"section 4": how the page refers to a section."""
-    return f"section {section_number(anchor)}"
-
-
-def contents() -> list[str]:
-    """The numbered section titles, in page order (the overview's list)."""
-    return [section_title(anchor) for anchor, _ in SECTIONS]
+    def contents(self) -> list[str]:
+        """The numbered section titles, in page order (the overview's list)."""
+        return [self.title(anchor) for anchor, _ in self.numbered]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments.report.diagnostics import Agreement
-from experiments.report.page.first_screen import FOREST_FILE, forest_rows
+from experiments.report.page.verdict_cells import FOREST_FILE, forest_rows
 from experiments.report.plots import figures as plots
 from experiments.report.plots.context_share import score_vs_context_share
 from experiments.report.plots.forest import forest_plot

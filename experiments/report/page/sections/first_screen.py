@@ -1,6 +1,6 @@
-"""The report's opening, what a reader sees first: the answer per benchmark and length level in a
-compact table whose cells hold values only, the forest plot of the same rows, then what the report
-read and its contents.
+"""The report's first screen (an unnumbered section of experiments.report.page.sections), what a reader sees
+first: the answer per benchmark and length level in a compact table whose cells hold values only, the forest
+plot of the same rows, then what the report read and its contents.
 
 Why this order: a team asks first "which arm, how sure, at what price, and what would settle it",
 then "why". The method, the full verdict table (verdict.csv's columns, the selection and the
@@ -18,17 +18,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from experiments.report.page.cells import ratio
-from experiments.report.page.contents import section_ref
-from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
-from experiments.report.plots.forest import ForestRow
 from experiments.context_cuts import kept_words
 from experiments.report.data_mix import DataSet
-from experiments.report.losses import CutRow, LoadLossRow, Losses
-from experiments.report.overview import Overview
+from experiments.report.losses import CutRow, LoadLossRow, Losses, losses
+from experiments.report.overview import Overview, overview
+from experiments.report.page.cells import ratio
+from experiments.report.page.contents import Outline
+from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
+from experiments.report.page.report_summary import Facts, Summary
+from experiments.report.page.sections.lost_answers import main_loss_line
+from experiments.report.page.verdict_cells import delta_cell, no_interval_reason, row_name
+from experiments.report.page.viewer_links import row_links
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import percent
+from experiments.report.timing_notes import timing_notes
 from experiments.report.verdict.row import VerdictRow
 
 ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs", "long context (score)",
@@ -36,8 +39,26 @@ ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs
 ANSWER_NOWRAP = (0, 1, 2, 3, 4, 8)  # values on one line; "to decide" may wrap
 ANSWER_LABELS = (5, 6, 7)  # "label (score)": the label on one line, the score may wrap below it
 MAX_LABEL = 28  # a config label longer than this is cut and tagged with its config hash
-FOREST_FILE = "verdict_forest.png"
 WITHHELD = ("the interval would say", "the row's own interval alone says")  # a rule withheld the decision
+ANCHOR, TITLE = "answer", None
+
+
+def rows(f: Facts) -> dict[str, Any]:
+    """What the report read, what the cost ratios are priced by, what was lost before scoring, the data sets pooled
+    and the costs not measured alike (the verdict rows and their plans are the verdict section's)."""
+    return {"overview": overview(f.runs, f.loaded.missing, f.loaded.duplicates), "cost_basis": f.pricing.basis(),
+            "lost": losses(f.runs) or None, "data_mix": f.loaded.data_mix, "timing": timing_notes(f.runs, f.pricing)}
+
+
+def render(doc: Document, s: Summary, outline: Outline) -> None:
+    """The answer, what was lost before scoring, the forest plot, then what the report read and its contents."""
+    forest = Path(s.out) / s.figures.forest if s.figures.forest else None
+    add_answer(doc, s.vrows, s.plans, s.settings, forest, outline, s.cost_basis, s.lost)
+    add_data_mix(doc, s.data_mix)
+    lines = (main_loss_line(s.vrows, s.lost_answers, outline), row_links(s.vrows))
+    doc.add(*[Paragraph(line) for line in lines if line is not None])
+    add_timing_notes(doc, s.timing)
+    add_overview(doc, s.overview, outline.contents())
 
 
 def short_label(run: Run | None) -> str:
@@ -50,49 +71,6 @@ def short_label(run: Run | None) -> str:
         return label
     tag = str(run.metrics.get("config_hash") or "")[:6]
     return (label[:MAX_LABEL - 9].rstrip() + "… #" + tag) if tag else label[:MAX_LABEL - 1].rstrip() + "…"
-
-
-def row_name(v: VerdictRow) -> str:
-    return f"{v.benchmark} · {v.level}"
-
-
-def no_interval_reason(v: VerdictRow) -> str | None:
-    """Why a row has no interval to show; None when it has one."""
-    if v.lc is None:
-        return "no scored long-context run"
-    if v.rag is None:
-        return "no scored RAG run"
-    if v.diff is None:
-        return "no sample scored by both arms"
-    if v.n_groups < 2 or v.ci is None:
-        return (f"Δ is {v.diff:+.1f} over one document ({v.n_shared} questions): nothing varies between documents, "
-                "so there is no interval and no decision")
-    return None
-
-
-def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
-    """The interval the first screen shows: the family-adjusted one for a tested row, else the 95% one."""
-    return v.ci_family if v.ci_family is not None else v.ci
-
-
-def at_bound(v: VerdictRow) -> str | None:
-    """"both arms at the floor" (or ceiling) where the row has no decision for that reason; else None."""
-    bound = v.decision.bound if v.decision else None
-    return f"both arms at the {bound}" if bound else None
-
-
-def delta_cell(v: VerdictRow) -> str:
-    """"+3.1 [-1.2, +7.4] 97.5%" for a tested row (the interval at the level its decision was tested at), "+3.1
-    [-9.0, +15.2] untested" for a row that decides nothing (its nominal 95% interval, which at few documents or
-    with configs chosen on the same samples does not hold 95%), "-" when the row has no interval, and in words
-    where both arms sit at the floor or ceiling (an interval there, often [+0.0, +0.0], says nothing)."""
-    if at_bound(v):
-        return f"{v.diff:+.1f}, {at_bound(v)}" if v.diff is not None else str(at_bound(v))
-    if no_interval_reason(v) is not None:
-        return "-"
-    lo, hi = shown_interval(v)
-    level = percent(v.ci_family_confidence) if v.ci_family is not None and v.ci_family_confidence else "untested"
-    return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}] {level}"
 
 
 def scored(run: Run | None, score: float | None) -> str:
@@ -124,18 +102,8 @@ def answer_notes(vrows: list[VerdictRow]) -> list[str]:
     return notes
 
 
-def forest_rows(vrows: list[VerdictRow]) -> list[ForestRow]:
-    rows = []
-    for v in vrows:
-        one_doc = v.diff is not None and (v.ci is None or v.n_groups < 2)
-        note = "no interval: one document" if one_doc else (at_bound(v) or "")
-        rows.append(ForestRow(row_name(v), v.diff, None if one_doc or at_bound(v) else shown_interval(v),
-                              v.decision.kind if v.decision else "", note))
-    return rows
-
-
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
-               forest: Path | None, cost_basis: str = "", lost: Losses | None = None) -> None:
+               forest: Path | None, outline: Outline, cost_basis: str = "", lost: Losses | None = None) -> None:
     """The answer table, its notes, what was lost before scoring, and the forest plot (`forest`: its file, drawn
     by experiments.report.page.drawing; None: not drawn)."""
     doc.add(Table(ANSWER_HEAD, answer_rows(vrows, plans), "The answer, per benchmark and length level",
@@ -167,7 +135,7 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
         + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
-        f"rule and the full table: {section_ref('verdict')}."))
+        f"rule and the full table: {outline.ref('verdict')}."))
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)

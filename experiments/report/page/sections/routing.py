@@ -1,4 +1,4 @@
-"""The report's "Route instead of choosing?" subsection: per verdict row the learned router
+"""The subsection "Route instead of choosing?" (under the verdict): per verdict row the learned router
 (experiments.report.router.evaluate) against the better single arm, the oracle and the routing arms that
 were run, what it costs, where its file is, and its weights in words."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from experiments.report.page.contents import section_ref
+from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
+from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.router.evaluate import RouterRow, money
 from experiments.report.router.features import SAME_EVERYWHERE
@@ -27,6 +28,47 @@ FEATURE_WORDS = {
 CUE_WORDS = {"count": '"how many"', "compare": "comparison", "reason": '"why / how"', "entity": '"who / when / which"',
              "summary": "summary"}
 NEGLIGIBLE = 0.5  # points per standard deviation: a weight below this is not worth a sentence
+ANCHOR, TITLE = "routing", None
+HEAD = ["benchmark", "level", "router", "features", "score", "best arm", "by-document benchmark",
+        "per-question max (luck)", "Δ router−best [CI]", "benchmark gap closed [≥95%]", "to RAG", "documents", "n",
+        "prompt tokens", "latency s", "cost/answer", "decision", "file"]
+
+
+def rows(f: Facts) -> dict[str, Any]:
+    """Nothing of its own: each verdict row carries its router (experiments.report.decision_order fits them)."""
+    return {}
+
+
+def render(doc: Document, s: Summary, outline: Outline) -> None:
+    """Per verdict row the learned router and the routing arms that were run; the rows too small for one."""
+    routed = [(v, v.router) for v in s.vrows if v.router is not None]
+    skipped = [v for v in s.vrows if v.router is None and v.lc is not None and v.rag is not None]
+    if not routed and not skipped:
+        return
+    doc.add(Heading(3, "Route instead of choosing?"), Paragraph(explained(s.settings.tolerance, outline)))
+    if routed:
+        doc.add(Table(HEAD, _table(routed)))
+        doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
+                          "over long context per standard deviation of the feature):"), Bullets(_notes(routed)))
+    if skipped:
+        doc.add(Paragraph("No router for " + ", ".join(f"{v.benchmark} {v.level}" for v in skipped)
+                          + f": fewer than {2 * MIN_GROUPS} documents with questions both arms scored, too few to "
+                          "learn on one half and measure on the other."))
+
+
+def _table(routed: list[tuple[Any, RouterRow]]) -> list[list[str]]:
+    """Per verdict row its learned router, then the routing arms that were run."""
+    table = []
+    for v, rr in routed:
+        table += [_main_row(v, rr), *(_other_row(v, rr, o) for o in rr.others)]
+    return table
+
+
+def _notes(routed: list[tuple[Any, RouterRow]]) -> list[str]:
+    """Each router's weights in words, the features it could not use, and how its costs were counted."""
+    notes = [weights_sentence(rr) for _, rr in routed]
+    notes += [x for _, rr in routed if (x := dropped_sentence(rr))]
+    return notes + [f"{v.benchmark} {v.level}: {rr.cost_note}" for v, rr in routed if rr.cost_note]
 
 
 def feature_words(name: str) -> str:
@@ -114,12 +156,9 @@ def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:
             "-" if o.latency_s is None else f"{o.latency_s:.2f}", money(o.cost), "", ""]
 
 
-def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
-    rows = [(v, v.router) for v in vrows if getattr(v, "router", None) is not None]
-    skipped = [v for v in vrows if getattr(v, "router", None) is None and v.lc is not None and v.rag is not None]
-    if not rows and not skipped:
-        return
-    doc.add(Heading(3, "Route instead of choosing?"), Paragraph(
+def explained(tolerance: float, outline: Outline) -> str:
+    """What a router reads, how it is fitted and measured, and when its row decides "route"."""
+    return (
         "A router sends each question to RAG or to long context from what is known before the answer: pre-route "
         "features (the document's length in tokens, whether long context must cut it, the question's length, its "
         "type, and its wording: \"how many\", comparison, \"why / how\", \"who / when / which\", summary) and, when "
@@ -142,7 +181,7 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "and index for the questions it sends to long context. The row decides **route** when the router beats "
         f"the best arm by more than +{tolerance:g} points, a one-sided test (the claim has one direction) at the "
         "level the report's tests leave it: the routers form "
-        f"their own family beside the arm decisions ({section_ref('verdict')} says with which guarantee), so a "
+        f"their own family beside the arm decisions ({outline.ref('verdict')} says with which guarantee), so a "
         "router is tested even when the arms tie; its interval is shown at that adjusted level (\"adj.\": two-sided, "
         "its lower end the one-sided bound the test reads; a row "
         "that decides nothing leaves its router untested, with its 95% interval). Each router is "
@@ -151,21 +190,4 @@ def router_section(doc: Document, vrows: list[Any], tolerance: float) -> None:
         "follow their row, on the same questions against the same best arm per question (a paired cluster "
         "bootstrap over documents; nothing was chosen on these questions), with their own costs per answer. A live "
         "router run on the documents its file was fitted on is an in-sample figure: the learned router's row is "
-        "the estimate for documents it has not seen (perf/router_live_check.py reproduces it with the live arm)."))
-    if rows:
-        table = []
-        for v, rr in rows:
-            table.append(_main_row(v, rr))
-            table += [_other_row(v, rr, o) for o in rr.others]
-        doc.add(Table(["benchmark", "level", "router", "features", "score", "best arm", "by-document benchmark",
-                       "per-question max (luck)", "Δ router−best [CI]", "benchmark gap closed [≥95%]", "to RAG",
-                       "documents", "n", "prompt tokens", "latency s", "cost/answer", "decision", "file"], table))
-        notes = [weights_sentence(rr) for _, rr in rows]
-        notes += [x for _, rr in rows if (x := dropped_sentence(rr))]
-        notes += [f"{v.benchmark} {v.level}: {rr.cost_note}" for v, rr in rows if rr.cost_note]
-        doc.add(Paragraph("What the routers read (standardised weights of the deployed fit: points of RAG's gain "
-                          "over long context per standard deviation of the feature):"), Bullets(notes))
-    if skipped:
-        doc.add(Paragraph("No router for " + ", ".join(f"{v.benchmark} {v.level}" for v in skipped)
-                          + f": fewer than {2 * MIN_GROUPS} documents with questions both arms scored, too few to "
-                          "learn on one half and measure on the other."))
+        "the estimate for documents it has not seen (perf/router_live_check.py reproduces it with the live arm).")

@@ -1,0 +1,22 @@
+"""The report's sections in page order: the one list that orders the page and numbers its sections.
+
+Each section is one module that owns both halves of it:
+- `ANCHOR`: its name (the HTML id of a numbered section); `TITLE`: the title of its numbered heading, or None for
+  a part without a number (the first screen, or a subsection of the numbered section before it);
+- `rows(facts) -> dict`: the rows it shows, computed from what the sections share (`page.report_summary.Facts`),
+  keyed by the `Summary` fields they fill (`summarize` calls it);
+- `render(doc, summary, outline)`: the section drawn from the Summary alone, below its numbered heading, which
+  `present` adds (`outline` numbers the sections: "section 4").
+
+A new section: a module here and its place in SECTIONS (and a field in `Summary` for new rows)."""
+
+from __future__ import annotations
+
+from experiments.report.page.contents import Outline
+from experiments.report.page.sections import (budget, configs, diagnostics, first_screen, lost_answers, other_arms,
+                                              overlap, pairwise, plots, reproducibility, routing, upper_bound,
+                                              verdict, whatif)
+
+SECTIONS = (first_screen, verdict, other_arms, upper_bound, budget, configs, routing, pairwise, whatif, plots,
+            diagnostics, lost_answers, overlap, reproducibility)
+OUTLINE = Outline(tuple((section.ANCHOR, section.TITLE) for section in SECTIONS if section.TITLE))
