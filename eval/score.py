@@ -45,9 +45,9 @@ from eval.registry import UnknownName
 from eval.data_files import DataError, parse_json_object
 from eval.metrics import NoJudgment, get_metric, needs_judge, score as run_metric
 from eval.metrics.aggregate import mean
-from eval.metrics.clongeval import is_api_error
 from eval.metrics.confidence import bootstrap_ci, n_clusters
 from eval.prediction_lines import BadLine
+from eval.benchmarks.base import Rescoring
 from eval.sample import Reference
 
 # Per-sample values that are not shares in 0..1: reported as plain means, not x100.
@@ -59,13 +59,17 @@ NOT_METRIC_KEYS = {"line", "id", "task", "score", "excluded", "error", "group"}
 
 @dataclass
 class Task:
-    """How one benchmark task turns a JSON line into (metric name, Reference)."""
+    """One benchmark task's prediction file: how its lines are scored (its benchmark's `Rescoring`: the metric,
+    each line's reference and the benchmark's quirks) and the judge its metric asks for."""
 
     benchmark: str
     name: str
-    metric: str
-    build: Callable[[dict[str, Any], str], Reference]
+    rescoring: Rescoring
     judge: Any = None  # eval.metrics.judge.Judge, for judge-scored metrics
+
+    @property
+    def metric(self) -> str:
+        return self.rescoring.metric
 
 
 def rescorable() -> list[str]:
@@ -84,9 +88,7 @@ def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task
     rescoring = benchmark_class(benchmark).rescoring(task, options) if benchmark in known else None
     if rescoring is None:
         raise UnknownName(f"unknown benchmark {benchmark!r}; known: {', '.join(known)}")
-    metric, reference = rescoring
-    judge = _make_judge(options) if needs_judge(metric) else None
-    return Task(benchmark, task, metric, lambda rec, _pred: reference(rec), judge)
+    return Task(benchmark, task, rescoring, _make_judge(options) if needs_judge(rescoring.metric) else None)
 
 
 def _make_judge(options: argparse.Namespace):
@@ -100,7 +102,7 @@ def _make_judge(options: argparse.Namespace):
                    max_retries=options.judge_retries, timeout_s=options.judge_timeout)
 
 
-def _prediction(rec: dict[str, Any], field: str | None, benchmark: str) -> str:
+def _prediction(rec: dict[str, Any], field: str | None, rescoring: Rescoring) -> str:
     if field is not None:
         if field not in rec:
             raise BadLine(f"no prediction field {field!r}")
@@ -115,8 +117,7 @@ def _prediction(rec: dict[str, Any], field: str | None, benchmark: str) -> str:
             if len(responses) != 1:
                 raise BadLine("no prediction: expected `prediction` or `pred` (or --prediction-field)")
             value = rec[responses[0]]
-    if benchmark == "loogle" and isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)  # cloze answers given as a mapping
+    value = rescoring.as_text(value)
     if not isinstance(value, str):
         raise BadLine(f"prediction must be a string, not {type(value).__name__}")
     return value
@@ -125,13 +126,8 @@ def _prediction(rec: dict[str, Any], field: str | None, benchmark: str) -> str:
 def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Score every line; returns per-sample rows (input order) and counts."""
     rows: list[dict[str, Any]] = []
-    counts = {"skipped_bad": 0, "excluded_api_errors": 0}
+    counts = {"skipped_bad": 0}
     get_metric(task.metric)  # fail early on an unknown metric
-    scorer = None
-    if task.metric == "loogle_auto" and options.bertscore_path:
-        from eval.metrics.loogle import BertScorer
-
-        scorer = BertScorer(options.bertscore_path)
     with path.open("rb") as fh:  # bytes: a line that is not UTF-8 is one bad line, not a crash
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
@@ -152,22 +148,26 @@ def score_file(path: Path, task: Task, options: argparse.Namespace) -> tuple[lis
             group = rec.get(options.group_field) if options.group_field else None
             if isinstance(group, (str, int)) and not isinstance(group, bool) and str(group):
                 row["group"] = str(group)  # the document: the interval resamples documents, not questions
-            if task.benchmark == "clongeval" and options.variant == "official" and is_api_error(pred):
-                counts["excluded_api_errors"] += 1  # the released eval.py drops these
-                row["excluded"] = "api_error"
-                rows.append(row)
-                continue
-            if task.benchmark == "lveval":
-                row["task"] = task.name
-            outcome = run_metric(task.metric, pred, ref, judge=task.judge)
-            if isinstance(outcome, NoJudgment):
-                rows.append({**row, **_no_judgment_fields(outcome)})
-                continue
-            row.update(outcome)
-            if scorer is not None:
-                row["bertscore"] = scorer.recall(ref.answers[0], pred if pred != "" else "None")
-            rows.append(row)
+            rows.append(_scored_row(row, pred, ref, task, counts))
     return rows, counts
+
+
+def _scored_row(row: dict[str, Any], pred: str, ref: Reference, task: Task, counts: dict[str, int]
+                ) -> dict[str, Any]:
+    """A line's per-sample row: its scores, no judgment, or why its benchmark leaves it out (counted as
+    `excluded_<why>s`)."""
+    why = task.rescoring.excluded(pred)
+    if why:
+        counts[f"excluded_{why}s"] = counts.get(f"excluded_{why}s", 0) + 1
+        return {**row, "excluded": why}
+    row.update(task.rescoring.fields)
+    outcome = run_metric(task.metric, pred, ref, judge=task.judge)
+    if isinstance(outcome, NoJudgment):
+        return {**row, **_no_judgment_fields(outcome)}
+    row.update(outcome)
+    if task.rescoring.extra is not None:
+        row.update(task.rescoring.extra(pred, ref))
+    return row
 
 
 def _read_line(raw: bytes, path: Path, lineno: int, task: Task, options: argparse.Namespace
@@ -181,9 +181,9 @@ def _read_line(raw: bytes, path: Path, lineno: int, task: Task, options: argpars
         rec = parse_json_object(line, str(path), lineno)
     except DataError as exc:
         raise BadLine(exc.detail) from None
-    pred = _prediction(rec, options.prediction_field, task.benchmark)
+    pred = _prediction(rec, options.prediction_field, task.rescoring)
     try:
-        return rec, pred, task.build(rec, pred)
+        return rec, pred, task.rescoring.reference(rec)
     except ValueError as exc:
         raise BadLine(str(exc)) from None
 
@@ -229,12 +229,8 @@ def summarize(task: Task, rows: list[dict[str, Any]], counts: dict[str, int],
         if not vals:
             continue
         out[k] = _round(mean(vals), 4) if k in RAW_KEYS else _round(100 * mean(vals))
-    if task.metric == "loogle_auto" and not options.bertscore_path:
-        out["bertscore"] = "skipped: no BERTScore model configured (--bertscore-model or $LOOGLE_BERTSCORE_MODEL)"
-    if task.metric == "loogle_cloze":
-        from eval.metrics.loogle import aggregate_cloze
-
-        out.update(aggregate_cloze(scored))
+    if task.rescoring.summary is not None:
+        out.update(task.rescoring.summary(scored))
     out.update({k: v for k, v in counts.items() if v})
     return out
 
@@ -283,14 +279,6 @@ def main(argv: list[str] | None = None, make_judge: Callable[..., Any] | None = 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     options = build_parser().parse_args(argv)
     options.make_judge = make_judge
-    options.bertscore_path = None
-    if options.benchmark == "loogle":
-        from eval.metrics.loogle import bertscore_available
-
-        options.bertscore_path = bertscore_available(options.bertscore_model)
-        if options.bertscore_model and not options.bertscore_path:
-            print(f"error: BERTScore model folder {options.bertscore_model} not found", file=sys.stderr)
-            return 2
     try:
         task = resolve_task(options.benchmark, options.task, options)
     except (KeyError, ValueError) as exc:

@@ -59,7 +59,26 @@ class LoadResult:
                                 "hint": hint})
 
 
-Rescoring = tuple[str, Callable[[dict[str, Any]], Reference]]  # (metric name, a prediction line -> its reference)
+def _as_read(prediction: Any) -> Any:
+    return prediction
+
+
+def _never(prediction: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Rescoring:
+    """How `python -m experiments.score` scores a prediction file of one task (`Benchmark.rescoring`): the metric
+    and each line's reference, and the benchmark's own quirks, which eval/score.py applies without knowing whose
+    they are."""
+    metric: str  # a registered metric's name
+    reference: Callable[[dict[str, Any]], Reference]  # a file's line -> its reference (eval/prediction_lines.py)
+    as_text: Callable[[Any], Any] = _as_read  # a prediction as the metric reads it (then it must be a string)
+    excluded: Callable[[str], str | None] = _never  # why a prediction is left out of every mean; None: it is scored
+    fields: Mapping[str, Any] = field(default_factory=dict)  # what every per-sample line carries besides its scores
+    extra: Callable[[str, Reference], dict[str, Any]] | None = None  # more per-sample values (LooGLE's BERTScore)
+    summary: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None  # more summary fields, from scored lines
 
 
 class Benchmark(ABC):

@@ -59,6 +59,7 @@ import logging
 import re
 import zipfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -67,7 +68,8 @@ from eval.metrics.official import loogle_official
 from eval.benchmarks.common import approx_tokens, as_list, check_keys, consecutive_groups, length_level, level_names
 from eval.data_files import (DataError, Row, decode_text, first_existing, hub_records, parse_jsonl, read_records,
                              record_guard)
-from eval.metrics.loogle import loogle_metric, loogle_reference
+from eval.metrics.loogle import (bertscore_model, bertscore_values, cloze_as_text, loogle_metric, loogle_reference,
+                                 rescoring_summary)
 from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.sample import Document, PromptTemplate, Sample, Span
 
@@ -447,9 +449,13 @@ class LooGLEBenchmark(Benchmark):
 
     @classmethod
     def rescoring(cls, task: str, options: Any) -> Rescoring:
-        """The automatic metric of the task, or the LLM judge with `--judge`."""
-        variant = options.variant
-        return loogle_metric(task, judge=options.judge), lambda rec: loogle_reference(task, rec, variant)
+        """The automatic metric of the task, or the LLM judge with `--judge`; cloze answers may be given as a
+        mapping; BERTScore beside the automatic metrics where a model is configured (`--bertscore-model`)."""
+        variant, metric = options.variant, loogle_metric(task, judge=options.judge)
+        model = bertscore_model(getattr(options, "bertscore_model", None))
+        return Rescoring(metric, lambda rec: loogle_reference(task, rec, variant), as_text=cloze_as_text,
+                         extra=bertscore_values(model) if model and metric == "loogle_auto" else None,
+                         summary=partial(rescoring_summary, metric, model is not None))
     tasks = TASKS
     levels = tuple(level_names(DEFAULT_EDGES))  # the default buckets; `benchmark.level_edges` may set others
     evidence = "spans"

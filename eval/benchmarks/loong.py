@@ -432,7 +432,7 @@ class LoongBenchmark(Benchmark):
     @classmethod
     def rescoring(cls, task: str, options: Any) -> Rescoring:
         """Loong is scored by its LLM judge (the command builds it)."""
-        return "loong_judge", loong_reference
+        return Rescoring("loong_judge", loong_reference)
     levels = LEVELS
     evidence = "documents"
     multi_document = True  # each context joins several documents (RAG chunks carry their titles: rag.doc_titles)

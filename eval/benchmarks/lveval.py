@@ -514,8 +514,9 @@ class LVEvalBenchmark(Benchmark):
     def rescoring(cls, task: str, options: Any) -> Rescoring:
         dataset = lveval_dataset(task)  # a length suffix (`cmrc_mixup_16k`) is accepted and ignored
         language, variant = LVEVAL_DATASETS[dataset], options.variant
-        return lveval_metric(task), lambda rec: Reference(text_answers(rec), keywords(rec), language, dataset,
-                                                          {"variant": variant})
+        return Rescoring(lveval_metric(task), lambda rec: Reference(text_answers(rec), keywords(rec), language, dataset,
+                                                                    {"variant": variant}),
+                         fields={"task": task})  # each line keeps the task as given, its length suffix too
 
     def load(self, cfg: dict[str, Any]) -> LoadResult:
         """The `benchmark=lveval` config group -> samples (see the module docstring)."""

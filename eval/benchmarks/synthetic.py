@@ -434,8 +434,9 @@ class SyntheticBenchmark(Benchmark):
     def rescoring(cls, task: str, options: Any) -> Rescoring:
         """A prediction file is scored by LV-Eval's keyword-gated F1, in each line's `language` (default en)."""
         variant = options.variant
-        return "lveval_gated_f1", lambda rec: Reference(text_answers(rec), keywords(rec), rec.get("language") or "en",
-                                                        task, {"variant": variant})
+        return Rescoring("lveval_gated_f1", lambda rec: Reference(text_answers(rec), keywords(rec),
+                                                                  rec.get("language") or "en", task,
+                                                                  {"variant": variant}))
     levels_generated = True  # `levels` says what to generate
     evidence = "spans"
     truncation = "middle"

@@ -39,7 +39,7 @@ import shutil
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from eval.registry import UnknownName
 from eval.metrics import register
@@ -361,3 +361,36 @@ def bertscore_available(path: str | None) -> str | None:
     """The configured BERTScore model path, or None (then the CLI reports BERTScore as skipped)."""
     path = path or os.environ.get("LOOGLE_BERTSCORE_MODEL")
     return path if path and Path(path).exists() else None
+
+
+# ---------------------------------------------------------------------------------------------
+# rescoring a prediction file (eval.benchmarks.loogle.LooGLEBenchmark.rescoring puts these together)
+
+BERTSCORE_SKIPPED = "skipped: no BERTScore model configured (--bertscore-model or $LOOGLE_BERTSCORE_MODEL)"
+
+
+def bertscore_model(path: str | None) -> str | None:
+    """The BERTScore model folder to score with (`path`, else $LOOGLE_BERTSCORE_MODEL); None: none configured.
+    A folder named but missing is refused (ValueError naming it)."""
+    found = bertscore_available(path)
+    if path and not found:
+        raise ValueError(f"BERTScore model folder {path} not found")
+    return found
+
+
+def cloze_as_text(prediction: Any) -> Any:
+    """Cloze answers given as a mapping (mask -> entity), as the JSON text the cloze metric parses."""
+    return json.dumps(prediction, ensure_ascii=False) if isinstance(prediction, dict) else prediction
+
+
+def bertscore_values(model_path: str) -> Callable[[str, Reference], dict[str, float]]:
+    """A line's BERTScore beside its automatic metrics (an empty prediction is scored as "None", as LooGLE does)."""
+    scorer = BertScorer(model_path)
+    return lambda prediction, ref: {"bertscore": scorer.recall(ref.answers[0], prediction or "None")}
+
+
+def rescoring_summary(metric: str, bertscore: bool, scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a LooGLE summary adds to the means: why BERTScore is missing, or the cloze task's micro averages."""
+    if metric == "loogle_auto" and not bertscore:
+        return {"bertscore": BERTSCORE_SKIPPED}
+    return aggregate_cloze(scored) if metric == "loogle_cloze" else {}
