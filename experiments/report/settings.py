@@ -90,6 +90,15 @@ class ReportSettings:
         return self
 
 
+KNOWN_SETTINGS = ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
+                  "price", "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan",
+                  "router_family")
+NUMBER_OVERRIDES = ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
+                    "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens", "plan_difference",
+                    "plan_sweeps")
+WHOLE_NUMBERS = ("resamples", "seed", "splits", "plan_sweeps")
+
+
 def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     """conf/report.yaml (or `path`), then any override that is not None.
 
@@ -97,18 +106,54 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     price (a conf/price preset name), price_in, price_out, gpu_hour_price, router_points_per_1k_tokens,
     router_family.
     """
-    path = Path(path) if path else DEFAULTS_FILE
+    s = _from_file(_read_file(Path(path) if path else DEFAULTS_FILE))
+    if overrides.get("router_family") is not None:
+        s.router_family = str(overrides["router_family"])
+    for key in NUMBER_OVERRIDES:
+        if overrides.get(key) is not None:
+            setattr(s, key, int(overrides[key]) if key in WHOLE_NUMBERS else float(overrides[key]))
+    s.price = _command_line_price(s.price, overrides)
+    return s.check()
+
+
+def _command_line_price(file_price: Price, overrides: dict[str, Any]) -> Price:
+    """The price --price, --gpu-hour-price or --price-in/--price-out give (one kind at most); without them the
+    file's."""
+    per_token = overrides.get("price_in") is not None or overrides.get("price_out") is not None
+    if overrides.get("price") is not None:
+        if per_token or overrides.get("gpu_hour_price") is not None:
+            raise ValueError("give either --price (a conf/price preset) or --price-in/--price-out or --gpu-hour-price")
+        return Price(load_price(str(overrides["price"])) or {"kind": "none"}, from_command_line=True)
+    if overrides.get("gpu_hour_price") is not None:
+        if per_token:
+            raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")
+        return Price({"kind": "hourly", "name": "--gpu-hour-price", "usd_per_hour": float(overrides["gpu_hour_price"]),
+                      "devices": 1, "basis": "latency"}, from_command_line=True)
+    if not per_token:
+        return file_price
+    file_spec = file_price.spec if file_price.spec.get("kind") == "per_token" else {}
+    given = {"input_usd_per_million": overrides.get("price_in"), "output_usd_per_million": overrides.get("price_out")}
+    return Price({"kind": "per_token", "name": "--price-in/--price-out",
+                  **{k: float(v if v is not None else file_spec.get(k, 0.0)) for k, v in given.items()}},
+                 from_command_line=True)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """The settings file's mapping, refused (naming the file) when missing, not a mapping, or with unknown keys."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: report settings file not found")
     raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping of settings")
-    known = {"tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s", "price",
-             "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan",
-             "router_family"}
-    unknown = set(raw) - known
+    unknown = set(raw) - set(KNOWN_SETTINGS)
     if unknown:
-        raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(sorted(KNOWN_SETTINGS))}")
+    return raw
+
+
+def _from_file(raw: dict[str, Any]) -> ReportSettings:
+    """The settings a file says, with the defaults for what it leaves out."""
     raw_price = raw.get("price")
     if isinstance(raw_price, dict):
         _renamed("price", raw_price, OLD_PRICE_KEYS)
@@ -118,8 +163,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
     if "lexical_retrievers" in ix:
         raise ValueError("indexing.lexical_retrievers is no setting any more: a retriever declares its index cost "
                          "(`index_cost` in rag/retrievers.py) and its run records it; remove the key")
-    boot = raw.get("bootstrap") or {}
-    s = ReportSettings(
+    boot, plan = raw.get("bootstrap") or {}, raw.get("plan") or {}
+    return ReportSettings(
         tolerance=float(raw.get("tolerance", 2.0)),
         correct_threshold=float(raw.get("correct_threshold", 0.5)),
         evidence_threshold=float(raw.get("evidence_threshold", 1.0)),
@@ -128,35 +173,9 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
         price=price, indexing=Indexing(**ix),
         resamples=int(boot.get("resamples", 2000)), seed=int(boot.get("seed", 0)),
         splits=int(boot.get("splits", 20)),
-        plan_difference=float((raw.get("plan") or {}).get("difference", 5.0)),
-        plan_sweeps=int((raw.get("plan") or {}).get("sweeps", 200)),
+        plan_difference=float(plan.get("difference", 5.0)),
+        plan_sweeps=int(plan.get("sweeps", 200)),
         floor_share=float(raw.get("floor_share", 0.05)),
         router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
         router_family=str(raw.get("router_family", "own")),
     )
-    if overrides.get("router_family") is not None:
-        s.router_family = str(overrides["router_family"])
-    for key in ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
-                "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens", "plan_difference",
-                "plan_sweeps"):
-        if overrides.get(key) is not None:
-            whole = key in ("resamples", "seed", "splits", "plan_sweeps")
-            setattr(s, key, int(overrides[key]) if whole else float(overrides[key]))
-    if overrides.get("price") is not None:
-        if any(overrides.get(k) is not None for k in ("price_in", "price_out", "gpu_hour_price")):
-            raise ValueError("give either --price (a conf/price preset) or --price-in/--price-out or --gpu-hour-price")
-        s.price = Price(load_price(str(overrides["price"])) or {"kind": "none"}, from_command_line=True)
-    elif overrides.get("gpu_hour_price") is not None:
-        if overrides.get("price_in") is not None or overrides.get("price_out") is not None:
-            raise ValueError("give either --price-in/--price-out (per million tokens) or --gpu-hour-price, not both")
-        s.price = Price({"kind": "hourly", "name": "--gpu-hour-price",
-                         "usd_per_hour": float(overrides["gpu_hour_price"]), "devices": 1, "basis": "latency"},
-                        from_command_line=True)
-    elif overrides.get("price_in") is not None or overrides.get("price_out") is not None:
-        file_spec = s.price.spec if s.price.spec.get("kind") == "per_token" else {}
-        given = {"input_usd_per_million": overrides.get("price_in"),
-                 "output_usd_per_million": overrides.get("price_out")}
-        s.price = Price({"kind": "per_token", "name": "--price-in/--price-out",
-                         **{k: float(v if v is not None else file_spec.get(k, 0.0)) for k, v in given.items()}},
-                        from_command_line=True)
-    return s.check()
