@@ -48,7 +48,7 @@ from typing import Any, Iterable, Iterator
 
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, read_records, record_guard
-from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC, clongeval_metric, is_api_error
+from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC, clongeval_metric, excluded_in
 from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.prediction_lines import text_answers
 from eval.sample import PromptTemplate, Reference, Sample, Span
@@ -374,13 +374,9 @@ class CLongEvalBenchmark(Benchmark):
 
     @classmethod
     def rescoring(cls, task: str, options: Any) -> Rescoring:
-        """The task's metric; in the official variant an answer that is an API error message is left out, as the
-        released eval.py drops it."""
-        extra = {"variant": options.variant, "typo_answer_order": options.typo_answer_order}
-        official = options.variant == "official"
-        return Rescoring(clongeval_metric(task),
-                         lambda rec: Reference(text_answers(rec), None, "zh", task, dict(extra)),
-                         excluded=lambda pred: "api_error" if official and is_api_error(pred) else None)
+        kept = {"variant": options.variant, "typo_answer_order": options.typo_answer_order}
+        return Rescoring(clongeval_metric(task), lambda rec: Reference(text_answers(rec), None, "zh", task, dict(kept)),
+                         excluded=excluded_in(options.variant))
     levels = SIZES
     evidence = "spans"
     truncation = "middle"

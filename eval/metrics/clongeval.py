@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Callable
 
 from eval.registry import UnknownName
 from eval.metrics import register
@@ -251,3 +252,9 @@ def clongeval_metric(task: str) -> str:
 
 def is_api_error(prediction: str) -> bool:
     return any(marker in prediction for marker in API_ERROR_MARKERS)
+
+
+def excluded_in(variant: str) -> Callable[[str], str | None]:
+    """Why a prediction file's line is left out of the scores (`Rescoring.excluded`): in the official variant an
+    API error message ("api_error"), as the released eval.py drops it; None: it is scored."""
+    return lambda prediction: "api_error" if variant == "official" and is_api_error(prediction) else None
