@@ -60,71 +60,83 @@ class Pricing:
                        else "tokens" if isinstance(self.model, PerTokenCost) else "none")
         self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
                                   if run.metrics.get("price")})
-        # Records priced by the hour (conf/price/cpu.yaml, h100.yaml): indexing is priced by time at that rate too.
-        self.hourly_rate: float | None = None
-        if self.source == "records" and len(self.run_prices) == 1:
-            run_price = json.loads(self.run_prices[0])
-            if isinstance(run_price, dict) and run_price.get("kind") == "hourly":
-                try:
-                    self.hourly_rate = build_cost_model(run_price).hourly_rate
-                except ValueError:  # a run's price this version cannot read: price indexing by tokens
-                    self.hourly_rate = None
+        self.hourly_rate = self._hourly_rate()
+        self._price_time(runs, answered)
+        self.cache_model, self.uncacheable_note = self._cache_model()
+        self.full_rate_cached = 0  # records' cached prompt tokens priced in full (the price names no cached rate)
+        if self.source == "tokens":
+            self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
+        # the model that can price a record again without a cache (None: records' own costs of several prices)
+        self.rec_model: CostModel | None = (self.model if self.source in ("hourly", "tokens")
+                                            else self._single_run_price())
+        self.token_time = self._token_time(answered)
+        self.prefill_note = self.modelled_prefill_note(runs)
+
+    def _single_run_price(self) -> CostModel | None:
+        """The cost model of the one price the records were priced by (None: not the records' costs, several
+        prices, or one this version cannot read)."""
+        if self.source != "records" or len(self.run_prices) != 1:
+            return None
+        try:
+            return build_cost_model(json.loads(self.run_prices[0]))
+        except ValueError:
+            return None
+
+    def _hourly_rate(self) -> float | None:
+        """The rate generation is priced by the hour at: the report's hourly price, or the one the records were
+        priced by (conf/price/cpu.yaml, h100.yaml), at which indexing is priced by time too; None: neither."""
         if self.source == "hourly":
-            self.hourly_rate = self.model.hourly_rate
-        # what prices a record's time (its basis: wall seconds, or process CPU seconds over the machine's vcpus)
+            return self.model.hourly_rate
+        spec = json.loads(self.run_prices[0]) if self.source == "records" and len(self.run_prices) == 1 else None
+        if not (isinstance(spec, dict) and spec.get("kind") == "hourly"):
+            return None
+        try:
+            return build_cost_model(spec).hourly_rate
+        except ValueError:  # a run's price this version cannot read: price indexing by tokens
+            return None
+
+    def _price_time(self, runs: list[Run], answered: list[dict[str, Any]]) -> None:
+        """What prices a record's time (`time_model`) and its basis (`time_basis`: wall seconds, or process CPU
+        seconds over the machine's vcpus); basis cpu charges each answer its tokens at the CPU rates the runs'
+        probe measured (`work`, llm/work_model.py; `work_note` when it could not)."""
         self.time_model: CostModel = self.model if self.source == "hourly" else CostModel()
         if self.source == "records" and self.hourly_rate is not None:
             self.time_model = build_cost_model(json.loads(self.run_prices[0]))
         timed = [r for r in answered if r.get("generation_s") is not None or r.get("latency_s") is not None]
         self.time_basis = cost_basis(self.time_model, timed) if self.hourly_rate is not None else None
-        # basis cpu: each answer charged its tokens at the CPU rates the runs' probe measured (llm/work_model.py)
         self.work: WorkModel | None = None
         self.work_note: str | None = None
         if self.time_basis == "cpu" and isinstance(self.time_model, HourlyCost):
             self.work, self.work_note = _work_rates(runs)
             if self.work is not None:
                 self.time_model = WorkPriced(self.time_model, self.work)
-        # the per-token price with a cached rate that prices provider caching (None: provider caching not priced)
-        self.cache_model: PerTokenCost | None = None
-        if isinstance(self.model, PerTokenCost) and self.source == "tokens":
-            self.cache_model = self.model
-        elif self.source == "records" and len(self.run_prices) == 1:
-            try:
-                run_model = build_cost_model(json.loads(self.run_prices[0]))
-            except ValueError:
-                run_model = None
-            if isinstance(run_model, PerTokenCost):
-                self.cache_model = run_model
-        if self.cache_model is not None and not self.cache_model.caches:
-            self.cache_model = None
-        self.uncacheable_note: str | None = None  # why provider caching is not priced though the price names a rate
-        if self.cache_model is not None and self.cache_model.cache_control_required:
-            self.uncacheable_note = (
-                f"Provider prompt caching is not priced for {self.cache_model.name or 'this price'}: the provider "
+
+    def _cache_model(self) -> tuple[PerTokenCost | None, str | None]:
+        """The per-token price with a cached rate that prices provider caching (the report's, else the records'
+        one price), or None; and why provider caching is not priced though the price names a rate."""
+        model = self.model if self.source == "tokens" else self._single_run_price()
+        if not isinstance(model, PerTokenCost) or not model.caches:
+            return None, None
+        if model.cache_control_required:
+            return None, (
+                f"Provider prompt caching is not priced for {model.name or 'this price'}: the provider "
                 "caches only prompt blocks marked `cache_control`, which this client does not send (Anthropic's "
                 "OpenAI-compatible endpoint does not cache at all)")
-            self.cache_model = None
-        self.full_rate_cached = 0  # records' cached prompt tokens priced in full (the price names no cached rate)
-        if self.source == "tokens":
-            self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
-        # the model that can price a record again without a cache (None: records' own costs of several prices)
-        self.rec_model: CostModel | None = self.model if self.source in ("hourly", "tokens") else None
-        if self.source == "records" and len(self.run_prices) == 1:
-            try:
-                self.rec_model = build_cost_model(json.loads(self.run_prices[0]))
-            except ValueError:
-                self.rec_model = None
-        # long context's document prefill where a backend measured none (HTTP servers, vLLM offline): from tokens
-        self.token_time: TokenTimeModel | None = None
-        if self.time_priced():
-            self.token_time = token_time_model(self.rec_model) if self.rec_model is not None else None
-            if self.token_time is None:
-                self.token_time = fit_token_rates([
-                    (max(0, int(r["prompt_tokens"]) - int(r.get("cached_prompt_tokens") or 0)),
-                     int(r.get("completion_tokens") or 0), float(r["generation_s"]))
-                    for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
-                    and r.get("generation_s") is not None])
-        self.prefill_note = self.modelled_prefill_note(runs)
+        return model, None
+
+    def _token_time(self, answered: list[dict[str, Any]]) -> TokenTimeModel | None:
+        """Long context's document prefill where a backend measured none (HTTP servers, vLLM offline): the price's
+        token rates, else rates fitted to the records' tokens and times; None: generation is not priced by time."""
+        if not self.time_priced():
+            return None
+        modelled = token_time_model(self.rec_model) if self.rec_model is not None else None
+        if modelled is not None:
+            return modelled
+        return fit_token_rates([
+            (max(0, int(r["prompt_tokens"]) - int(r.get("cached_prompt_tokens") or 0)),
+             int(r.get("completion_tokens") or 0), float(r["generation_s"]))
+            for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
+            and r.get("generation_s") is not None])
 
     def describe(self) -> str:
         if self.source == "records":
