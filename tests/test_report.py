@@ -223,6 +223,21 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
     return 100 * point - half, 100 * point + half
 
 
+def test_the_section_list_alone_orders_and_numbers_the_page(report, monkeypatch):
+    """Moving a module in SECTIONS moves its section and renumbers every heading, the contents and the
+    "section N" references: present walks that one list."""
+    from experiments.report.page import build
+    from experiments.report.page.sections import SECTIONS, plots
+
+    out, files = report
+    rest = [section for section in SECTIONS if section is not plots]
+    monkeypatch.setattr(build, "SECTIONS", (rest[0], plots, *rest[1:]))  # the plots right after the first screen
+    md = to_markdown(build.present(load_summary(files["summary.json"])))
+    assert md.index("## 1. Plots") < md.index("## 2. Verdict") < md.index("## 3. Deployment what-if")
+    assert "- 1. Plots\n- 2. Verdict" in md and "the full table: section 2." in md
+    assert "the full table: section 1." in (out / "report.md").read_text()
+
+
 def test_the_page_renders_from_summary_json_alone(report, tmp_path):
     """summary.json holds everything the page shows: read back into another process's hands (no runs, no
     settings file), it renders the same report.md and report.html."""

@@ -38,11 +38,12 @@ from experiments.report.decision_order import verdicts
 from experiments.report.diagnostics import diagnose
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.loading import load_runs
+from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, to_html, to_markdown
 from experiments.report.page.drawing import draw_figures
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.sections import OUTLINE, SECTIONS
+from experiments.report.page.sections import SECTIONS
 from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
 from experiments.report.pricing import Pricing
 from experiments.report.questions.rows import question_rows
@@ -118,11 +119,11 @@ def draw_files(s: Summary) -> list[Path]:
 def present(s: Summary) -> Document:
     """The report as a document, rendered from the summary alone (its figures and router files drawn first:
     draw_files), section by section in the order of experiments.report.page.sections.SECTIONS."""
-    doc = Document("RAG vs long context: decision report")
+    doc, outline = Document("RAG vs long context: decision report"), Outline.of(SECTIONS)
     for section in SECTIONS:
         if section.TITLE:
-            doc.add(Heading(2, OUTLINE.title(section.ANCHOR), section.ANCHOR))
-        section.render(doc, s, OUTLINE)
+            doc.add(Heading(2, outline.title(section.ANCHOR), section.ANCHOR))
+        section.render(doc, s, outline)
     return doc
 
 

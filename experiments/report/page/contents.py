@@ -5,12 +5,18 @@ renumbers every heading and every "section N" reference on the page."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True)
 class Outline:
     """The numbered sections, (anchor, title) in page order."""
     numbered: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, sections: Iterable[Any]) -> Outline:
+        """The outline of a list of sections (each with `ANCHOR` and `TITLE`; a TITLE of None is not numbered)."""
+        return cls(tuple((section.ANCHOR, section.TITLE) for section in sections if section.TITLE))
 
     def number(self, anchor: str) -> int:
         """A section's number: its place in the outline, from 1."""

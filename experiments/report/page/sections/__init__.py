@@ -19,4 +19,4 @@ from experiments.report.page.sections import (budget, configs, diagnostics, firs
 
 SECTIONS = (first_screen, verdict, other_arms, upper_bound, budget, configs, routing, pairwise, whatif, plots,
             diagnostics, lost_answers, overlap, reproducibility)
-OUTLINE = Outline(tuple((section.ANCHOR, section.TITLE) for section in SECTIONS if section.TITLE))
+OUTLINE = Outline.of(SECTIONS)
