@@ -165,46 +165,53 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
         mine = [r for r in runs if r.scope == bench]
         overall = [v for v in verdict_rows if v.benchmark == bench]
         overall_row = next((v for v in overall if v.level == "all"), overall[-1] if overall else None)
-
-        def best(cands: list[Run]) -> Run | None:
-            scored = [r for r in cands if r.score_at() is not None]
-            return max(scored, key=lambda r: r.score_at()) if scored else None
-
-        picks: list[tuple[str, Run]] = []
-        lc = best(longctx_candidates(mine))
-        if lc:
-            picks.append(("best long context", lc))
-        if overall_row and overall_row.rag and overall_row.within_tolerance and overall_row.lc is lc:
-            picks.append((f"cheapest RAG within {settings.tolerance:g} points", overall_row.rag))
-        best_rag = best(rag_candidates(mine))
-        if best_rag:
-            picks.append(("best RAG", best_rag))
-        for spec in (s for s in specs() if s.role == ROLE_OTHER):
-            r = best([x for x in mine if x.arm == spec.name])
-            if r:
-                picks.append((spec.pick_title(), r))
-        r = best([x for x in mine if x.budget_matched])
-        if r:
-            picks.append(("best budget-matched long context", r))
+        lc, best_rag = _best(longctx_candidates(mine)), _best(rag_candidates(mine))
+        lc_terms = (pricing.lc_cost_terms(lc), pricing.lc_provider_terms(lc)) if lc else (None, None)
         seen: set[int] = set()
-        lc_terms = pricing.lc_cost_terms(lc) if lc else None
-        lc_no_cache = lc_terms[2] if lc_terms else None
-        lc_provider = pricing.lc_provider_terms(lc) if lc else None
-        for role, run in picks:
+        for role, run in _picks(mine, lc, best_rag, overall_row, settings):
             if id(run) in seen:
                 continue
             seen.add(id(run))
             row = _row(bench, role, run, pricing, settings)
             if run is not lc and run.spec.indexed:  # what indexing once buys against long context
-                row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_no_cache)
-                row.break_even_prefix_cache, row.break_even_prefix_cache_note = break_even_cached(
-                    row.index_cost_per_doc, row.answer_cost, lc_terms)
-                if lc_provider is not None:
-                    row.break_even_provider_cache, row.break_even_provider_cache_note = break_even_cached(
-                        row.index_cost_per_doc, row.answer_cost, lc_provider)
+                _set_break_evens(row, *lc_terms)
             rows.append(row)
         if lc and best_rag:
             orow = _oracle_row(bench, lc, best_rag, pricing, settings)
             if orow:
                 rows.append(orow)
     return rows
+
+
+def _best(cands: list[Run]) -> Run | None:
+    scored = [r for r in cands if r.score_at() is not None]
+    return max(scored, key=lambda r: r.score_at()) if scored else None
+
+
+def _picks(mine: list[Run], lc: Run | None, best_rag: Run | None, overall_row: VerdictRow | None,
+           settings: ReportSettings) -> list[tuple[str, Run]]:
+    """The configs a benchmark's what-if prices, by role (a config may hold several: the first is shown)."""
+    picks: list[tuple[str, Run]] = [("best long context", lc)] if lc else []
+    if overall_row and overall_row.rag and overall_row.within_tolerance and overall_row.lc is lc:
+        picks.append((f"cheapest RAG within {settings.tolerance:g} points", overall_row.rag))
+    if best_rag:
+        picks.append(("best RAG", best_rag))
+    for spec in (s for s in specs() if s.role == ROLE_OTHER):
+        r = _best([x for x in mine if x.arm == spec.name])
+        if r:
+            picks.append((spec.pick_title(), r))
+    r = _best([x for x in mine if x.budget_matched])
+    return picks + [("best budget-matched long context", r)] if r else picks
+
+
+def _set_break_evens(row: WhatIfRow, lc_terms: tuple[float, float, float] | None,
+                     lc_provider: tuple[float, float, float] | None) -> None:
+    """Queries per document from which an indexed config is cheaper than the best long context: without a prefix
+    cache, with one, and with provider caching (where a cached price is known)."""
+    lc_no_cache = lc_terms[2] if lc_terms else None
+    row.break_even, row.break_even_note = break_even(row.index_cost_per_doc, row.answer_cost, lc_no_cache)
+    row.break_even_prefix_cache, row.break_even_prefix_cache_note = break_even_cached(
+        row.index_cost_per_doc, row.answer_cost, lc_terms)
+    if lc_provider is not None:
+        row.break_even_provider_cache, row.break_even_provider_cache_note = break_even_cached(
+            row.index_cost_per_doc, row.answer_cost, lc_provider)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
 import matplotlib
 
@@ -214,13 +215,7 @@ ORDER_STYLES = {"document": "-", "score": "--"}
 def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = None, title: str = "") -> Path | None:
     """Score vs top-k beside evidence-in-prompt vs top-k: colour per retriever and chunk size,
     line style per chunk order (solid: document order, dashed: score order)."""
-    series: dict[tuple[str, str], dict[int, Run]] = defaultdict(dict)
-    sort_order: dict[str, tuple] = {}
-    for r in runs:
-        curve = r.spec.curve(r.knobs) if r.spec.role == ROLE_RAG else None
-        if curve is not None and curve.x is not None:
-            series[(curve.series, curve.variant)][curve.x] = r
-            sort_order[curve.series] = curve.order
+    series, sort_order = _topk_series(runs)
     if not series:
         return None
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
@@ -252,17 +247,34 @@ def topk_tradeoff(runs: list[Run], path: Path, longctx_score: float | None = Non
     right.set_ylabel(f"gold {gold} in the prompt (share)")
     right.set_ylim(-0.02, 1.02)
     right.set_title(f"Gold {gold} in the prompt vs top-k")
-    handles = [Line2D([], [], color=colours[k], lw=2, label=k) for k in colour_keys]
-    orders = sorted({o for _, o in series})
-    if len(orders) > 1 or orders != ["document"]:
-        handles += [Line2D([], [], color="black", ls=ORDER_STYLES.get(o, ":"), label=f"order: {o}") for o in orders]
-    if longctx_score is not None:
-        handles.append(Line2D([], [], color=_role_colour(ROLE_LONGCTX), ls=":", lw=2, label="best long context"))
+    handles = _topk_legend(colours, colour_keys, sorted({o for _, o in series}), longctx_score is not None)
     # below the two plots, not beside them: the figure keeps its width, so the page shows it (and its legend) unshrunk
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
                fontsize=LEGEND_SIZE, title="retriever, chunk size", title_fontsize=LEGEND_SIZE)
     fig.suptitle(f"More chunks: recall keeps rising, score need not{title}", fontsize=10)
     return save_figure(fig, path, tight=True)
+
+
+def _topk_series(runs: list[Run]) -> tuple[dict[tuple[str, str], dict[int, Run]], dict[str, tuple]]:
+    """The RAG runs by curve (series, variant) and top-k, and each series' sort key."""
+    series: dict[tuple[str, str], dict[int, Run]] = defaultdict(dict)
+    sort_order: dict[str, tuple] = {}
+    for r in runs:
+        curve = r.spec.curve(r.knobs) if r.spec.role == ROLE_RAG else None
+        if curve is not None and curve.x is not None:
+            series[(curve.series, curve.variant)][curve.x] = r
+            sort_order[curve.series] = curve.order
+    return series, sort_order
+
+
+def _topk_legend(colours: dict[str, Any], colour_keys: list[str], orders: list[str], longctx: bool) -> list[Line2D]:
+    """A line per series colour, per chunk order (unless all are in document order), and long context's."""
+    handles = [Line2D([], [], color=colours[k], lw=2, label=k) for k in colour_keys]
+    if len(orders) > 1 or orders != ["document"]:
+        handles += [Line2D([], [], color="black", ls=ORDER_STYLES.get(o, ":"), label=f"order: {o}") for o in orders]
+    if longctx:
+        handles.append(Line2D([], [], color=_role_colour(ROLE_LONGCTX), ls=":", lw=2, label="best long context"))
+    return handles
 
 
 def _retrieved_mean(run: Run, key: str = "evidence_in_prompt") -> float | None:

@@ -277,12 +277,7 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     gap_ci = gap_closed_interval(estimate, corrected.excess if corrected else None)
     gap = corrected.excess.value if gap_ci is not None else 0.0  # the benchmark's gain over the better arm
     full = fit_router(features.X, d, features.used, ridge)
-    notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
-             if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
-    left_out = [name for name, kept in zip(features.used, screened(features.X, d)) if not kept]
-    if left_out:
-        notes.append(f"left out of the deployed fit by the screen (|t| < {SCREEN_T:g} on all questions): "
-                     + ", ".join(left_out))
+    notes = _fit_notes(features, d)
     in_a, routes_rag, arm_rag, chosen = first["in_a"], first["routes_rag"], first["arm_rag"], first["chosen"]
     return RouterResult(
         routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag)},
@@ -300,3 +295,14 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
         gap_closed_ci=gap_ci,
         arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)},
         best_by_id={i: float(b) for i, b in zip(features.ids, best_q)})
+
+
+def _fit_notes(features: RouterFeatures, d: np.ndarray) -> list[str]:
+    """The features the router could not use, and those the screen left out of the deployed fit."""
+    notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
+             if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
+    left_out = [name for name, kept in zip(features.used, screened(features.X, d)) if not kept]
+    if left_out:
+        notes.append(f"left out of the deployed fit by the screen (|t| < {SCREEN_T:g} on all questions): "
+                     + ", ".join(left_out))
+    return notes
