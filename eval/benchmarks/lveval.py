@@ -190,26 +190,32 @@ def _parse_file_name(path: Path) -> tuple[str, str]:
     return m.group("dataset"), m.group("level")
 
 
+def _files_in_one(root: Path, datasets: list[str], levels: list[str]) -> list[_DataFile]:
+    """`benchmark.path` naming one file: a zip archive's members of the selected datasets and levels, or one
+    `{dataset}_{level}.jsonl` file (refused when outside the selection)."""
+    if root.suffix == ".zip":
+        found = []
+        for ds in datasets:
+            for lvl in levels:
+                member = _member_in_zip(root, ds, lvl)
+                if member:
+                    found.append(_DataFile(ds, lvl, f"{root}!{member}", _zip_member(root, member)))
+        if not found:
+            raise FileNotFoundError(f"{root}: no {{dataset}}_{{level}}.jsonl member "
+                                    "for the selected datasets and levels")
+        return found
+    ds, lvl = _parse_file_name(root)
+    if ds not in datasets or lvl not in levels:
+        raise ValueError(f"{root} holds {ds} at {lvl}, "
+                         f"outside benchmark.tasks={datasets} / benchmark.levels={levels}")
+    return [_DataFile(ds, lvl, str(root), _plain_file(root))]
+
+
 def _local_files(root: Path, datasets: list[str], levels: list[str], explicit: tuple[bool, bool]) -> list[_DataFile]:
     """The files of the selected datasets and levels. Missing files are an error when the user named
     both the dataset and the level, or named a dataset (level) none of whose files exist."""
     if root.is_file():
-        if root.suffix == ".zip":
-            found = []
-            for ds in datasets:
-                for lvl in levels:
-                    member = _member_in_zip(root, ds, lvl)
-                    if member:
-                        found.append(_DataFile(ds, lvl, f"{root}!{member}", _zip_member(root, member)))
-            if not found:
-                raise FileNotFoundError(f"{root}: no {{dataset}}_{{level}}.jsonl member "
-                                        "for the selected datasets and levels")
-            return found
-        ds, lvl = _parse_file_name(root)
-        if ds not in datasets or lvl not in levels:
-            raise ValueError(f"{root} holds {ds} at {lvl}, "
-                             f"outside benchmark.tasks={datasets} / benchmark.levels={levels}")
-        return [_DataFile(ds, lvl, str(root), _plain_file(root))]
+        return _files_in_one(root, datasets, levels)
     if not root.is_dir():
         raise FileNotFoundError(f"benchmark.path={str(root)!r}: no such file or folder")
     found, missing = [], []
@@ -434,30 +440,16 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
     keywords = _optional(row, "answer_keywords", (str,))
     facts = _optional(row, "confusing_facts", (list, str))
     facts = [facts] if isinstance(facts, str) else row.str_list("confusing_facts") if facts is not None else []
-    distractors: list[Span] = []
-    located = 0
-    for fact in facts:
-        spans = locate_fact(context, fact)
-        located += bool(spans)
-        distractors += spans
+    located = [locate_fact(context, fact) for fact in facts]  # each fact's spans in the context
     metadata: dict[str, Any] = {
         "source": data.name,
         "line": row.line,
         "length": length,
         "confusing_facts": facts,
-        "confusing_facts_located": located,
+        "confusing_facts_located": sum(bool(spans) for spans in located),
     }
-    evidence: list[Span] = []
-    if data.dataset in cfg.evidence_datasets:
-        evidence, note = answer_evidence(
-            context, question, answers[0], language, data.dataset in NEEDLE_DATASETS, cfg.evidence_max_chars,
-            distractors
-        )
-        metadata.update(note)
-        if evidence:  # where the (first) evidence sits, 0 = start of the context (records carry it)
-            metadata["depth"] = round(evidence[0].start / max(1, len(context)), 4)
-    else:
-        metadata["evidence_source"] = "none"
+    distractors = [span for spans in located for span in spans]
+    evidence = _evidence(data, context, question, answers[0], language, cfg, distractors, metadata)
     return Sample(
         id=f"lveval/{data.dataset}_{data.level}/{index}",
         benchmark="lveval",
@@ -476,6 +468,20 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
         metadata=metadata,
         reference_extra={"variant": cfg.variant},
     )
+
+
+def _evidence(data: _DataFile, context: str, question: str, answer: str, language: str, cfg: LVEvalConfig,
+              distractors: list[Span], metadata: dict[str, Any]) -> list[Span]:
+    """The gold evidence of the datasets that have it (how it was found, and where it sits, into `metadata`)."""
+    if data.dataset not in cfg.evidence_datasets:
+        metadata["evidence_source"] = "none"
+        return []
+    evidence, note = answer_evidence(context, question, answer, language, data.dataset in NEEDLE_DATASETS,
+                                     cfg.evidence_max_chars, distractors)
+    metadata.update(note)
+    if evidence:  # where the (first) evidence sits, 0 = start of the context (records carry it)
+        metadata["depth"] = round(evidence[0].start / max(1, len(context)), 4)
+    return evidence
 
 
 def _config(cfg: dict[str, Any]) -> LVEvalConfig:
