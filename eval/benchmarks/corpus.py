@@ -271,6 +271,38 @@ def _one_cell_several_answers(q: Question) -> str | None:
     return cell if _SEVERAL.search(cell.strip()) else None
 
 
+def _report_left_out(qpath: Path, result: LoadResult, orphaned: list[str], several: list[str],
+                     rejected: list[str]) -> None:
+    """Warn about, count and name the questions left out (about unreadable files, not approved) and the CSV answers
+    cells read as one answer."""
+    if orphaned:
+        log.warning("%s: left out %d question(s) about files that could not be read: %s%s", qpath, len(orphaned),
+                    "; ".join(orphaned[:5]), f" (+{len(orphaned) - 5} more)" if len(orphaned) > 5 else "")
+        result.skip("questions about unreadable files", len(orphaned))
+        result.lose("question(s) about unreadable files, left out", orphaned)
+    if several:
+        log.warning("%s: %d CSV answers cell(s) read as ONE answer although they look like several (%s): %s%s",
+                    qpath, len(several), CSV_ANSWERS_HINT, "; ".join(several[:3]),
+                    f" (+{len(several) - 3} more)" if len(several) > 3 else "")
+        result.lose("CSV answers cell(s) read as one answer", several, hint=CSV_ANSWERS_HINT)
+    if rejected:
+        log.warning("%s: left out %d question(s) a reviewer did not approve (approve column): %s%s", qpath,
+                    len(rejected), ", ".join(rejected[:5]), f" (+{len(rejected) - 5} more)" if len(rejected) > 5
+                    else "")
+        result.skip("questions not approved in review", len(rejected))
+        result.lose("question(s) not approved in review, left out", rejected)
+
+
+def _report_unjudged(qpath: Path, result: LoadResult, qrels: Qrels, unjudged: list[str]) -> None:
+    """Warn about, count and name the questions the qrels give no relevant document (another split's)."""
+    if unjudged:
+        log.warning("%s: left out %d question(s) that %s gives no relevant document: %s%s", qpath,
+                    len(unjudged), qrels.path, ", ".join(unjudged[:5]),
+                    f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
+        result.skip("questions without relevant documents in qrels", len(unjudged))
+        result.lose("question(s) without relevant documents in qrels, left out", unjudged)
+
+
 def _unreadable_documents(row: Row, unreadable: set[str]) -> list[str]:
     """The files a question row names that were left out as unreadable (skip_bad)."""
     if not unreadable:
@@ -404,30 +436,10 @@ class CorpusBenchmark(Benchmark):
             if cell is not None:
                 several.append(f"{q.id}: {cell[:60]!r}")
             yield q
-        if orphaned:
-            log.warning("%s: left out %d question(s) about files that could not be read: %s%s", qpath, len(orphaned),
-                        "; ".join(orphaned[:5]), f" (+{len(orphaned) - 5} more)" if len(orphaned) > 5 else "")
-            result.skip("questions about unreadable files", len(orphaned))
-            result.lose("question(s) about unreadable files, left out", orphaned)
-        if several:
-            log.warning("%s: %d CSV answers cell(s) read as ONE answer although they look like several (%s): %s%s",
-                        qpath, len(several), CSV_ANSWERS_HINT, "; ".join(several[:3]),
-                        f" (+{len(several) - 3} more)" if len(several) > 3 else "")
-            result.lose("CSV answers cell(s) read as one answer", several, hint=CSV_ANSWERS_HINT)
-        if rejected:
-            log.warning("%s: left out %d question(s) a reviewer did not approve (approve column): %s%s", qpath,
-                        len(rejected), ", ".join(rejected[:5]), f" (+{len(rejected) - 5} more)" if len(rejected) > 5
-                        else "")
-            result.skip("questions not approved in review", len(rejected))
-            result.lose("question(s) not approved in review, left out", rejected)
+        _report_left_out(qpath, result, orphaned, several, rejected)
         if qrels is not None:
             qrels.check_queries(seen)
-            if unjudged:
-                log.warning("%s: left out %d question(s) that %s gives no relevant document: %s%s", qpath,
-                            len(unjudged), qrels.path, ", ".join(unjudged[:5]),
-                            f" (+{len(unjudged) - 5} more)" if len(unjudged) > 5 else "")
-                result.skip("questions without relevant documents in qrels", len(unjudged))
-                result.lose("question(s) without relevant documents in qrels, left out", unjudged)
+            _report_unjudged(qpath, result, qrels, unjudged)
 
     def _samples(self, config: CorpusConfig, docs: dict[str, ParsedDocument], qpath: Path, qrels: Qrels | None,
                  result: LoadResult, unreadable: set[str]) -> tuple[list[Sample], list[tuple[str, str, float]]]:
