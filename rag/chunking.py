@@ -30,12 +30,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
-from eval.registry import require
+from eval.registry import Registry, require
 from eval.sample import Document
 from llm.base import Tokenizer
-
-KINDS = ("tokens", "sentence", "llamaindex")
-
 
 @dataclass(frozen=True)
 class Chunk:
@@ -54,8 +51,8 @@ class ChunkerConfig:
     overlap: int = 16
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"chunker.kind={self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.kind not in CHUNKERS:
+            raise ValueError(f"chunker.kind={self.kind!r}; allowed: {', '.join(CHUNKERS.names())}")
         if self.size <= 0:
             raise ValueError(f"rag.chunk_size must be positive, got {self.size}")
         if not 0 <= self.overlap < self.size:
@@ -223,11 +220,21 @@ def chunk_by_sentences(text: str, tokenizer: Tokenizer, size: int, overlap: int,
     return chunks
 
 
+def chunk_like_llamaindex(text: str, tokenizer: Tokenizer, size: int, overlap: int,
+                          documents: Sequence[Document] = ()) -> list[Chunk]:
+    """Sentence chunks with llama-index's own splitter defaults (its paragraph and secondary separators)."""
+    return chunk_by_sentences(text, tokenizer, size, overlap, documents, llamaindex_defaults=True)
+
+
+# `chunker.kind` -> a function (text, tokenizer, size, overlap, documents) -> chunks in document order, each with
+# its character offsets in `text`: a new chunker is its function and one entry here (and conf/chunker/<name>.yaml)
+CHUNKERS = Registry("chunker.kind", {"tokens": chunk_by_tokens, "sentence": chunk_by_sentences,
+                                     "llamaindex": chunk_like_llamaindex})
+KINDS = tuple(CHUNKERS.names())
+
+
 def make_chunks(text: str, tokenizer: Tokenizer, cfg: ChunkerConfig, documents: Sequence[Document] = ()) -> list[Chunk]:
-    if cfg.kind == "tokens":
-        return chunk_by_tokens(text, tokenizer, cfg.size, cfg.overlap, documents)
-    return chunk_by_sentences(text, tokenizer, cfg.size, cfg.overlap, documents,
-                              llamaindex_defaults=cfg.kind == "llamaindex")
+    return CHUNKERS.get(cfg.kind)(text, tokenizer, cfg.size, cfg.overlap, documents)
 
 
 def document_of(documents: Sequence[Document], char: int) -> str | None:

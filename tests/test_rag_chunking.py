@@ -108,6 +108,23 @@ def test_chunker_config_errors_name_the_field():
         ChunkerConfig("sentence", 10, 10)
 
 
+def test_a_new_chunker_is_one_registry_entry(tokenizer, monkeypatch):
+    """A chunker of paragraphs, registered in CHUNKERS alone, is accepted by the config and used by make_chunks."""
+    from rag import chunking
+
+    def by_paragraph(text, tokenizer, size, overlap, documents=()):
+        spans = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
+        return [chunking.Chunk(i, a, b, text[a:b], None, tokenizer.count(text[a:b])) for i, (a, b) in enumerate(spans)]
+
+    with pytest.raises(ValueError, match="chunker.kind='paragraphs'; allowed: tokens, sentence, llamaindex"):
+        ChunkerConfig("paragraphs", 10, 0)
+    monkeypatch.setitem(chunking.CHUNKERS._entries, "paragraphs", by_paragraph)
+    text = "First paragraph here.\nSecond one, longer than the first.\nThird."
+    chunks = make_chunks(text, tokenizer, ChunkerConfig("paragraphs", 10, 0))
+    assert [c.text for c in chunks] == text.split("\n")
+    assert all(text[c.start:c.end] == c.text for c in chunks)
+
+
 def test_no_tiktoken_download(tokenizer, monkeypatch):
     import tiktoken
 
