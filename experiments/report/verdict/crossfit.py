@@ -40,7 +40,7 @@ document sweeps. So the split is repeated (`splits` partitions, each a seeded ha
 names) and the partitions aggregated by their mean, as in repeated cross-fitting (Chernozhukov et al.
 2018 aggregate over splits; the mean rather than their median, which the choice's skew biased by about
 +0.6 points in simulations). Its variance is that of one split less the part the averaging removes,
-by the law of total variance: mean(se_k^2) - (1 - 1/K) x var(d_k) (3/4 of it, as calibrated), the
+by the law of total variance: mean(se_k^2) - (1 - 1/K) x var(d_k) (half of it, as calibrated), the
 splits' own spread, at most mean(se_k^2), estimating what depends on the split alone
 (eval.metrics.confidence.over_splits).
 perf/small_sample_verdict.py measures the
@@ -58,7 +58,7 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -278,7 +278,8 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
     n_groups = fits[0].n_groups
     estimate = over_splits([f.diff for f in fits], [f.se for f in fits], max(1, n_groups - 2), n_groups)
     first = fits[0].samples
-    return RepeatedCrossFit(fits, estimate.floored(single_discordant_se([s[1] for s in first], len(first), 100.0)))
+    floored = estimate.floored(single_discordant_se([s[1] for s in first], len(first), 100.0))
+    return RepeatedCrossFit(fits, replace(floored, cross_fitted=True))
 
 
 

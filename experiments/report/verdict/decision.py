@@ -57,6 +57,13 @@ ALPHA = 0.05  # each claim's level; the report's family keeps the family-wise er
 # 2.5% a truly worse RAG was called `rag` in 3.0-4.3% of simulated sweeps (issue 41; perf/small_sample_verdict.py
 # --scenario): the stricter level keeps it under 2.5% in every scenario measured, at some cost in power.
 CHEAPER_SHARE = 0.6
+# On a cross-fitted estimate (several configs, a choice made on half the documents) the same claim is tested at one-sided
+# 1%. Its error is skewed towards the cheaper arm's side, whatever the data: a sweep whose estimate comes out high gets
+# a smaller standard error (corr -0.1 to -0.6 over 800 simulated sweeps of 12 RAG configs, one config: +0.01), so the
+# 98.5% quantile of (estimate - truth) / se was 2.7-3.4 where the t says 2.4-2.8, and at one-sided 1.5% a RAG truly 2
+# points worse was called `rag` in up to 3.5% of sweeps at 8-40 documents; at 1% (with the cross-fit's wider interval,
+# eval.metrics.confidence.SPLIT_NOISE_SHARE) in at most 2.1% (perf/small_sample_verdict.py --scenario; README).
+CROSSFIT_CHEAPER_SHARE = 0.4
 MIN_DOCUMENTS = 6  # a decision needs at least this many documents, on every path (README "The verdict")
 
 
@@ -65,18 +72,19 @@ def boundaries(tolerance: float, rag_cheaper: bool | None) -> tuple[float, float
     return (-tolerance if rag_cheaper else 0.0), (tolerance if rag_cheaper is False else -tolerance)
 
 
-def claim_levels(rag_cheaper: bool | None, alpha: float = ALPHA) -> dict[str, float]:
+def claim_levels(rag_cheaper: bool | None, alpha: float = ALPHA, cross_fitted: bool = False) -> dict[str, float]:
     """{decision: the level its claim is tested at}: `alpha` x CHEAPER_SHARE for the claim that favours the
-    cheaper arm, `alpha` for a claim that an arm is better."""
-    return {RAG: alpha * CHEAPER_SHARE if rag_cheaper else alpha,
-            LONGCTX: alpha * CHEAPER_SHARE if rag_cheaper is False else alpha}
+    cheaper arm (x CROSSFIT_CHEAPER_SHARE on a cross-fitted estimate), `alpha` for a claim that an arm is better."""
+    share = CROSSFIT_CHEAPER_SHARE if cross_fitted else CHEAPER_SHARE
+    return {RAG: alpha * share if rag_cheaper else alpha,
+            LONGCTX: alpha * share if rag_cheaper is False else alpha}
 
 
 def claim_p_values(estimate: Estimate, tolerance: float, rag_cheaper: bool | None) -> dict[str, float]:
     """{decision: p-value of its boundary claim on the common scale}: below ALPHA exactly when the claim's own
     p-value is below its level (claim_levels), so one Holm procedure can take claims of both kinds."""
     b_rag, b_lc = boundaries(tolerance, rag_cheaper)
-    levels = claim_levels(rag_cheaper)
+    levels = claim_levels(rag_cheaper, cross_fitted=estimate.cross_fitted)
     return {RAG: min(1.0, estimate.p_above(b_rag) * ALPHA / levels[RAG]),
             LONGCTX: min(1.0, estimate.p_below(b_lc) * ALPHA / levels[LONGCTX])}
 
@@ -105,7 +113,7 @@ def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None
     if estimate is None:
         return Decision(INCONCLUSIVE, "no shared samples to compare on")
     b_rag, b_lc = boundaries(tolerance, rag_cheaper)
-    level = claim_levels(rag_cheaper, alpha)
+    level = claim_levels(rag_cheaper, alpha, estimate.cross_fitted)
     if estimate.p_above(b_rag) < level[RAG]:
         shown = percent(1 - level[RAG])
         if estimate.p_above(0.0) < level[RAG]:

@@ -50,7 +50,7 @@ the verdict's own code, decide at least at the stated rate in single plans, not 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
         means.append(float(mean))
         variances.append(var)
     est = over_splits([100 * x for x in means], [100 * float(np.sqrt(v)) for v in variances], g - 2, g)
-    return est, False
+    return replace(est, cross_fitted=True), False
 
 
 def _spread_by(table: Candidates, factor: float) -> Candidates:
