@@ -204,3 +204,17 @@ def test_gap_closed_comes_only_with_an_interval_that_holds_its_ratio():
     assert gap_closed_interval(router, Estimate(1.0, 1.0, 1e6, 40)) is None
     neg_lo, _ = gap_closed_interval(Estimate(0.5, 1.0, 1e6, 40), bench)
     assert neg_lo == pytest.approx(Estimate(0.5, 1.0, 1e6, 40).interval(0.975)[0] / b_lo)  # a loss: the nearer end
+
+
+def test_an_untested_interval_is_shown_within_the_scores_range():
+    """Two documents give a t with one degree of freedom: the demo's 6k row showed [-292.7, +342.7], differences
+    no pair of 0..1 scores can make. The first screen, the forest plot and the sentence cut it to [-100, +100]."""
+    from experiments.report.page.verdict_cells import shown_interval
+    from experiments.report.verdict.row import VerdictRow
+    from experiments.report.verdict.sentence import _interval_words
+
+    row = VerdictRow("synthetic", "6k", diff=25.0, ci=(-292.7, 342.7), n_groups=2)
+    assert shown_interval(row) == (-100.0, 100.0)
+    assert _interval_words(row) == "nominal 95% CI [-100.0, +100.0] over 2 documents, untested"
+    inside = VerdictRow("synthetic", "1k", diff=5.0, ci=(-3.0, 13.0), n_groups=16)
+    assert shown_interval(inside) == (-3.0, 13.0)

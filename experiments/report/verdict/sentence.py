@@ -72,4 +72,5 @@ def _interval_words(row: VerdictRow) -> str:
         lo, hi = row.ci_family
         level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")
         return f"{level}% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents"
-    return f"nominal 95% CI [{row.ci[0]:+.1f}, {row.ci[1]:+.1f}] over {row.n_groups} documents, untested"
+    lo, hi = max(-100.0, row.ci[0]), min(100.0, row.ci[1])  # a difference of 0..1 scores, in points
+    return f"nominal 95% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents, untested"
