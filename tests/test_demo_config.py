@@ -1,6 +1,8 @@
 """`make demo`'s sweep (conf/experiment/demo.yaml): every point composes as the config it is named after, and its
-haystacks give the verdict what it needs: enough documents at 1k for the cross-fitted choice and a decision, and
-more than one document at 6k (issue 41: the demo's 6k row was one document)."""
+haystacks give the verdict what it needs: enough documents at 1k for a decision (and for a cross-fitted choice when
+a RAG point is added), more than one document at 6k (issue 41: the demo's 6k row was one document), and a window
+the 1k haystacks fit and the 6k ones do not (the demo caps SmolLM2's window at 4k tokens so that its long-context
+prefill fits the time)."""
 
 from __future__ import annotations
 
@@ -44,3 +46,20 @@ def test_the_demo_has_documents_enough_to_decide_at_1k_and_more_than_one_at_6k()
     assert documents["6k"] >= 2
     per_document = Counter(s.group for s in samples)
     assert set(per_document.values()) == {cfg.benchmark.questions_per_haystack}
+
+
+def test_the_demos_window_holds_a_1k_haystack_and_cuts_a_6k_one():
+    """The story the demo tells at 6k (long context loses evidence to the cut) needs haystacks longer than the window,
+    and the 1k row needs haystacks that fit it, counted with SmolLM2's own tokenizer."""
+    from llm.hf_tokenizer import load_hf_tokenizer
+
+    cfg = compose(["experiment=demo", "demo_point=lc"])
+    window = cfg.generator.context_window
+    assert window == 4096
+    tok = load_hf_tokenizer(cfg.generator.model)
+    samples = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True)).samples
+    tokens = {}
+    for s in samples:
+        tokens.setdefault(s.length_level, {})[s.group] = len(tok(s.context)["input_ids"])
+    assert max(tokens["1k"].values()) < window - cfg.benchmark.max_new_tokens - 200  # the question and template fit too
+    assert min(tokens["6k"].values()) > window
