@@ -57,12 +57,13 @@ ALPHA = 0.05  # each claim's level; the report's family keeps the family-wise er
 # 2.5% a truly worse RAG was called `rag` in 3.0-4.3% of simulated sweeps (issue 41; perf/small_sample_verdict.py
 # --scenario): the stricter level keeps it under 2.5% in every scenario measured, at some cost in power.
 CHEAPER_SHARE = 0.6
-# On a cross-fitted estimate (several configs, a choice made on half the documents) the same claim is tested at one-sided
-# 1%. Its error is skewed towards the cheaper arm's side, whatever the data: a sweep whose estimate comes out high gets
-# a smaller standard error (corr -0.1 to -0.6 over 800 simulated sweeps of 12 RAG configs, one config: +0.01), so the
-# 98.5% quantile of (estimate - truth) / se was 2.7-3.4 where the t says 2.4-2.8, and at one-sided 1.5% a RAG truly 2
-# points worse was called `rag` in up to 3.5% of sweeps at 8-40 documents; at 1% (with the cross-fit's wider interval,
-# eval.metrics.confidence.SPLIT_NOISE_SHARE) in at most 2.1% (perf/small_sample_verdict.py --scenario; README).
+# On a cross-fitted estimate (several configs, a choice made on half the documents) the same claim is tested at
+# one-sided 1%. Its error is skewed towards the cheaper arm's side, whatever the data: a sweep whose estimate comes
+# out high gets a smaller standard error (corr -0.1 to -0.6 over 800 simulated sweeps of 12 RAG configs, one config:
+# +0.01), so the 98.5% quantile of (estimate - truth) / se was 2.7-3.4 where the t says 2.4-2.8, and at one-sided
+# 1.5% a RAG truly 2 points worse was called `rag` in up to 3.5% of sweeps at 8-40 documents; at 1% (with the
+# cross-fit's wider interval, eval.metrics.confidence.SPLIT_NOISE_SHARE) in at most 2.1% (README; perf/
+# small_sample_verdict.py --scenario).
 CROSSFIT_CHEAPER_SHARE = 0.4
 MIN_DOCUMENTS = 6  # a decision needs at least this many documents, on every path (README "The verdict")
 
