@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from experiments.report.plots.forest import ForestRow
 from experiments.report.verdict.decision import percent
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict.row import VerdictRow, on_scale
 
 FOREST_FILE = "verdict_forest.png"
 
@@ -28,15 +28,11 @@ def no_interval_reason(v: VerdictRow) -> str | None:
     return None
 
 
-SCALE = 100.0  # scores are 0..1, so a difference in points lies within [-100, +100]
-
-
 def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
     """The interval the first screen shows: the family-adjusted one for a tested row, else the 95% one; cut to
-    the differences the score can take ([-100, +100] points: a t with one degree of freedom over two documents
-    gave [-292.7, +342.7])."""
+    the differences the score can take (`on_scale`)."""
     ci = v.ci_family if v.ci_family is not None else v.ci
-    return None if ci is None else (max(-SCALE, ci[0]), min(SCALE, ci[1]))
+    return None if ci is None else on_scale(ci)
 
 
 def at_bound(v: VerdictRow) -> str | None:

@@ -132,6 +132,12 @@ def _r(v: float | None, digits: int = 2) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
+def on_scale(ci: tuple[float, float]) -> tuple[float, float]:
+    """An interval of a difference of 0..1 scores in points, cut to the [-100, +100] it can take (a t with one
+    degree of freedom over two documents gave [-292.7, +342.7])."""
+    return max(-100.0, ci[0]), min(100.0, ci[1])
+
+
 def level_filter(row: VerdictRow) -> str | None:
     """The level a row reads records at: None (every level) for the row over all levels."""
     return None if row.level == ALL else row.level

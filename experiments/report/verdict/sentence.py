@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision
-from experiments.report.verdict.row import VerdictRow, level_filter
+from experiments.report.verdict.row import VerdictRow, level_filter, on_scale
 
 SMALL_SAMPLE = 12  # fewer documents than this: the sentence says a decision rests on few documents
 
@@ -72,5 +72,5 @@ def _interval_words(row: VerdictRow) -> str:
         lo, hi = row.ci_family
         level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")
         return f"{level}% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents"
-    lo, hi = max(-100.0, row.ci[0]), min(100.0, row.ci[1])  # a difference of 0..1 scores, in points
+    lo, hi = on_scale(row.ci)
     return f"nominal 95% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents, untested"
