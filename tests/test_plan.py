@@ -233,6 +233,19 @@ def test_plan_check_script_measures_single_plans_against_their_promise():
     for r in rows:
         assert 6 <= r["documents"] <= 60 and r["sweeps"] == 4 and 0 <= r["delivered"] <= 1
         assert r["beyond_search"] or r["worlds_reaching_power"] >= 0.8
+    below = figures["F_below_floor"]["one_config"]
+    assert below["at_N"] == sum(r["delivered"] < 0.65 for r in rows) / 2
+    # normal theory, computed here by drawing 8-document pilots' variances: a plan sized for 80% power at the
+    # 80th (90th) percentile of what the pilot's variance allows, its claim at one-sided 1.5%, delivers below 65%
+    rng = np.random.default_rng(0)
+    z, z80 = 2.1701, 0.8416
+    chi2_7_at = {0.8: 3.8223, 0.9: 2.8331}  # chi-square(7) quantiles at 0.2 and 0.1
+    s2 = rng.chisquare(7, 400_000) / 7  # the pilot's variance over the true one
+    for key, assurance in (("normal_theory_at_N", 0.8), ("normal_theory_at_M", 0.9)):
+        planned = s2 * 7 / chi2_7_at[assurance]  # the variance the plan sizes for, over the true one
+        delivered = 0.5 * (1 + np.vectorize(math.erf)(((z + z80) * np.sqrt(planned) - z) / math.sqrt(2)))
+        assert below[key] == pytest.approx(np.mean(delivered < 0.65), abs=0.002)
+    assert 0.085 < below["normal_theory_at_N"] < 0.1 and 0.035 < below["normal_theory_at_M"] < 0.05
 
 
 def test_a_large_difference_over_few_documents_still_needs_an_honest_split(tmp_path, capsys):
