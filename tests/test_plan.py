@@ -13,6 +13,7 @@ from eval.metrics.confidence import _group_index, _resampled_cluster_means
 from experiments.plan import main as plan_main
 from experiments.report.verdict.decision import INCONCLUSIVE, decide
 from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX
+from experiments.report.verdict.sizing import planted, share_reached, simulated_estimate
 from experiments.report.verdict.power import (
     clustered_variance, critical_sum, documents_for, minimum_detectable_difference, plan_rows, targets,
 )
@@ -195,6 +196,26 @@ def test_cli_errors_are_clear(tmp_path, capsys):
 
 
 @pytest.mark.integration  # end to end, 20-40 s: the fast tier stays under 10 minutes on 2 cores
+def test_the_plans_sweeps_decided_at_once_decide_as_one_sweep_at_a_time():
+    # share_reached chooses on every sweep of one world in one call: the same decisions, from the same draws, as
+    # simulating the sweeps one by one (12 RAG configs, so each sweep is cross-fitted over its splits)
+    from experiments.report.verdict.decision import MIN_DOCUMENTS
+    from experiments.simulate.scores import candidates, simulated_scores
+
+    world = planted(candidates(simulated_scores(np.random.default_rng(3), 14, 3, 0.0,
+                                                truths=[-6.0] * 3 + [8.0] * 9), 2.0), 3.0)
+    shares = []
+    for n in (7, 9, 16, 40, 90):
+        one_by_one, rng = 0, np.random.default_rng(n)
+        for _ in range(16):
+            est, naive = simulated_estimate(world, rng.integers(0, 14, n), rng)
+            one_by_one += not (est is None or naive or n < MIN_DOCUMENTS) and decide(est, 2.0, True).kind == "rag"
+        shares.append(share_reached(world, n, "rag", 2.0, True, 0.05, 16, np.random.default_rng(n),
+                                    uncertain_variance=False))
+        assert shares[-1] == one_by_one / 16
+    assert shares[0] == 0 and any(0 < x < 1 for x in shares) and shares == sorted(shares)
+
+
 def test_plan_check_script_prints_json_figures():
     import subprocess
     import sys

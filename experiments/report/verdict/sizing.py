@@ -98,6 +98,13 @@ def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
     return float(mean), float(g / (g - 1) * np.sum((sums - counts * mean) ** 2) / n ** 2)
 
 
+def _cr1_rows(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_cr1` of every row at once: (total counts, CR1 variance of the mean) per row."""
+    n, g = counts.sum(axis=1), sums.shape[1]
+    mean = sums.sum(axis=1) / n
+    return n, g / (g - 1) * np.sum((sums - counts * mean[:, None]) ** 2, axis=1) / n ** 2
+
+
 def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Generator) -> tuple[Estimate | None, bool]:
     """The rule's estimate (points) on the sweep of pilot documents `draws`; (None, naive) when it cannot
     make one; naive: too few documents to split among several configs."""
@@ -108,31 +115,41 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
             return None, False
         mean, var = _cr1(sums, counts)
         return Estimate(100 * mean, 100 * float(np.sqrt(var)), g - 1, g), False
-    half = g // 2
-    if half < MIN_GROUPS:
+    if g // 2 < MIN_GROUPS:
         return None, True
-    means, variances = [], []
-    p = len(table.documents)
-    orders = [rng.permutation(g) for _ in range(SPLITS)]
-    splits = [(draws[order[:half]], draws[order[half:]]) for order in orders]
-    # every half of every split chosen on in one call (the rule's choice per row of weights): the same choices as
-    # one call a half, a sixteenth of the calls (this loop is most of a report's time)
-    weights = np.stack([np.bincount(h, minlength=p) for halves in splits for h in halves]).astype(float)
+    return crossfit_estimates(table, draws[None], split_orders(rng, g)[None])[0], False
+
+
+def split_orders(rng: np.random.Generator, g: int) -> np.ndarray:
+    """SPLITS x g: the random orders whose first half and rest are each split's two halves."""
+    return np.stack([rng.permutation(g) for _ in range(SPLITS)])
+
+
+def crossfit_estimates(table: Candidates, draws: np.ndarray, orders: np.ndarray) -> list[Estimate | None]:
+    """The rule's cross-fitted estimate (points) on each sweep (row) of `draws` (sweeps x g documents), split by
+    `orders` (sweeps x SPLITS x g, `split_orders`): the choice on each half scored on the other half, the
+    SPLITS values averaged (`over_splits`); None for a sweep where an arm had no sample in a half. Every half
+    of every split of every sweep is chosen on in one call (the rule's choice per row of weights): the same
+    choices as one call a half, and the plan's simulation is most of a report's time."""
+    n_sweeps, g = draws.shape
+    half, p, rows = g // 2, len(table.documents), n_sweeps * SPLITS
+    drawn = draws[np.arange(n_sweeps)[:, None, None], orders].reshape(rows, g)  # each split's documents in order
+    first, second = drawn[:, :half], drawn[:, half:]
+    starts = 2 * np.arange(rows)[:, None] * p  # where split k's first half's row of weights starts, flattened
+    weights = np.bincount(np.concatenate([(starts + first).ravel(), (starts + p + second).ravel()]),
+                          minlength=2 * rows * p).reshape(2 * rows, p).astype(float)
     lc, rag, _ = table.choose(np.arange(p), weights)
-    picked = table.pair_index(lc, rag).reshape(SPLITS, 2)
-    for halves, picks in zip(splits, picked):
-        picks = [int(x) for x in picks]
-        if min(picks) < 0:
-            return None, False
-        parts = [(table.pair_sums[picks[0], halves[1]], table.pair_counts[picks[0], halves[1]]),
-                 (table.pair_sums[picks[1], halves[0]], table.pair_counts[picks[1], halves[0]])]
-        total = sum(c.sum() for _, c in parts)
-        mean = sum(s.sum() for s, _ in parts) / total
-        var = sum((c.sum() / total) ** 2 * _cr1(s, c)[1] for s, c in parts)
-        means.append(float(mean))
-        variances.append(var)
-    est = over_splits([100 * x for x in means], [100 * float(np.sqrt(v)) for v in variances], g - 2, g)
-    return replace(est, cross_fitted=True), False
+    picked = table.pair_index(lc, rag).reshape(rows, 2)
+    sums_a, sums_b = table.pair_sums[picked[:, :1], second], table.pair_sums[picked[:, 1:], first]
+    with np.errstate(invalid="ignore", divide="ignore"):  # a sweep with a pick of -1 is dropped below
+        n_a, var_a = _cr1_rows(sums_a, table.pair_counts[picked[:, :1], second])
+        n_b, var_b = _cr1_rows(sums_b, table.pair_counts[picked[:, 1:], first])
+        total = n_a + n_b
+        means = ((sums_a.sum(axis=1) + sums_b.sum(axis=1)) / total).reshape(n_sweeps, SPLITS)
+        ses = np.sqrt((n_a / total) ** 2 * var_a + (n_b / total) ** 2 * var_b).reshape(n_sweeps, SPLITS)
+    failed = (picked.reshape(n_sweeps, SPLITS * 2) < 0).any(axis=1)
+    return [None if failed[s] else replace(over_splits(100 * means[s], 100 * ses[s], g - 2, g), cross_fitted=True)
+            for s in range(n_sweeps)]
 
 
 def _spread_by(table: Candidates, factor: float) -> Candidates:
@@ -155,6 +172,17 @@ def share_reached(table: Candidates, n_docs: int, goal: str, tolerance: float, r
     does not set the size (the plan is the chance of deciding averaged over what the variance may be)."""
     reached = 0
     p = len(table.documents)
+    if not (p > 2 and uncertain_variance) and table.pair_sums.shape[0] > 1 and n_docs // 2 >= MIN_GROUPS:
+        # one world for every sweep: the sweeps' draws and splits drawn in the loop's order, chosen on at once
+        draws = np.empty((sweeps, n_docs), dtype=np.int64)
+        orders = np.empty((sweeps, SPLITS, n_docs), dtype=np.int64)
+        for k in range(sweeps):
+            draws[k], orders[k] = rng.integers(0, p, n_docs), split_orders(rng, n_docs)
+        if n_docs < MIN_DOCUMENTS:
+            return 0.0
+        estimates = crossfit_estimates(table, draws, orders)
+        return sum(est is not None and decide(est, tolerance, rag_cheaper, alpha=alpha).kind == goal
+                   for est in estimates) / sweeps
     for _ in range(sweeps):
         world = (_spread_by(table, float(np.sqrt((p - 1) / rng.chisquare(p - 1)))) if p > 2 and uncertain_variance
                  else table)
