@@ -19,10 +19,12 @@ import weakref
 import time
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any, Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
+from llm.gguf_weights import load_kept
 from llm.prompt import Generation, Prompt
 from llm.hf_tokenizer import load_hf_tokenizer, render_prompt, tokenizer_context_window, uses_chat_template
 from llm.kv_cache import cache_arg, fixed_width, grow_in_place, steady_attention
@@ -78,13 +80,21 @@ def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trus
 
         label = label or str(path)
         t0 = time.perf_counter()
-        kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+
+        def from_pretrained(where: str, **kwargs):
+            return AutoModelForCausalLM.from_pretrained(where, dtype=getattr(torch, dtype),
+                                                        trust_remote_code=trust_remote_code, **kwargs)
+
         if gguf_file:
-            log.info("loading %s (converting GGUF tensors)", label)
-        with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
-            model = AutoModelForCausalLM.from_pretrained(
-                path, dtype=getattr(torch, dtype), trust_remote_code=trust_remote_code, **kwargs,
-            ).to(device).eval()
+            def convert():
+                log.info("loading %s (converting GGUF tensors)", label)
+                with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
+                    return from_pretrained(path, gguf_file=gguf_file)
+
+            model = load_kept(Path(path) / gguf_file, dtype, convert, lambda kept: from_pretrained(str(kept)))
+        else:
+            model = from_pretrained(path)
+        model = model.to(device).eval()
         log.info("loaded %s in %.1fs", label, time.perf_counter() - t0)
         _WEIGHTS[key] = model
         return model
