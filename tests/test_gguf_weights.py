@@ -75,14 +75,18 @@ def test_smollm2s_kept_weights_are_its_gguf_conversion(tmp_path, monkeypatch, ca
     """The real model through the backend: with no copy yet it is converted from its GGUF file and kept; the kept
     copy holds the same tensors and gives the same logits; the next load reads it instead of converting."""
     import gc
+    import weakref
 
     from transformers import AutoModelForCausalLM
 
     from llm.bundled import resolve_model
+    import llm.transformers_backend as backend
     from llm.transformers_backend import load_weights
 
     path, gguf_file = resolve_model("bundled:smollm2")
     monkeypatch.setenv("RAGLC_WEIGHTS_CACHE", str(tmp_path / "kept"))
+    # this process's models (the session's generator holds SmolLM2) set aside: these loads are loads
+    monkeypatch.setattr(backend, "_WEIGHTS", weakref.WeakValueDictionary())
     converted = load_weights(path, gguf_file, "float32", "cpu")
     kept = kept_copy(Path(path) / gguf_file, "float32")
     from_copy = AutoModelForCausalLM.from_pretrained(kept, dtype=torch.float32).eval()
