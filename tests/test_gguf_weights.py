@@ -96,6 +96,7 @@ def test_smollm2s_kept_weights_are_its_gguf_conversion(tmp_path, monkeypatch, ca
         assert torch.equal(from_copy(ids).logits, converted(ids).logits)
     del converted, from_copy
     gc.collect()  # no generator holds the model: the next load is a load, not this process's copy
+    caplog.clear()
     with caplog.at_level(logging.INFO, logger="llm.transformers_backend"):
         assert load_weights(path, gguf_file, "float32", "cpu") is not None
     assert "loaded" in caplog.text and "converting GGUF tensors" not in caplog.text
