@@ -91,15 +91,8 @@ def planted(table: Candidates, shift: float) -> Candidates:
     return _spread_by(out, np.sqrt(p / (p - 1)) if p > 1 else 1.0)
 
 
-def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
-    """(mean, CR1 variance of the mean) of clustered values given per-cluster sums and counts."""
-    n, g = counts.sum(), sums.size
-    mean = sums.sum() / n
-    return float(mean), float(g / (g - 1) * np.sum((sums - counts * mean) ** 2) / n ** 2)
-
-
-def _cr1_rows(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_cr1` of every row at once: (total counts, CR1 variance of the mean) per row."""
+def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of clustered values given per-cluster sums and counts: (total count, CR1 variance of the mean)."""
     n, g = counts.sum(axis=1), sums.shape[1]
     mean = sums.sum(axis=1) / n
     return n, g / (g - 1) * np.sum((sums - counts * mean[:, None]) ** 2, axis=1) / n ** 2
@@ -113,8 +106,8 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
         sums, counts = table.pair_sums[0, draws], table.pair_counts[0, draws]
         if counts.sum() == 0 or g < 2:
             return None, False
-        mean, var = _cr1(sums, counts)
-        return Estimate(100 * mean, 100 * float(np.sqrt(var)), g - 1, g), False
+        n, var = _cr1(sums[None], counts[None])
+        return Estimate(100 * float(sums.sum() / n[0]), 100 * float(np.sqrt(var[0])), g - 1, g), False
     if g // 2 < MIN_GROUPS:
         return None, True
     return crossfit_estimates(table, draws[None], split_orders(rng, g)[None])[0], False
@@ -142,8 +135,8 @@ def crossfit_estimates(table: Candidates, draws: np.ndarray, orders: np.ndarray)
     picked = table.pair_index(lc, rag).reshape(rows, 2)
     sums_a, sums_b = table.pair_sums[picked[:, :1], second], table.pair_sums[picked[:, 1:], first]
     with np.errstate(invalid="ignore", divide="ignore"):  # a sweep with a pick of -1 is dropped below
-        n_a, var_a = _cr1_rows(sums_a, table.pair_counts[picked[:, :1], second])
-        n_b, var_b = _cr1_rows(sums_b, table.pair_counts[picked[:, 1:], first])
+        n_a, var_a = _cr1(sums_a, table.pair_counts[picked[:, :1], second])
+        n_b, var_b = _cr1(sums_b, table.pair_counts[picked[:, 1:], first])
         total = n_a + n_b
         means = ((sums_a.sum(axis=1) + sums_b.sum(axis=1)) / total).reshape(n_sweeps, SPLITS)
         ses = np.sqrt((n_a / total) ** 2 * var_a + (n_b / total) ** 2 * var_b).reshape(n_sweeps, SPLITS)
@@ -172,14 +165,13 @@ def share_reached(table: Candidates, n_docs: int, goal: str, tolerance: float, r
     does not set the size (the plan is the chance of deciding averaged over what the variance may be)."""
     reached = 0
     p = len(table.documents)
-    if not (p > 2 and uncertain_variance) and table.pair_sums.shape[0] > 1 and n_docs // 2 >= MIN_GROUPS:
+    batched = table.pair_sums.shape[0] > 1 and n_docs // 2 >= MIN_GROUPS and n_docs >= MIN_DOCUMENTS
+    if batched and not (p > 2 and uncertain_variance):
         # one world for every sweep: the sweeps' draws and splits drawn in the loop's order, chosen on at once
         draws = np.empty((sweeps, n_docs), dtype=np.int64)
         orders = np.empty((sweeps, SPLITS, n_docs), dtype=np.int64)
         for k in range(sweeps):
             draws[k], orders[k] = rng.integers(0, p, n_docs), split_orders(rng, n_docs)
-        if n_docs < MIN_DOCUMENTS:
-            return 0.0
         estimates = crossfit_estimates(table, draws, orders)
         return sum(est is not None and decide(est, tolerance, rag_cheaper, alpha=alpha).kind == goal
                    for est in estimates) / sweeps
