@@ -6,8 +6,9 @@ of a sweep, the demo, every test process). The converted model is saved once as 
 SmolLM2 in float32) under `$RAGLC_WEIGHTS_CACHE`, else `$XDG_CACHE_HOME/rag-or-long-context/weights`
 (`~/.cache/...`), and read back in well under a second, tensor for tensor the same. The copy is named by the file
 (path, size, modification time), the dtype and the transformers and torch versions that converted it, so a changed
-file or library converts anew. A copy that cannot be read is converted again; `RAGLC_WEIGHTS_CACHE=off` keeps
-nothing (every load converts).
+file or library converts anew. A copy that cannot be read is converted again, a half-written one that a killed
+save left is removed by the next save an hour on, and `RAGLC_WEIGHTS_CACHE=off` keeps nothing (every load
+converts).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def load_kept(gguf_path: Path, dtype: str, convert: Callable[[], Any], read: Cal
             log.warning("%s: unreadable converted weights (%s): converting %s again", saved, exc, gguf_path.name)
             shutil.rmtree(saved, ignore_errors=True)
     model = convert()
+    _drop_stale_parts(saved.parent)
     tmp = saved.with_name(f"{saved.name}.{os.getpid()}.{time.time_ns()}.tmp")
     try:
         model.save_pretrained(tmp)
@@ -69,3 +71,19 @@ def load_kept(gguf_path: Path, dtype: str, convert: Callable[[], Any], read: Cal
         log.info("converted weights of %s not kept (%s)", gguf_path.name, exc)
         shutil.rmtree(tmp, ignore_errors=True)
     return model
+
+
+STALE_S = 3600.0  # a half-written copy untouched this long was left by a process that died while saving
+
+
+def _drop_stale_parts(folder: Path) -> None:
+    """Remove the half-written copies (`*.tmp`, about 0.5 GB each) that processes killed while saving left in
+    `folder`; a save still under way (touched within STALE_S) is left alone."""
+    if not folder.is_dir():
+        return
+    for part in folder.glob("*.tmp"):
+        try:
+            if time.time() - part.stat().st_mtime > STALE_S:
+                shutil.rmtree(part, ignore_errors=True)
+        except OSError:  # another process removed or renamed it first
+            continue

@@ -62,6 +62,18 @@ def test_an_unreadable_copy_is_converted_again(stand_in, caplog):
     assert _same_tensors(read(kept), reference)  # the damaged copy was replaced by a whole one
 
 
+def test_a_half_written_copy_left_by_a_killed_save_is_removed_by_the_next_save(stand_in, tmp_path):
+    source, convert, calls, read = stand_in
+    folder = tmp_path / "kept"
+    stale, fresh = folder / "model-float32-0.1.2.tmp", folder / "model-float32-0.3.4.tmp"
+    for part in (stale, fresh):
+        part.mkdir(parents=True)
+        (part / "model.safetensors").write_bytes(b"half")
+    os.utime(stale, (0, 0))  # untouched for decades; `fresh` may be another process's save under way
+    load_kept(source, "float32", convert, read)
+    assert not stale.exists() and fresh.exists() and kept_copy(source, "float32").is_dir()
+
+
 def test_off_keeps_nothing(stand_in, tmp_path, monkeypatch):
     source, convert, calls, read = stand_in
     monkeypatch.setenv("RAGLC_WEIGHTS_CACHE", "off")
