@@ -28,8 +28,8 @@ import common  # noqa: F401  (sets up the path)
 import numpy as np
 
 from experiments.report.settings import load_settings
-from experiments.report.verdict.decision import MIN_DOCUMENTS, RAG
-from experiments.simulate.scores import SCENARIOS, scenario_scores, simulated_verdict
+from experiments.report.verdict.decision import LONGCTX, MIN_DOCUMENTS, RAG, boundaries
+from experiments.simulate.scores import SCENARIOS, scenario_of, scenario_scores, simulated_verdict
 
 TOLERANCE = 2.0
 
@@ -38,7 +38,8 @@ def cell(n_docs: int, n_rag: int, truth: float, sweeps: int, settings, seed: int
          scenario: str = "own") -> dict:
     """Coverage, decision shares and mean interval width over `sweeps` sweeps."""
     rng = np.random.default_rng(seed)
-    covered = decided_rag = decided = with_interval = 0
+    covered = with_interval = 0
+    kinds = {RAG: 0, LONGCTX: 0}
     widths = []
     for _ in range(sweeps):
         sweep = scenario_scores(rng, scenario, n_docs, truth, n_rag, samples=samples)
@@ -48,10 +49,21 @@ def cell(n_docs: int, n_rag: int, truth: float, sweeps: int, settings, seed: int
             with_interval += 1
             covered += lo <= truth <= hi
             widths.append(hi - lo)
-        decided_rag += decision.kind == RAG
-        decided += decision.kind in ("rag", "longctx")
-    return {"coverage": covered / max(1, with_interval), "rag": decided_rag / sweeps, "decided": decided / sweeps,
+        if decision.kind in kinds:
+            kinds[decision.kind] += 1
+    return {"coverage": covered / max(1, with_interval), "rag": kinds[RAG] / sweeps,
+            "longctx": kinds[LONGCTX] / sweeps, "decided": (kinds[RAG] + kinds[LONGCTX]) / sweeps,
             "width": float(np.mean(widths)) if widths else None, "sweeps": sweeps}
+
+
+def false_claim_truths(scenario: str) -> tuple[str, float, float]:
+    """(the claim a scenario checks, the truth at its boundary, a truth 3 points beyond it on the claim's wrong
+    side): a claim decided at either truth is false."""
+    model = scenario_of(scenario)
+    b_rag, b_lc = boundaries(TOLERANCE, model.rag_cheaper)
+    if model.claim == RAG:
+        return RAG, b_rag, b_rag - 3.0
+    return LONGCTX, b_lc, b_lc + 3.0
 
 
 def router_null(n_docs: int, sweeps: int, settings, seed: int) -> dict:
@@ -99,26 +111,54 @@ def through_report(n_docs: int, sweeps: int, seed: int) -> dict:
 
 
 def verdict_cells(scenario: str, sizes: list[int], sweeps: int, sweeps_12: int, settings, seed: int = 0) -> dict:
-    """Coverage at a truth of -2 and false `rag` at -2 and -5, per number of documents, one config and 12."""
+    """Per number of documents, one config and 12: coverage of the 95% interval and the share of false claims at
+    the claim's boundary ("at_b") and 3 points beyond it ("beyond"), for the claim the scenario checks."""
     cells = {}
-    print(f"scenario {scenario}", flush=True)
-    print(f"{'documents':>9} | {'1 config: coverage':>18} {'rag@-2':>7} {'rag@-5':>7} | "
-          f"{'12 configs: coverage':>20} {'rag@-2':>7} {'rag@-5':>7}", flush=True)
+    claim, at_b, beyond = false_claim_truths(scenario)
+    print(f"scenario {scenario}: false `{claim}` at truth {at_b:+g} and {beyond:+g}", flush=True)
+    print(f"{'documents':>9} | {'1 config: coverage':>18} {'at b':>7} {'beyond':>7} | "
+          f"{'12 configs: coverage':>20} {'at b':>7} {'beyond':>7}", flush=True)
     salt = list(SCENARIOS).index(scenario) * 1_000_003 + seed * 10_000_019
     for n in sizes:
         row = {}
         for n_rag, count in ((1, sweeps), (12, sweeps_12)):
             if not count:
                 continue
-            at2 = cell(n, n_rag, -2.0, count, settings, seed=salt + 1000 * n + n_rag, scenario=scenario)
-            at5 = cell(n, n_rag, -5.0, count, settings, seed=salt + 7000 * n + n_rag, scenario=scenario)
-            row[n_rag] = {"coverage": at2["coverage"], "rag_at_-2": at2["rag"], "rag_at_-5": at5["rag"],
-                          "width": at2["width"], "sweeps": count}
+            first = cell(n, n_rag, at_b, count, settings, seed=salt + 1000 * n + n_rag, scenario=scenario)
+            second = cell(n, n_rag, beyond, count, settings, seed=salt + 7000 * n + n_rag, scenario=scenario)
+            row[n_rag] = {"coverage": first["coverage"], "claim": claim, "false_at_b": first[claim],
+                          "false_beyond": second[claim], "width": first["width"], "sweeps": count}
         cells[n] = row
-        fmt = lambda r: (f"{100 * r['coverage']:17.1f}% {100 * r['rag_at_-2']:6.1f}% {100 * r['rag_at_-5']:6.1f}%"  # noqa: E731
+        fmt = lambda r: (f"{100 * r['coverage']:17.1f}% {100 * r['false_at_b']:6.1f}% {100 * r['false_beyond']:6.1f}%"  # noqa: E731
                          if r else f"{'-':>18} {'-':>7} {'-':>7}")
         print(f"{n:>9} | {fmt(row.get(1))} | {fmt(row.get(12)):>37}", flush=True)
     return cells
+
+
+def identical_cells(sizes: list[int], sweeps: int, settings) -> dict:
+    """Arms that answer every question alike (near-identical with no miss): the share of sweeps deciding anything."""
+    out = {}
+    for n in sizes:
+        r = cell(n, 1, 0.0, sweeps, settings, seed=80_000 + n, scenario="near_identical")
+        out[n] = r["decided"]
+        print(f"identical answers, {n} documents: decided in {100 * r['decided']:.1f}% of {sweeps} sweeps", flush=True)
+    return out
+
+
+def power_cells(sizes: list[int], sweeps: int, sweeps_12: int, settings) -> dict:
+    """How often a clear 10-point difference is decided (RAG truly +10, and long context truly 10 better), one
+    config and 12, in the project's own model."""
+    out: dict = {}
+    for truth, claim in ((10.0, RAG), (-10.0, LONGCTX)):
+        for n in sizes:
+            for n_rag, count in ((1, sweeps), (12, sweeps_12)):
+                if count:
+                    r = cell(n, n_rag, truth, count, settings, seed=95_000 + 31 * n + n_rag + int(truth),
+                             scenario="own")
+                    out[f"{truth:+g}/{n}/{n_rag}"] = r[claim]
+                    print(f"power, truth {truth:+g}, {n} documents, {n_rag} config(s): {claim} in "
+                          f"{100 * r[claim]:.1f}% of {count}", flush=True)
+    return out
 
 
 def main() -> None:
@@ -133,6 +173,11 @@ def main() -> None:
     ap.add_argument("--router-sizes", default="8,12,20,40")
     ap.add_argument("--samples-sweeps", type=int, default=400, help="0: skip the several-answers comparison")
     ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--identical-sweeps", type=int, default=0, help="arms answering alike: sweeps per size (0: skip)")
+    ap.add_argument("--identical-sizes", default="6,8,12,20,40,80")
+    ap.add_argument("--power-sweeps", type=int, default=0, help="a clear 10-point difference: sweeps per cell, one "
+                                                               "config (0: skip); 12 configs get a third of them")
+    ap.add_argument("--power-sizes", default="12,20")
     ap.add_argument("--through-report", type=int, default=50, help="sweeps per size through the report CLI (0: skip)")
     args = ap.parse_args()
     settings = load_settings(tolerance=TOLERANCE, resamples=args.resamples)
@@ -141,6 +186,12 @@ def main() -> None:
     t0 = time.perf_counter()
     for scenario in args.scenario.split(","):
         out["cells"][scenario] = verdict_cells(scenario, sizes, args.sweeps, args.sweeps_12, settings, args.seed)
+    if args.identical_sweeps:
+        out["identical_decided"] = identical_cells([int(x) for x in args.identical_sizes.split(",")],
+                                                   args.identical_sweeps, settings)
+    if args.power_sweeps:
+        out["power"] = power_cells([int(x) for x in args.power_sizes.split(",")], args.power_sweeps,
+                                   max(1, args.power_sweeps // 3), settings)
     if args.router_sweeps:
         out["router_null"] = {}
         for n in [int(x) for x in args.router_sizes.split(",")]:

@@ -98,15 +98,17 @@ def test_the_target_boundary_is_what_the_decision_rule_decides_on(rag_cheaper):
         assert decide(estimate_of(diff - outside, diff + outside, confidence=at), tol, rag_cheaper).kind == INCONCLUSIVE
 
 
-def test_the_cheaper_arms_claim_is_planned_at_its_stricter_level():
+def test_every_claim_is_planned_at_its_stricter_level():
     # RAG cheaper, tolerance 2, RAG truly 8 better: "no more than 2 worse" (margin 10) at one-sided 1.5%
     best = targets(8.0, 2.0, True)[0]
     assert (best.decision, best.boundary, best.margin) == ("rag", -2.0, 8.0 + 2.0)
     assert best.confidence == pytest.approx(0.97) and best.reach == pytest.approx(10 / 2.1701, rel=1e-3)
-    # long context cheaper, RAG truly 2.45 points better at tolerance 5: "RAG better" (margin 2.45 at 2.5%, reach
-    # 1.25) comes before "long context no more than 5 worse" (margin 2.55 at 1.5%, reach 1.18) despite the margin
+    # long context cheaper, RAG truly 2.45 points better at tolerance 5: every claim at one-sided 1.5%, so the
+    # larger margin goes first: "long context no more than 5 worse" (2.55) before "RAG better" (2.45)
     first = targets(2.45, 5.0, False)[0]
-    assert (first.decision, first.boundary, first.confidence) == ("rag", 0.0, pytest.approx(0.95))
+    assert (first.decision, first.boundary, first.confidence) == ("longctx", 5.0, pytest.approx(0.97))
+    # a cross-fitted row plans at one-sided 1%
+    assert targets(8.0, 2.0, True, strict=True)[0].confidence == pytest.approx(0.98)
     # the formula sizes the claim at its level: more documents than at 95% two-sided
     assert documents_for(24.0, 10.0, 0.8, 0.97) > documents_for(24.0, 10.0, 0.8)
     assert critical_sum(10**9, 0.8, 0.97) == pytest.approx(2.1701 + 0.8416, abs=1e-3)

@@ -250,14 +250,15 @@ def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
         r.decision = decide(est, settings.tolerance, r.rag_cheaper)
         return r
 
-    # the first row's interval just clears 0 (p about 0.03); the other two are far from any boundary
-    rows = [row("edge", 2.17 * 2.0, 2.0), row("b", 0.5, 4.0), row("c", -0.5, 4.0)]
+    # the first row's 97% interval just clears 0 (p about 0.018 at level 0.03: 0.03 on the common scale); the other
+    # two are far from any boundary
+    rows = [row("edge", 2.37 * 2.0, 2.0), row("b", 0.5, 4.0), row("c", -0.5, 4.0)]
     assert rows[0].decision.kind == "rag" and [r.decision.kind for r in rows[1:]] == ["inconclusive"] * 2
     assert control_family(rows, settings) == 3
     assert 0.0167 < rows[0].p_decision < 0.05 and rows[0].p_holm == pytest.approx(3 * rows[0].p_decision)
     assert rows[0].decision.kind == "inconclusive" and "makes 3 decisions" in rows[0].decision.why
     # the first screen's interval for it is the family-adjusted one, which no longer clears 0
     assert rows[0].ci_family[0] < 0 < rows[0].ci[0]
-    alone = [row("edge", 2.17 * 2.0, 2.0)]
+    alone = [row("edge", 2.37 * 2.0, 2.0)]
     control_family(alone, settings)
     assert alone[0].decision == Decision("rag", alone[0].decision.why) and alone[0].family_size == 1

@@ -18,11 +18,12 @@ never clipped to the range of the observed differences (with 0/1 scores and few 
 alone turned "RAG never lost a question" into an interval above 0).
 
 For a decision, `cluster_t` is the interval used instead of a bootstrap where nothing is chosen (one
-config per arm): the mean difference with the cluster-robust (CR1) standard error and Student's t
-with G - 1 degrees of freedom, the small-sample interval that keeps its coverage at 4-6 documents
-where a percentile bootstrap does not. Its `Estimate` answers the two questions a decision asks, the
-interval at a confidence level and the p-value of "the true difference is above (below) b", from the
-same t distribution, so an interval that clears b and a p-value below alpha never disagree.
+config per arm): the mean difference with the CR2 standard error and Bell-McCaffrey degrees of freedom
+(eval.metrics.cluster_variance: CR1 with G - 1 degrees of freedom when documents have as many questions, and
+still right when a few documents hold most of them), joined by an exact bound where the arms rarely disagree
+(eval.metrics.discordance). Its `Estimate` answers the two questions a decision asks, the interval at a
+confidence level and the p-value of "the true difference is above (below) b", from the same distribution, so
+an interval that clears b and a p-value below alpha never disagree.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
+
+from eval.metrics.cluster_variance import CONCENTRATED, cluster_numbers, clustered_mean, largest_share
+from eval.metrics.discordance import RareSide, rare_sides
 
 DEFAULT_RESAMPLES = 2000
 
@@ -54,12 +58,7 @@ def _group_index(groups: Sequence[object] | None, n: int) -> np.ndarray:
         return np.arange(n)
     if len(groups) != n:
         raise ValueError(f"groups has {len(groups)} entries for {n} values")
-    ids: dict[object, int] = {}
-    out = np.empty(n, dtype=np.int64)
-    for i, g in enumerate(groups):
-        key = ("__sample__", i) if g is None or g == "" else ("g", str(g))
-        out[i] = ids.setdefault(key, len(ids))
-    return out
+    return cluster_numbers(groups, n)
 
 
 def _resampled_cluster_means(values: np.ndarray, cluster: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -118,42 +117,75 @@ def _widened(means: np.ndarray, values: np.ndarray, cluster: np.ndarray, confide
 class Estimate:
     """A difference (points or any unit) with a t-distributed error: `value`, its standard error `se` and
     degrees of freedom `df`. `interval` and the claim p-values read the same distribution, so the interval
-    at confidence 1 - a clears a boundary exactly when the claim's p-value is below a."""
+    at confidence 1 - a clears a boundary exactly when the claim's p-value is below a. Where the arms rarely
+    disagree on one side (`rare_low`, `rare_high`: eval.metrics.discordance), a claim that side would refute is
+    also held to the exact bound, and the interval's end on that side is the farther of the two."""
 
     value: float
     se: float
     df: float
     n_groups: int = 0  # clusters (documents) behind it
     # made by repeated cross-fitting (a choice among several configs on half the documents, scored on the other
-    # half): the verdict tests the claim for the cheaper arm at a stricter level on it (decision.claim_levels)
+    # half): the verdict tests its claims at a stricter level (decision.claim_levels)
     cross_fitted: bool = False
+    # the share of the weight the largest tenth of the documents hold (eval.metrics.cluster_variance.largest_share):
+    # at CONCENTRATED or more the mean rests on a few documents, and the report says so
+    largest_share: float = 0.0
+    rare_low: RareSide | None = None  # few negative differences: claims "above b" also need the exact bound
+    rare_high: RareSide | None = None  # few positive differences: claims "below b" also need it
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        if self.se == 0:
-            return self.value, self.value
-        half = self.se * _t_ppf(1 - (1 - confidence) / 2, self.df)
-        return self.value - half, self.value + half
+        tail = (1 - confidence) / 2
+        half = 0.0 if self.se == 0 else self.se * _t_ppf(1 - tail, self.df)
+        lo, hi = self.value - half, self.value + half
+        if self.rare_low is not None:
+            lo = min(lo, self.rare_low.bound(tail))
+        if self.rare_high is not None:
+            hi = max(hi, self.rare_high.bound(tail))
+        return lo, hi
 
     def p_above(self, boundary: float) -> float:
         """p-value of the claim "the true value is above `boundary`" (twice the one-sided tail, so that
         it is below 0.05 exactly when the 95% interval's lower end is above the boundary)."""
-        return self._claim(self.value - boundary)
+        p = self._claim(self.value - boundary)
+        return p if self.rare_low is None else max(p, self.rare_low.p_beyond(boundary))
 
     def p_below(self, boundary: float) -> float:
         """p-value of the claim "the true value is below `boundary`"."""
-        return self._claim(boundary - self.value)
+        p = self._claim(boundary - self.value)
+        return p if self.rare_high is None else max(p, self.rare_high.p_beyond(boundary))
 
     def p_two_sided(self, boundary: float = 0.0) -> float:
         return min(self.p_above(boundary), self.p_below(boundary))
+
+    def t_p_above(self, boundary: float) -> float:
+        """`p_above` from the t distribution alone (without the exact bound)."""
+        return self._claim(self.value - boundary)
+
+    def t_p_below(self, boundary: float) -> float:
+        """`p_below` from the t distribution alone."""
+        return self._claim(boundary - self.value)
+
+    @property
+    def concentrated(self) -> bool:
+        """A few documents hold much of the weight (the largest tenth CONCENTRATED or more)."""
+        return self.largest_share >= CONCENTRATED
+
+    @property
+    def strict(self) -> bool:
+        """Its claims are tested at the stricter level (experiments.report.verdict.decision.claim_levels): the
+        estimate was cross-fitted."""
+        return self.cross_fitted
+
+    @property
+    def exact_bound_sides(self) -> list[str]:
+        """Which claims an exact bound holds back: "above" (few negative differences), "below" (few positive)."""
+        return [name for name, side in (("above", self.rare_low), ("below", self.rare_high)) if side is not None]
 
     def _claim(self, margin: float) -> float:
         if self.se == 0:
             return 0.0 if margin > 0 else 1.0
         return float(min(1.0, 2 * _t_sf(margin / self.se, self.df)))
-
-    def floored(self, se_min: float) -> "Estimate":
-        """The same estimate with its standard error at least `se_min` (see `single_discordant_se`)."""
-        return self if self.se >= se_min else replace(self, se=float(se_min))
 
 
 SPLIT_NOISE_SHARE = 0.5  # of the splits' spread taken off (see over_splits): the verdict's cross-fit
@@ -161,27 +193,67 @@ ROUTER_SPLIT_NOISE_SHARE = 0.5  # the learned router's (experiments.report.route
 
 
 def over_splits(values: Sequence[float], ses: Sequence[float], df: float, n_groups: int,
-                noise_share: float = SPLIT_NOISE_SHARE) -> Estimate:
+                noise_share: float = SPLIT_NOISE_SHARE, inflation: float = 1.0) -> Estimate:
     """One estimate from the same estimator run over K random splits of the data (repeated cross-fitting):
     the mean of the K values, with the variance of one split less the part the averaging removes. By the
     law of total variance that part is (1 - 1/K) x the variance due to the split alone, which the K values'
     spread estimates; `noise_share` of it is taken off, calibrated per estimator on simulations with a known
-    truth (perf/small_sample_verdict.py): 1/2 for the verdict's cross-fit. 3/4, calibrated on the project's own
-    data model alone, held 94-96% over 8-40 documents there, but under the issue-41 scenarios (lopsided,
-    rare and common answers, heavy-tailed documents, unequal questions; 12 RAG configs, 800 sweeps a cell) its
-    coverage fell to 91.8-94.1% at 20 documents and false `rag` reached 3.4-3.5%; 1/2 gave 94.0-98.2% over
-    8-40 documents in those scenarios (the high end at 8). The learned router, whose refits on half the
-    documents vary more from split to split, needs 1/2 as well.
+    truth (perf/small_sample_verdict.py): 1/2 for the verdict's cross-fit and for the learned router, whose
+    refits on half the documents vary more from split to split. `inflation`: the small-sample factor of the
+    splits' own variances (`split_small_sample`: CR2 over CR1 of the pooled values, 1 with equal documents).
 
     The split's share of one split's variance cannot exceed that variance (mean(se_k^2) estimates the whole
     of it), so the spread taken off is at most the within-split variance: where the splits disagree by more
     than one split's own standard error, the interval stays as wide as at that point instead of shrinking
-    further (the old floor, mean(se_k^2) / K, let more disagreement make a narrower interval; issue 41)."""
+    further."""
     v, s = np.asarray(values, dtype=float), np.asarray(ses, dtype=float)
-    within = float(np.mean(s ** 2))
+    within = inflation * float(np.mean(s ** 2))
     between = float(np.var(v, ddof=1)) if v.size > 1 else 0.0
     var = within - noise_share * (1 - 1 / v.size) * min(between, within)
     return Estimate(float(v.mean()), float(np.sqrt(var)), df, n_groups)
+
+
+def split_small_sample(pooled: Sequence[float], groups: Sequence[object], halves: Sequence[bool],
+                       weights: Sequence[float] | None = None) -> tuple[float, float]:
+    """(inflation, degrees of freedom) of one split's cross-fitted estimate from its pooled values, each scored on
+    the half of the documents `halves` marks (True: half A): the pooled mean is the two halves' means weighted
+    by their shares, so its variance is theirs. Inflation: V_CR2 / V_CR1 of that pooled mean, each half's CR1
+    being what a bootstrap within the half scaled by sqrt(h / (h - 1)) estimates (1 when documents have as many
+    questions: a few documents holding most of them make the bootstrap too narrow). Degrees of freedom: the
+    halves' Bell-McCaffrey traces pooled, (sum tr B)^2 / sum tr(B^2), which is G - 2 for equal documents
+    (eval.metrics.cluster_variance)."""
+    x = np.asarray(pooled, dtype=float)
+    side = np.asarray(halves, dtype=bool)
+    cluster = _group_index(groups, x.size)
+    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float)
+    cr2 = cr1 = trace = trace_sq = 0.0
+    for mask in (side, ~side):
+        _, local = np.unique(cluster[mask], return_inverse=True)
+        if local.size == 0 or local.max() < 1:
+            return 1.0, max(1.0, float(int(cluster.max()) - 1))
+        m = clustered_mean(x[mask], local, w[mask])
+        share = float(w[mask].sum() / w.sum())
+        cr2, cr1 = cr2 + share ** 2 * m.se ** 2, cr1 + share ** 2 * m.se_cr1 ** 2
+        trace, trace_sq = trace + share ** 2 * m.traces[0], trace_sq + share ** 4 * m.traces[1]
+    inflation = cr2 / cr1 if cr1 > 0 else 1.0
+    return inflation, max(1.0, trace ** 2 / trace_sq) if trace_sq > 0 else max(1.0, float(int(cluster.max()) - 1))
+
+
+def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence[object], unit: float,
+                   weights: Sequence[float] | None = None) -> Estimate:
+    """`estimate` (e.g. averaged over splits) with what its pooled differences say of their documents: the exact
+    bounds of eval.metrics.discordance where the arms disagree in few of them, and the share of the weight the
+    largest tenth holds."""
+    x = np.asarray(pooled, dtype=float)
+    if x.size == 0:
+        return estimate
+    cluster = _group_index(groups, x.size)
+    if int(cluster.max()) + 1 < 2:
+        return estimate
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    low, high = rare_sides(x, cluster, unit, w)
+    top = largest_share(np.bincount(cluster, weights=np.ones_like(x) if w is None else w))
+    return replace(estimate, rare_low=low, rare_high=high, largest_share=top)
 
 
 def _t_ppf(q: float, df: float) -> float:
@@ -198,52 +270,26 @@ def _t_sf(x: float, df: float) -> float:
     return float(stdtr(df, -x))
 
 
-def _cluster_contributions(x: np.ndarray, cluster: np.ndarray) -> np.ndarray:
-    """Each cluster's share of the mean's error, u_g = G x (sum of its residuals) / n: they average to 0,
-    and sum(u_g^2) / (G (G - 1)) is the CR1 variance of the mean."""
-    n_groups = int(cluster.max()) + 1
-    sums = np.bincount(cluster, weights=x - x.mean(), minlength=n_groups)
-    return n_groups * sums / x.size
-
-
-def single_discordant_se(groups: Sequence[object] | None, n: int, unit: float) -> float:
-    """The smallest CR1 standard error a mean of `n` values over `groups` can have once one value differs
-    from the rest by `unit` (one discordant answer: 100 points for a 0/1 score difference): the floor under
-    a standard error, so that arms answering every question alike (standard error 0) decide nothing from
-    it (issue 41: [0, 0] decided `rag`; one flipped answer made it [-19.8, +8.7])."""
-    if n == 0:
-        return 0.0
-    cluster = _group_index(groups, n)
-    counts = np.bincount(cluster).astype(float)
-    n_groups = counts.size
-    if n_groups < 2:
-        return 0.0
-    # the discordant value in cluster g: its residual sum is unit (1 - n_g / n), every other cluster's -n_h unit / n
-    others = float(np.sum(counts ** 2))
-    sums = (1 - counts / n) ** 2 + (others - counts ** 2) / n ** 2
-    return float(unit * np.sqrt(n_groups / (n_groups - 1) * sums.min()) / n)
-
-
-def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None,
-              unit: float | None = None) -> Estimate | None:
-    """The mean of `values` (e.g. per-question differences) with the cluster-robust CR1 standard error
-    over `groups` (each sample its own group where None) and G - 1 degrees of freedom; None with fewer
-    than 2 groups (nothing to say about other documents). `unit`: the standard error is at least the one
-    a single value off by `unit` would give (`single_discordant_se`).
-
-    CR1: V = G / (G - 1) x sum_g (sum of the residuals in g)^2 / n^2, the sandwich variance of a mean
-    with the usual small-sample factor; with one sample per group it is the classical s^2 / n."""
+def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None, unit: float | None = None,
+              weights: Sequence[float] | None = None) -> Estimate | None:
+    """The weighted mean of `values` (e.g. per-question differences; `weights`: None for the mean over values, 1 /
+    n_g for the mean over documents) with the CR2 standard error over `groups` (each sample its own group where
+    None) and Bell-McCaffrey degrees of freedom (eval.metrics.cluster_variance: they hold when documents differ
+    in size, and are CR1 with G - 1 degrees of freedom when they do not); None with fewer than 2 groups (nothing
+    to say about other documents). `unit`: the points of one whole discordant answer (100 for a difference of
+    0..1 scores in points): where the values rarely differ from 0 on one side, the exact bound of
+    eval.metrics.discordance joins the t on that side."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return None
     cluster = _group_index(groups, x.size)
-    n_groups = int(cluster.max()) + 1
-    if n_groups < 2:
+    if int(cluster.max()) + 1 < 2:
         return None
-    u = _cluster_contributions(x, cluster)
-    var = float(np.sum(u ** 2)) / (n_groups * (n_groups - 1))
-    est = Estimate(float(x.mean()), float(np.sqrt(max(var, 0.0))), n_groups - 1, n_groups)
-    return est.floored(single_discordant_se(groups, x.size, unit)) if unit else est
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    m = clustered_mean(x, cluster, w)
+    low, high = rare_sides(x, cluster, unit, w) if unit else (None, None)
+    top = largest_share(np.bincount(cluster, weights=np.ones_like(x) if w is None else w))
+    return Estimate(m.value, m.se, m.df, m.n_groups, largest_share=top, rare_low=low, rare_high=high)
 
 
 def n_clusters(groups: Sequence[object] | None, n: int) -> int:

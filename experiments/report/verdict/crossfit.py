@@ -32,8 +32,12 @@ repeats both halves' choices on every resample, and adds to the estimate each ch
 deviation from its own observed mean ("recentred"): the spread of the estimation error of the pairs
 the halves choose, with the choice and the scores moving together. A bootstrap within a half of h
 documents underestimates the variance by (h - 1) / h, so each half's deviations are scaled by
-sqrt(h / (h - 1)); the standard error of the resampled differences then makes a t interval with
-G - 2 degrees of freedom (two halves, each losing one), never clipped to the observed differences.
+sqrt(h / (h - 1)); the standard error of the resampled differences then makes a t interval, never clipped to the
+observed differences, with G - 2 degrees of freedom (two halves, each losing one) when the documents have as many
+questions. When a few documents hold most of the questions a bootstrap within halves is too narrow and rests on
+fewer documents than G says: its variance is scaled by CR2 / CR1 of the pooled differences and its degrees of
+freedom are Bell-McCaffrey's times (G - 2) / (G - 1) (eval.metrics.confidence.split_small_sample), and where the
+arms rarely disagree the exact bound of eval.metrics.discordance joins the interval.
 
 One split is one draw: on identical data the decision changed with the seed in a quarter of 8-12
 document sweeps. So the split is repeated (`splits` partitions, each a seeded hash of the document
@@ -63,7 +67,7 @@ from typing import Sequence
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate, over_splits, single_discordant_se
+from eval.metrics.confidence import Estimate, over_splits, split_small_sample, with_documents
 from experiments.report.halves import MIN_GROUPS, split_documents
 
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
@@ -198,6 +202,7 @@ class CrossFit:
     diff: float
     se: float  # of the difference, from the recentred bootstrap with the halves' small-sample factors
     n_groups: int  # documents with a pooled sample
+    half_a: frozenset[str] = frozenset()  # the documents of half A (the rest are half B's)
 
     def halves_agree(self, lc: int, rag: int) -> bool:
         """Both halves chose this long-context and this RAG config."""
@@ -206,9 +211,9 @@ class CrossFit:
 
 @dataclass
 class RepeatedCrossFit:
-    """The cross-fit over several partitions, averaged: `estimate` (eval.metrics.confidence.Estimate, t
-    with G - 2 degrees of freedom) is what the verdict decides from; `fits` are the partitions in order
-    (the first is the report's seed, whose pooled samples the row shows)."""
+    """The cross-fit over several partitions, averaged: `estimate` (eval.metrics.confidence.Estimate, t with
+    Bell-McCaffrey degrees of freedom, G - 2 for equal documents) is what the verdict decides from; `fits` are the
+    partitions in order (the first is the report's seed, whose pooled samples the row shows)."""
     fits: list[CrossFit]
     estimate: Estimate
 
@@ -256,7 +261,7 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
     raw = _resampled_crossfit(table, cols, choices, n_resamples, seed, bootstrap)
     raw = raw[~np.isnan(raw)]
     se = float(np.std(raw - diff, ddof=1)) if raw.size > 1 else 0.0
-    return CrossFit(choices, samples, diff, se, n_groups)
+    return CrossFit(choices, samples, diff, se, n_groups, frozenset(half_a))
 
 
 def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: int,
@@ -276,10 +281,12 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
             continue
         fits.append(fit)
     n_groups = fits[0].n_groups
-    estimate = over_splits([f.diff for f in fits], [f.se for f in fits], max(1, n_groups - 2), n_groups)
     first = fits[0].samples
-    floored = estimate.floored(single_discordant_se([s[1] for s in first], len(first), 100.0))
-    return RepeatedCrossFit(fits, replace(floored, cross_fitted=True))
+    diffs, docs = [100 * (s[2] - s[3]) for s in first], [s[1] for s in first]
+    inflation, df = split_small_sample(diffs, docs, [d in fits[0].half_a for d in docs])
+    estimate = over_splits([f.diff for f in fits], [f.se for f in fits], df, n_groups, inflation=inflation)
+    guarded = with_documents(estimate, diffs, docs, 100.0)
+    return RepeatedCrossFit(fits, replace(guarded, cross_fitted=True))
 
 
 

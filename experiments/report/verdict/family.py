@@ -122,7 +122,7 @@ def _adjust_row(row: Any, p_holm: float, size: int, tests: int, settings: Report
     p = claim_p_values(row.estimate, settings.tolerance, row.rag_cheaper)
     kind = row.decision.kind if row.decision.kind in p else min(p, key=p.get)
     ratio = row.p_decision / p_holm if p_holm > 0 else 1.0
-    level = claim_levels(row.rag_cheaper, cross_fitted=row.estimate.cross_fitted)[kind]
+    level = claim_levels(row.rag_cheaper, strict=row.estimate.strict)[kind]
     row.ci_family_confidence = 1 - level * ratio
     row.ci_family = row.estimate.interval(row.ci_family_confidence)  # the interval whose test is the family's
     if row.decision.kind not in (RAG, LONGCTX):

@@ -172,10 +172,10 @@ class Target:
         return self.margin / t_quantile(1 - self.level / 2, 10**9)
 
 
-def targets(diff: float, tolerance: float, rag_cheaper: bool | None, cross_fitted: bool = False) -> list[Target]:
+def targets(diff: float, tolerance: float, rag_cheaper: bool | None, strict: bool = False) -> list[Target]:
     """The boundaries of experiments.report.verdict.decision.decide for a difference `diff`, each with the level
-    its claim is tested at (stricter for the cheaper arm on a cross-fitted row), best (largest reach) first."""
-    level = claim_levels(rag_cheaper, cross_fitted=cross_fitted)
+    its claim is tested at (stricter on a cross-fitted row), best (largest reach) first."""
+    level = claim_levels(rag_cheaper, strict=strict)
     out = [Target(RAG, 0.0, diff, "RAG better: interval above 0", level[RAG]),
            Target(LONGCTX, -tolerance, -tolerance - diff, f"long context better: interval below {-tolerance:+g}",
                   level[LONGCTX])]
@@ -239,7 +239,7 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     se = cv.document_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
     planned, assumed = _planned_difference(row, settings, difference, observed)
     best = targets(planned, settings.tolerance, rag_is_cheaper(row),
-                   bool(getattr(row.estimate, "cross_fitted", False)))[0]
+                   bool(getattr(row.estimate, "strict", False)))[0]
     floor = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2)
     needed, sized = _documents_needed(row, cv, best, planned, floor, settings, power)
     if decision == NO_DECISION:  # floor or ceiling: more documents would not help

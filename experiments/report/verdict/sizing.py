@@ -15,11 +15,13 @@ rule at candidate sizes:
 - every RAG config is shifted by one constant so that the pair the rule picks on the whole pilot differs
   by the planned difference (`difference`: the one that matters to the team, by default; the observed
   one on request); the configs' differences among themselves stay as observed;
-- each simulated sweep runs the rule: one config per arm, the mean difference with the CR1 standard
-  error and t with G - 1 degrees of freedom; several, the choice on each half scored on the other, over
-  SPLITS random splits averaged as the verdict does (eval.metrics.confidence.over_splits), t with G - 2
-  degrees of freedom (the verdict's estimator with the fixed-choice standard error of each split in place
-  of its inner bootstrap); nothing decided below
+- each simulated sweep runs the rule: one config per arm, the mean difference with the CR2 standard
+  error and Bell-McCaffrey degrees of freedom (G - 1 for equal documents); several, the choice on each half
+  scored on the other, over SPLITS random splits averaged as the verdict does
+  (eval.metrics.confidence.over_splits), each half's mean with its CR2 variance and the halves' degrees of
+  freedom pooled (G - 2 for equal documents; the verdict's estimator with the fixed-choice standard error of
+  each split in place of its inner bootstrap); the exact bound for rare discordant answers is not simulated
+  (the tables keep per-document sums, not answers); nothing decided below
   MIN_DOCUMENTS documents or with too few to split; and with m decisions in the report each at 0.05 / m
   (Holm's first step: conservative for the others);
 - the planned size is the smallest at which the planned decision is reached in at least `power` of the
@@ -54,6 +56,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from eval.metrics.cluster_variance import bm_traces, largest_share
 from eval.metrics.confidence import Estimate, over_splits
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.crossfit import Candidates
@@ -91,11 +94,18 @@ def planted(table: Candidates, shift: float) -> Candidates:
     return _spread_by(out, np.sqrt(p / (p - 1)) if p > 1 else 1.0)
 
 
-def _cr1(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of clustered values given per-cluster sums and counts: (total count, CR1 variance of the mean)."""
-    n, g = counts.sum(axis=1), sums.shape[1]
+def _cr2(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of clustered values given per-cluster sums and counts: (total count, CR2 variance of the mean, and
+    the Bell-McCaffrey traces tr B, tr B^2 of that variance: eval.metrics.cluster_variance, with independent
+    questions as the working model, since the simulation keeps no question's own value)."""
+    n = counts.sum(axis=1)
     mean = sums.sum(axis=1) / n
-    return n, g / (g - 1) * np.sum((sums - counts * mean[:, None]) ** 2, axis=1) / n ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = counts / n[:, None]
+        scale = np.where(h < 1, 1 / (1 - h), 0.0)
+    var = np.sum((sums - counts * mean[:, None]) ** 2 * scale, axis=1) / n ** 2
+    trace, trace_sq = bm_traces(counts, counts)
+    return n, var, trace, trace_sq
 
 
 def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Generator) -> tuple[Estimate | None, bool]:
@@ -106,8 +116,10 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
         sums, counts = table.pair_sums[0, draws], table.pair_counts[0, draws]
         if counts.sum() == 0 or g < 2:
             return None, False
-        n, var = _cr1(sums[None], counts[None])
-        return Estimate(100 * float(sums.sum() / n[0]), 100 * float(np.sqrt(var[0])), g - 1, g), False
+        n, var, trace, trace_sq = _cr2(sums[None], counts[None])
+        df = max(1.0, float(trace[0] ** 2 / trace_sq[0])) if trace_sq[0] > 0 else g - 1
+        return Estimate(100 * float(sums.sum() / n[0]), 100 * float(np.sqrt(var[0])), df, g,
+                        largest_share=largest_share(counts)), False
     if g // 2 < MIN_GROUPS:
         return None, True
     return crossfit_estimates(table, draws[None], split_orders(rng, g)[None])[0], False
@@ -135,13 +147,21 @@ def crossfit_estimates(table: Candidates, draws: np.ndarray, orders: np.ndarray)
     picked = table.pair_index(lc, rag).reshape(rows, 2)
     sums_a, sums_b = table.pair_sums[picked[:, :1], second], table.pair_sums[picked[:, 1:], first]
     with np.errstate(invalid="ignore", divide="ignore"):  # a sweep with a pick of -1 is dropped below
-        n_a, var_a = _cr1(sums_a, table.pair_counts[picked[:, :1], second])
-        n_b, var_b = _cr1(sums_b, table.pair_counts[picked[:, 1:], first])
+        n_a, var_a, tr_a, tr2_a = _cr2(sums_a, table.pair_counts[picked[:, :1], second])
+        n_b, var_b, tr_b, tr2_b = _cr2(sums_b, table.pair_counts[picked[:, 1:], first])
         total = n_a + n_b
+        share_a, share_b = n_a / total, n_b / total
         means = ((sums_a.sum(axis=1) + sums_b.sum(axis=1)) / total).reshape(n_sweeps, SPLITS)
-        ses = np.sqrt((n_a / total) ** 2 * var_a + (n_b / total) ** 2 * var_b).reshape(n_sweeps, SPLITS)
+        ses = np.sqrt(share_a ** 2 * var_a + share_b ** 2 * var_b).reshape(n_sweeps, SPLITS)
+        # the halves' Bell-McCaffrey traces pooled (G - 2 for equal documents), averaged over the splits
+        dfs = ((share_a ** 2 * tr_a + share_b ** 2 * tr_b) ** 2
+               / (share_a ** 4 * tr2_a + share_b ** 4 * tr2_b)).reshape(n_sweeps, SPLITS)
     failed = (picked.reshape(n_sweeps, SPLITS * 2) < 0).any(axis=1)
-    return [None if failed[s] else replace(over_splits(100 * means[s], 100 * ses[s], g - 2, g), cross_fitted=True)
+    first_split = np.concatenate([table.pair_counts[picked[:, :1], second], table.pair_counts[picked[:, 1:], first]],
+                                 axis=1).reshape(n_sweeps, SPLITS, g)[:, 0]
+    return [None if failed[s] else replace(over_splits(100 * means[s], 100 * ses[s],
+                                                       max(1.0, float(np.nanmean(dfs[s]))), g), cross_fitted=True,
+                                           largest_share=largest_share(first_split[s]))
             for s in range(n_sweeps)]
 
 
