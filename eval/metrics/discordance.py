@@ -10,14 +10,15 @@ misses 2% of questions (RAG truly 2 points worse), a t interval floored at one d
 So where the arms disagree in few documents (fewer than RARE_DOCUMENTS, and fewer than a quarter of them), a
 claim is also held to an exact bound from the count of discordant answers on the side that would refute it. For
 "RAG - long context > b": the difference is the mean of the positive parts minus the mean of the negative parts,
-so it is at least (a lower bound of the positive parts' mean) - (an upper bound of the negative parts' mean). The upper bound is Clopper-Pearson's, counted in
-documents, not questions: questions of one document fail together (a document retrieval misses is often missed
-on every question), so the count is the negative parts' mean times the effective number of documents (Kish's
-W^2 / sum W_g^2, G when documents weigh alike) out of that many trials; with no discordant answer at all it is
-1 - level^(1/G) (5.1% at one-sided 1.5% over 80 documents). The lower bound of the other side is the CR2 t bound
-(0 when that side has no discordant answer: a mean of non-negative parts is at least 0); when both sides are
-uncertain each gets half the level (Bonferroni). The claim "below b" mirrors it. Where discordant answers are
-common the t interval is trusted alone (the exact bound would only cost power).
+so it is at least (a lower bound of the positive parts' mean) - (an upper bound of the negative parts' mean).
+The upper bound is Clopper-Pearson's, counted in documents, not questions: questions of one document fail
+together (a document retrieval misses is often missed on every question), so the count is the negative parts'
+mean times the effective number of documents (Kish's W^2 / sum W_g^2, G when documents weigh alike) out of that
+many trials; with no discordant answer at all it is 1 - level^(1/G) (5.1% at one-sided 1.5% over 80 documents).
+The lower bound of the other side is the CR2 t bound (0 when that side has no discordant answer: a mean of
+non-negative parts is at least 0); when both sides are uncertain each gets half the level (Bonferroni). The claim
+"below b" mirrors it. Where discordant answers are common the t interval is trusted alone (the exact bound would
+only cost power).
 """
 
 from __future__ import annotations

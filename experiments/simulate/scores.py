@@ -75,8 +75,8 @@ class Scenario:
     30 questions about one manual and 2 about another). `size_link`: RAG does worse (`size_link_logits`) on the
     documents with the most questions (the top `size_link` share of documents by questions). `near_identical`: RAG
     answers every question as long context does, except that retrieval misses a share of questions (the misses
-    alone set the truth: RAG - long context = -miss x long context's accuracy). `rag_cheaper`: which arm the verdict takes
-    for the cheaper; `claim`: the claim a truth at its boundary makes false (`rag` or `longctx`)."""
+    alone set the truth: RAG - long context = -miss x long context's accuracy). `rag_cheaper`: which arm the verdict
+    takes for the cheaper; `claim`: the claim a truth at its boundary makes false (`rag` or `longctx`)."""
     base: float = 0.6
     fail_share: float = 0.0
     fail_logits: float = -2.5
