@@ -37,8 +37,10 @@ F. plans with an honest promise (issue 41), per pilot: the plan sizes a sweep ov
    what the pilot may mean) and that size run too. Goal: no single plan delivers below 65%. Per case it prints
    the share of plans below 65% beside what normal theory expects of a plan sized at the 4-of-5 (and 9-of-10)
    quantile of the variance its pilot allows: with one config, about 9% (4%) from 8-document pilots and 5.5%
-   (2.3%) from 16, so "none below 65%" is out of reach for any plan sized on 4 of 5 worlds. Read each pilot's
-   delivered share with its sweeps' noise (at 80 sweeps, +-0.05).
+   (2.3%) from 16, so "none below 65%" is out of reach for any plan sized on 4 of 5 worlds. The report's plan is
+   N, and M from pilots of fewer than 16 documents (experiments.report.verdict.power.pilot_assurance): "plan" is
+   the share below 65% at that size. Read each pilot's delivered share with its sweeps' noise (at 80 sweeps,
+   +-0.05).
 
 `--quick` runs only D and E (in memory, a few minutes); `--only-assurance` only F. Prints a table per check,
 then one JSON line.
@@ -143,6 +145,7 @@ def assurance_check(case: str, pilots: int, per_pilot: int, power: float, settin
     from the true model deliver through the verdict's own code (and the old plan's size and delivery)."""
     import numpy as np
 
+    from experiments.report.verdict.power import pilot_assurance
     from experiments.report.verdict.sizing import size_by_assurance, size_by_simulation
     from experiments.simulate.scores import candidates, simulated_scores, simulated_verdict
 
@@ -171,6 +174,10 @@ def assurance_check(case: str, pilots: int, per_pilot: int, power: float, settin
                "sure_documents": plan.sure_documents, "worlds_reaching_power": plan.share_of_worlds(n, power),
                "mean_power": round(plan.mean_power(n), 3), "delivered": delivered(n), "sweeps": per_pilot,
                "delivered_sure": delivered(plan.sure_documents) if plan.sure_documents else None}
+        # the report's plan: the 9-of-10 size from a pilot below SMALL_PILOT documents (power.pilot_assurance)
+        small = pilot_assurance(pilot_docs) > plan.assurance
+        row["plan_documents"] = plan.sure_documents if small else n
+        row["delivered_plan"] = row["delivered_sure"] if small else row["delivered"]
         sure = "-" if row["delivered_sure"] is None else f"{row['delivered_sure']:.2f}"
         line = (f"{p:>5} | {'good' if good else 'cheap':>5} | {n:>10} {str(plan.sure_documents):>11} "
                 f"{row['worlds_reaching_power']:>6.2f} {row['mean_power']:>10.2f} | {row['delivered']:>14.2f} "
@@ -213,7 +220,10 @@ def below_floor(case: str, rows: list[dict], power: float) -> dict:
     level = claim_levels(True)[RAG]  # RAG is the cheaper arm in every case
     sure = [r["delivered_sure"] for r in rows if r["delivered_sure"] is not None]
     one = len(truths) == 1
-    return {"at_N": sum(r["delivered"] < FLOOR for r in rows) / len(rows),
+    plan = [r["delivered_plan"] for r in rows if r.get("delivered_plan") is not None]
+    return {"at_plan": sum(x < FLOOR for x in plan) / len(plan) if plan else None,
+            "plan_quartiles": [float(q) for q in statistics.quantiles(plan, n=4)] if len(plan) >= 2 else None,
+            "at_N": sum(r["delivered"] < FLOOR for r in rows) / len(rows),
             "at_M": sum(x < FLOOR for x in sure) / len(sure) if sure else None,
             "normal_theory_at_N": normal_theory_below(pilot_docs, power, FLOOR, ASSURANCE, level) if one else None,
             "normal_theory_at_M": normal_theory_below(pilot_docs, power, FLOOR, SURE, level) if one else None}
@@ -265,8 +275,8 @@ def main() -> None:
                       f" (normal theory from its pilots: {share['normal_theory_at_N']:.3f} / "
                       f"{share['normal_theory_at_M']:.3f})")
             at_m = "-" if share["at_M"] is None else f"{share['at_M']:.3f}"
-            print(f"F {case}: share of single plans below {FLOOR} at N / M {share['at_N']:.3f} / {at_m}{theory}",
-                  flush=True)
+            print(f"F {case}: share of single plans below {FLOOR} at N / M {share['at_N']:.3f} / {at_m}{theory}; "
+                  f"at the report's plan {share['at_plan']:.3f}", flush=True)
     if args.only_assurance:
         figures["seconds"] = round(time.perf_counter() - t0, 1)
         common.emit(figures)

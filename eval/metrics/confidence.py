@@ -213,30 +213,20 @@ def over_splits(values: Sequence[float], ses: Sequence[float], df: float, n_grou
     return Estimate(float(v.mean()), float(np.sqrt(var)), df, n_groups)
 
 
-def split_small_sample(pooled: Sequence[float], groups: Sequence[object], halves: Sequence[bool],
+def split_small_sample(pooled: Sequence[float], groups: Sequence[object],
                        weights: Sequence[float] | None = None) -> tuple[float, float]:
-    """(inflation, degrees of freedom) of one split's cross-fitted estimate from its pooled values, each scored on
-    the half of the documents `halves` marks (True: half A): the pooled mean is the two halves' means weighted
-    by their shares, so its variance is theirs. Inflation: V_CR2 / V_CR1 of that pooled mean, each half's CR1
-    being what a bootstrap within the half scaled by sqrt(h / (h - 1)) estimates (1 when documents have as many
-    questions: a few documents holding most of them make the bootstrap too narrow). Degrees of freedom: the
-    halves' Bell-McCaffrey traces pooled, (sum tr B)^2 / sum tr(B^2), which is G - 2 for equal documents
-    (eval.metrics.cluster_variance)."""
+    """(inflation, degrees of freedom) of a cross-fitted estimate from one split's pooled values (each scored by the
+    choice made on the other half of the documents; together, one mean over all documents): V_CR2 / V_CR1 of that
+    mean, which a bootstrap within halves misses when a few documents hold most of the questions (1 when documents
+    have as many questions), and its Bell-McCaffrey degrees of freedom times (G - 2) / (G - 1): G - 2 for equal
+    documents, two halves each losing one (eval.metrics.cluster_variance)."""
     x = np.asarray(pooled, dtype=float)
-    side = np.asarray(halves, dtype=bool)
     cluster = _group_index(groups, x.size)
-    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float)
-    cr2 = cr1 = trace = trace_sq = 0.0
-    for mask in (side, ~side):
-        _, local = np.unique(cluster[mask], return_inverse=True)
-        if local.size == 0 or local.max() < 1:
-            return 1.0, max(1.0, float(int(cluster.max()) - 1))
-        m = clustered_mean(x[mask], local, w[mask])
-        share = float(w[mask].sum() / w.sum())
-        cr2, cr1 = cr2 + share ** 2 * m.se ** 2, cr1 + share ** 2 * m.se_cr1 ** 2
-        trace, trace_sq = trace + share ** 2 * m.traces[0], trace_sq + share ** 4 * m.traces[1]
-    inflation = cr2 / cr1 if cr1 > 0 else 1.0
-    return inflation, max(1.0, trace ** 2 / trace_sq) if trace_sq > 0 else max(1.0, float(int(cluster.max()) - 1))
+    g = int(cluster.max()) + 1
+    if g < 3:
+        return 1.0, 1.0
+    m = clustered_mean(x, cluster, None if weights is None else np.asarray(weights, dtype=float))
+    return m.cr2_over_cr1, max(1.0, m.df * (g - 2) / (g - 1))
 
 
 def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence[object], unit: float,

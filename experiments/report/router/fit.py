@@ -266,7 +266,7 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     first = runs[0]
     n_groups = len(first["half_a"]) + len(first["half_b"])
     pooled = 100 * (np.where(first["routes_rag"], features.s_rag, features.s_lc) - first["best_q"])
-    inflation, df = split_small_sample(pooled, features.groups, first["in_a"])
+    inflation, df = split_small_sample(pooled, features.groups)
     estimate = over_splits([sp["router"] - sp["best"] for sp in runs], [sp["se"] for sp in runs], df, n_groups,
                            ROUTER_SPLIT_NOISE_SHARE, inflation)
     center = estimate.value

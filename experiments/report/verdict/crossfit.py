@@ -283,7 +283,7 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
     n_groups = fits[0].n_groups
     first = fits[0].samples
     diffs, docs = [100 * (s[2] - s[3]) for s in first], [s[1] for s in first]
-    inflation, df = split_small_sample(diffs, docs, [d in fits[0].half_a for d in docs])
+    inflation, df = split_small_sample(diffs, docs)
     estimate = over_splits([f.diff for f in fits], [f.se for f in fits], df, n_groups, inflation=inflation)
     guarded = with_documents(estimate, diffs, docs, 100.0)
     return RepeatedCrossFit(fits, replace(guarded, cross_fitted=True))

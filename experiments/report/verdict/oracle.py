@@ -8,9 +8,11 @@ often luck (two equal arms that each answer 60% right make an oracle of 84%), so
 closed only 82-85% of the oracle's gap in simulations, and the gap was large where routing could gain
 nothing. `corrected_oracle` takes the noise out: each question is answered by the arm that scored
 better on the OTHER questions of its kind (task) in its document, else of its document, else of the
-other documents (leave one out), so no question's own luck picks its arm. What it gains over the better single arm
-(`excess`, with a t interval over documents) is real only when that interval is above 0: then routing
-by document can gain something, and the report says what a router could reach.
+other documents (leave one out), so no question's own luck picks its arm. It is a benchmark a router can beat
+(a router reading the question may do better than one reading its document), not a bound. What it gains over
+the better single arm (`excess`, with a t interval over documents) is real only when that interval is above 0;
+the report says so as an estimate, not as a claim of its family (only the learned routers' claims are tested
+there).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision
+from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision,
+                                                 claim_levels, percent)
 from experiments.report.verdict.row import VerdictRow, level_filter, on_scale
 
 SMALL_SAMPLE = 12  # fewer documents than this: the sentence says a decision rests on few documents
@@ -44,14 +45,14 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
                 f"({ci}), {tokens}{cost}.")
     if 0 < row.n_groups < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
-        text += (f" It rests on {row.n_groups} documents: settled at the 5% level, but a team with other documents "
-                 "should check a few of theirs.")
+        text += (f" It rests on {row.n_groups} documents: settled by the {_tested_level(row)} interval, but a team "
+                 "with other documents should check a few of theirs.")
     corrected = row.oracle.corrected if row.oracle else None
     if corrected is not None and corrected.real and corrected.excess.value > settings.tolerance:
         lo = corrected.excess.interval(0.95)[0]
-        text += (f" Routing by document could gain: answering each question with the arm that did better on the "
-                 f"other questions of its document reaches {corrected.score:.1f}, {corrected.excess.value:+.1f} "
-                 f"(at least {lo:+.1f}) over the better single arm.")
+        text += (f" Routing by document may gain (an estimate, not a tested claim): answering each question with the "
+                 f"arm that did better on the other questions of its document reaches {corrected.score:.1f}, "
+                 f"{corrected.excess.value:+.1f} (95% interval from {lo:+.1f}) over the better single arm.")
     target = settings.latency_target_s
     lc_lat, rag_lat = row.lc.mean_of("latency_s", level_filter(row)), row.rag.mean_of("latency_s", level_filter(row))
     if target is not None and lc_lat is not None and rag_lat is not None:
@@ -61,6 +62,14 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
             text += f" Only long context meets the {target:g} s latency target."
     return text
 
+
+
+def _tested_level(row: VerdictRow) -> str:
+    """The confidence of the interval the row's decision was tested at ("97%"), as the first screen shows it."""
+    if row.ci_family_confidence:
+        return percent(row.ci_family_confidence)
+    strict = bool(row.estimate and row.estimate.strict)
+    return percent(1 - claim_levels(row.rag_cheaper, strict=strict)[RAG])
 
 
 def _interval_words(row: VerdictRow) -> str:
