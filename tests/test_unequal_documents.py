@@ -169,3 +169,57 @@ def test_the_estimate_is_frozen_and_strict_only_when_cross_fitted():
     est = Estimate(1.0, 1.0, 10, 12, largest_share=0.6)
     assert est.concentrated and not est.strict
     assert Estimate(1.0, 1.0, 10, 12, cross_fitted=True).strict
+
+
+def _write_pair(root, per_doc: list[tuple[int, float, float]]):
+    """One long-context and one RAG run: per document (questions, RAG score, long-context score) on every question."""
+    from experiments import records as schema
+    from experiments.simulate.sweeps import write_run
+
+    def records(arm: str, pick: int, tokens: int) -> list[dict]:
+        out = []
+        for d, row in enumerate(per_doc):
+            for q in range(row[0]):
+                s = row[pick]
+                out.append({"id": f"d{d}-q{q}", "benchmark": "sim", "task": "qa", "language": "en",
+                            "length_level": "8k", "group": f"d{d}", "arm": arm, "answers": ["x"],
+                            "status": schema.OK, "prediction": "x" if s else "y", "score": s, "scores": {"score": s},
+                            "prompt_tokens": tokens, "completion_tokens": 8, "latency_s": 0.5, "cached": False})
+        return out
+
+    write_run(root / "lc", {"arm": "longctx", "benchmark": "sim", "generator": "sim", "truncation": "benchmark"},
+              records("longctx", 2, 8000))
+    write_run(root / "rag", {"arm": "rag", "benchmark": "sim", "generator": "sim", "retriever": "bm25",
+                             "chunk_size": 128, "chunk_overlap": 0, "top_k": 2, "order": "document"},
+              records("rag", 1, 400))
+
+
+@pytest.mark.parametrize("weight", ["question", "document"])
+def test_the_report_weighs_by_question_or_by_document(tmp_path, weight):
+    """One document with 20 questions where RAG loses every one, nine with 2 where it wins every one: the mean over
+    questions is -5.3 points, the mean over documents +80; `weight` picks which Δ the verdict is about, and the
+    largest tenth's share (20 of 38 questions) shows on the first screen's notes."""
+    from experiments.report.decision_order import verdicts
+    from experiments.report.loading import load_runs
+    from experiments.report.page.sections.first_screen import concentration_note
+    from experiments.report.pricing import Pricing
+    from experiments.report.settings import load_settings
+
+    _write_pair(tmp_path, [(20, 0.0, 1.0)] + [(2, 1.0, 0.0)] * 9)
+    runs = load_runs([tmp_path]).runs
+    settings = load_settings(tolerance=2.0, resamples=400, weight=weight)
+    row = verdicts(runs, Pricing(settings, runs), settings, routers=False)[0]
+    expected = 100 * (-20 + 18) / 38 if weight == "question" else 100 * (-1 + 9) / 10
+    assert row.diff == pytest.approx(expected)
+    if weight == "question":
+        assert row.estimate.largest_share == pytest.approx(20 / 38)
+        assert "hold 53% of the questions" in concentration_note(row)
+    else:
+        assert not concentration_note(row)
+
+
+def test_an_unknown_weight_is_refused_by_name():
+    from experiments.report.settings import load_settings
+
+    with pytest.raises(ValueError, match="weight='answers'"):
+        load_settings(weight="answers")

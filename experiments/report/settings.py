@@ -41,6 +41,9 @@ def _renamed(section: str, given: dict[str, Any], old: dict[str, str]) -> None:
 
 
 ROUTER_FAMILIES = ("own", "shared")  # experiments.report.verdict.family says what each guarantees
+# What Δ is the mean of: every question counts once ("question"), or every document does, the mean of its questions'
+# differences ("document": for teams whose documents matter equally, however many questions each has)
+WEIGHTS = ("question", "document")
 
 
 @dataclass
@@ -60,6 +63,7 @@ class ReportSettings:
     floor_share: float = 0.05  # no decision when both chosen configs answer at most this share correctly (or 1 - it)
     router_points_per_1k_tokens: float = 0.0  # score points the learned router gives up to save 1,000 prompt tokens
     router_family: str = "own"  # the routers' claims: "own" family at 5%, or "shared" 5% with the arm decisions
+    weight: str = "question"  # Δ is the mean over questions, or over documents (WEIGHTS)
 
     def check(self) -> "ReportSettings":
         if self.tolerance < 0:
@@ -87,12 +91,19 @@ class ReportSettings:
             raise ValueError(f"bootstrap splits={self.splits}: use at least 1")
         if self.router_family not in ROUTER_FAMILIES:
             raise ValueError(f"router_family={self.router_family!r}: one of {', '.join(ROUTER_FAMILIES)}")
+        if self.weight not in WEIGHTS:
+            raise ValueError(f"weight={self.weight!r}: one of {', '.join(WEIGHTS)} (what Δ is the mean over)")
         return self
+
+    @property
+    def per_document(self) -> bool:
+        """Δ is the mean over documents (`weight: document`)."""
+        return self.weight == "document"
 
 
 KNOWN_SETTINGS = ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
                   "price", "indexing", "bootstrap", "floor_share", "router_points_per_1k_tokens", "plan",
-                  "router_family")
+                  "router_family", "weight")
 NUMBER_OVERRIDES = ("tolerance", "correct_threshold", "evidence_threshold", "queries_per_doc", "latency_target_s",
                     "floor_share", "resamples", "seed", "splits", "router_points_per_1k_tokens", "plan_difference",
                     "plan_sweeps")
@@ -104,11 +115,13 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ReportSettings:
 
     Overrides: tolerance, correct_threshold, evidence_threshold, queries_per_doc, latency_target_s,
     price (a conf/price preset name), price_in, price_out, gpu_hour_price, router_points_per_1k_tokens,
-    router_family.
+    router_family, weight.
     """
     s = _from_file(_read_file(Path(path) if path else DEFAULTS_FILE))
     if overrides.get("router_family") is not None:
         s.router_family = str(overrides["router_family"])
+    if overrides.get("weight") is not None:
+        s.weight = str(overrides["weight"])
     for key in NUMBER_OVERRIDES:
         if overrides.get(key) is not None:
             setattr(s, key, int(overrides[key]) if key in WHOLE_NUMBERS else float(overrides[key]))
@@ -178,4 +191,5 @@ def _from_file(raw: dict[str, Any]) -> ReportSettings:
         floor_share=float(raw.get("floor_share", 0.05)),
         router_points_per_1k_tokens=float(raw.get("router_points_per_1k_tokens", 0.0)),
         router_family=str(raw.get("router_family", "own")),
+        weight=str(raw.get("weight", "question")),
     )

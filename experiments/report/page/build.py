@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export", action="append", choices=EXPORTS, default=[],
                     help="details: the records as a dataset, one Parquet file per run and a README card under "
                          "<out>/details/ (datasets.load_dataset('parquet', ...) or pandas.read_parquet)")
+    ap.add_argument("--weight", choices=("question", "document"),
+                    help="Δ is the mean over questions (default) or over documents (each document's mean counts once)")
     ap.add_argument("--router-family", choices=("own", "shared"),
                     help="the routers' claims in their own family at 5%% (default), or sharing 5%% with the arm "
                          "decisions")
@@ -202,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                                  latency_target_s=args.latency_target, correct_threshold=args.correct_threshold,
                                  evidence_threshold=args.evidence_threshold,
                                  router_points_per_1k_tokens=args.router_points_per_1k_tokens,
-                                 router_family=args.router_family)
+                                 router_family=args.router_family, weight=args.weight)
         files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data,
                              export=tuple(args.export))
     except (FileNotFoundError, ValueError) as err:

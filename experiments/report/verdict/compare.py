@@ -101,7 +101,7 @@ def _set_estimate(row: VerdictRow, estimate: Estimate | None) -> None:
 def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
     a, b = row.rag.scores(lvl), row.lc.scores(lvl)
-    shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups)
+    shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups, settings.per_document)
     row.lc_score, row.rag_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
     row.n_shared = len(shared)
     if not shared:

@@ -92,6 +92,9 @@ class Candidates:
     documents: list[str]
     tolerance: float
     costlier: np.ndarray | None = None
+    # the mean over documents (report `weight: document`): every document's sums become its mean and its count 1, so
+    # the choice, the pooled difference and the bootstrap weigh documents alike, however many questions each has
+    per_document: bool = False
 
     def __post_init__(self) -> None:
         index = {d: j for j, d in enumerate(self.documents)}
@@ -111,6 +114,12 @@ class Candidates:
                     self.pair_counts[r * n_lc + li, doc(i)] += 1
                     lo, hi = min(lo, d), max(hi, d)
         self.diff_range = (100 * lo, 100 * hi) if lo <= hi else (0.0, 0.0)
+        if self.per_document:
+            for name in ("lc", "rag", "pair"):
+                sums, counts = getattr(self, f"{name}_sums"), getattr(self, f"{name}_counts")
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    setattr(self, f"{name}_sums", np.where(counts > 0, sums / np.maximum(counts, 1), 0.0))
+                setattr(self, f"{name}_counts", (counts > 0).astype(float))
         # ties: the first of these orders wins (fewer tokens, then list order; cheaper, then list order)
         self.lc_order = np.array(sorted(range(n_lc), key=lambda c: (self.lc_tokens[c], c)), dtype=np.int64)
         self.rag_order = np.array(sorted(range(len(self.rag_scores)), key=lambda c: (self.rag_tokens[c], c)),
@@ -256,7 +265,10 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
                     if table.groups[i] in scored_on]
     if not samples:
         return None
-    diff = 100 * float(np.mean([s[2] - s[3] for s in samples]))
+    pairs = [int(table.pair_index(np.array([c[0]]), np.array([c[1]]))[0]) for c in choices]
+    sums = table.pair_sums[pairs[0], cols[1]].sum() + table.pair_sums[pairs[1], cols[0]].sum()
+    counts = table.pair_counts[pairs[0], cols[1]].sum() + table.pair_counts[pairs[1], cols[0]].sum()
+    diff = 100 * float(sums / counts)  # the pooled samples' mean (over documents' means with `per_document`)
     n_groups = len({s[1] for s in samples})
     raw = _resampled_crossfit(table, cols, choices, n_resamples, seed, bootstrap)
     raw = raw[~np.isnan(raw)]
@@ -283,11 +295,21 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
     n_groups = fits[0].n_groups
     first = fits[0].samples
     diffs, docs = [100 * (s[2] - s[3]) for s in first], [s[1] for s in first]
-    inflation, df = split_small_sample(diffs, docs)
+    weights = document_weights(docs) if table.per_document else None
+    inflation, df = split_small_sample(diffs, docs, weights)
     estimate = over_splits([f.diff for f in fits], [f.se for f in fits], df, n_groups, inflation=inflation)
-    guarded = with_documents(estimate, diffs, docs, 100.0)
+    guarded = with_documents(estimate, diffs, docs, 100.0, weights)
     return RepeatedCrossFit(fits, replace(guarded, cross_fitted=True))
 
+
+
+def document_weights(docs: Sequence[str]) -> list[float]:
+    """1 / (the document's samples) per sample: weights under which a mean of the samples is the mean of the
+    documents' means."""
+    counts: dict[str, int] = {}
+    for d in docs:
+        counts[d] = counts.get(d, 0) + 1
+    return [1.0 / counts[d] for d in docs]
 
 
 def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], choices, n_resamples: int,

@@ -11,7 +11,7 @@ from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.crossfit import Candidates
+from experiments.report.verdict.crossfit import Candidates, document_weights
 
 NOISE_FLOOR = 0.10  # measured (time-priced) costs closer than this share are ties: a shared machine drifts more
 
@@ -74,14 +74,17 @@ def choose_pair(lcs: list[Run], rags: list[Run], table: Candidates | None,
 
 
 def paired_difference(a_run: Run, b_run: Run, level: str | None, ids: set[str] | None,
-            groups: dict[str, str]) -> tuple[list[str], Estimate | None]:
+            groups: dict[str, str], per_document: bool = False) -> tuple[list[str], Estimate | None]:
     """The shared sample ids of two runs and the estimate of mean(a) - mean(b) in points over them
-    (eval.metrics.confidence.cluster_t over documents; None with fewer than 2 documents)."""
+    (eval.metrics.confidence.cluster_t over documents; None with fewer than 2 documents); `per_document`: the
+    mean of the documents' means."""
     a, b = a_run.scores(level), b_run.scores(level)
     shared = sorted(i for i in set(a) & set(b) if ids is None or i in ids)
     if not shared:
         return shared, None
-    return shared, cluster_t([100 * (a[i] - b[i]) for i in shared], [groups.get(i, i) for i in shared], unit=100.0)
+    docs = [groups.get(i, i) for i in shared]
+    return shared, cluster_t([100 * (a[i] - b[i]) for i in shared], docs, unit=100.0,
+                             weights=document_weights(docs) if per_document else None)
 
 
 
@@ -105,7 +108,7 @@ def candidate_table(lcs: list[Run], rags: list[Run], level: str | None, groups: 
     keys = [cost_key(r) for r in rags]
     return Candidates([r.scores(level) for r in lcs], [r.scores(level) for r in rags], [tokens(r) for r in lcs],
                       [tokens(r) for r in rags], keys, groups, sorted(set(groups.values())), settings.tolerance,
-                      costlier=_costlier(rags, keys, level, groups, pricing))
+                      costlier=_costlier(rags, keys, level, groups, pricing), per_document=settings.per_document)
 
 
 

@@ -115,7 +115,8 @@ def concentration_note(v: VerdictRow) -> str:
     return (f"{row_name(v)}: the largest {top} of {v.n_groups} documents hold {100 * est.largest_share:.0f}% of the "
             "questions, so Δ (the mean over questions) rests on them. Its interval allows for that, but if the arms "
             "differ on exactly the largest documents, a sweep holding few of them leans away from them: simulated "
-            "so, false claims reached 3.4% where 2.5% is promised (docs: the verdict's statistics).")
+            "so, false claims reached 3.4% where 2.5% is promised. If your documents matter equally, `--weight "
+            "document` (report.yaml `weight: document`) makes Δ the mean of the documents' means.")
 
 
 def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any]], settings: ReportSettings,
