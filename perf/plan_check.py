@@ -275,8 +275,9 @@ def main() -> None:
                       f" (normal theory from its pilots: {share['normal_theory_at_N']:.3f} / "
                       f"{share['normal_theory_at_M']:.3f})")
             at_m = "-" if share["at_M"] is None else f"{share['at_M']:.3f}"
+            at_plan = "-" if share["at_plan"] is None else f"{share['at_plan']:.3f}"
             print(f"F {case}: share of single plans below {FLOOR} at N / M {share['at_N']:.3f} / {at_m}{theory}; "
-                  f"at the report's plan {share['at_plan']:.3f}", flush=True)
+                  f"at the report's plan {at_plan}", flush=True)
     if args.only_assurance:
         figures["seconds"] = round(time.perf_counter() - t0, 1)
         common.emit(figures)

@@ -9,7 +9,7 @@ import pytest
 from scipy.linalg import sqrtm
 
 from eval.metrics.cluster_variance import (anova_icc, bell_mccaffrey_df, clustered_mean, largest_share)
-from eval.metrics.confidence import Estimate, cluster_t, split_small_sample
+from eval.metrics.confidence import Estimate, cluster_t, split_degrees_of_freedom
 from eval.metrics.discordance import RARE_DOCUMENTS, rare_sides, upper_proportion
 
 
@@ -147,14 +147,12 @@ def test_the_interval_and_the_p_values_agree_with_an_exact_bound():
         assert est.p_below(hi + 0.01) < 1 - conf < est.p_below(hi - 0.01)
 
 
-def test_split_small_sample_is_g_minus_2_for_equal_documents():
+def test_the_cross_fits_degrees_of_freedom_are_g_minus_2_for_equal_documents():
     rng = np.random.default_rng(5)
     docs = [f"d{d}" for d in range(12) for _ in range(3)]
-    inflation, df = split_small_sample(rng.normal(size=36), docs)
-    assert inflation == pytest.approx(1.0) and df == pytest.approx(10.0)
+    assert split_degrees_of_freedom(rng.normal(size=36), docs) == pytest.approx(10.0)
     uneven = [f"d{d}" for d in range(12) for _ in range(25 if d == 0 else 1)]
-    inflation, df = split_small_sample(rng.normal(size=len(uneven)), uneven)
-    assert df < 5
+    assert split_degrees_of_freedom(rng.normal(size=len(uneven)), uneven) < 5
 
 
 def test_a_small_pilot_plans_the_nine_of_ten_size():

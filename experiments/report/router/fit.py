@@ -48,7 +48,7 @@ differences between the observed routes, themselves noise, as variation: about 3
 half's error is scaled by sqrt(h / (h - 1)) (a bootstrap over h documents has (h - 1) / h of the
 variance), and the standard error of the resampled Δ makes a t interval with G - 2 degrees of
 freedom when documents have as many questions, corrected as the verdict's cross-fit is when they do not
-(eval.metrics.confidence.split_small_sample); nothing is clipped. The split is repeated over `splits`
+(eval.metrics.confidence.split_degrees_of_freedom); nothing is clipped. The split is repeated over `splits`
 partitions and averaged (experiments/report/verdict/crossfit.py says why): the routes shown are those
 of the first partition (the report's seed), Δ and its interval the average over the splits.
 perf/router_simulation.py and perf/small_sample_verdict.py measure how often it excludes 0 when the
@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from eval.metrics.confidence import ROUTER_SPLIT_NOISE_SHARE, Estimate, over_splits, split_small_sample
+from eval.metrics.confidence import ROUTER_SPLIT_NOISE_SHARE, Estimate, over_splits, split_degrees_of_freedom
 from experiments.report.halves import MIN_GROUPS, split_documents
 from experiments.report.verdict.oracle import corrected_oracle
 from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
@@ -266,9 +266,9 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     first = runs[0]
     n_groups = len(first["half_a"]) + len(first["half_b"])
     pooled = 100 * (np.where(first["routes_rag"], features.s_rag, features.s_lc) - first["best_q"])
-    inflation, df = split_small_sample(pooled, features.groups)
+    df = split_degrees_of_freedom(pooled, features.groups)
     estimate = over_splits([sp["router"] - sp["best"] for sp in runs], [sp["se"] for sp in runs], df, n_groups,
-                           ROUTER_SPLIT_NOISE_SHARE, inflation)
+                           ROUTER_SPLIT_NOISE_SHARE)
     center = estimate.value
     lo, hi = estimate.interval(0.95)
     router_mean, best_mean = float(np.mean([sp["router"] for sp in runs])), float(np.mean([sp["best"] for sp in runs]))

@@ -34,10 +34,10 @@ the halves choose, with the choice and the scores moving together. A bootstrap w
 documents underestimates the variance by (h - 1) / h, so each half's deviations are scaled by
 sqrt(h / (h - 1)); the standard error of the resampled differences then makes a t interval, never clipped to the
 observed differences, with G - 2 degrees of freedom (two halves, each losing one) when the documents have as many
-questions. When a few documents hold most of the questions a bootstrap within halves is too narrow and rests on
-fewer documents than G says: its variance is scaled by CR2 / CR1 of the pooled differences and its degrees of
-freedom are Bell-McCaffrey's times (G - 2) / (G - 1) (eval.metrics.confidence.split_small_sample), and where the
-arms rarely disagree the exact bound of eval.metrics.discordance joins the interval.
+questions. When a few documents hold most of the questions the variance rests on fewer documents than G says:
+the degrees of freedom are Bell-McCaffrey's times (G - 2) / (G - 1) (eval.metrics.confidence.
+split_degrees_of_freedom), and where the arms rarely disagree the exact bound of eval.metrics.discordance joins
+the interval.
 
 One split is one draw: on identical data the decision changed with the seed in a quarter of 8-12
 document sweeps. So the split is repeated (`splits` partitions, each a seeded hash of the document
@@ -67,7 +67,7 @@ from typing import Sequence
 
 import numpy as np
 
-from eval.metrics.confidence import Estimate, over_splits, split_small_sample, with_documents
+from eval.metrics.confidence import Estimate, over_splits, split_degrees_of_freedom, with_documents
 from experiments.report.halves import MIN_GROUPS, split_documents
 
 CHUNK_CELLS = 2_000_000  # resample weights held at once (rows x documents)
@@ -296,8 +296,8 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
     first = fits[0].samples
     diffs, docs = [100 * (s[2] - s[3]) for s in first], [s[1] for s in first]
     weights = document_weights(docs) if table.per_document else None
-    inflation, df = split_small_sample(diffs, docs, weights)
-    estimate = over_splits([f.diff for f in fits], [f.se for f in fits], df, n_groups, inflation=inflation)
+    df = split_degrees_of_freedom(diffs, docs, weights)
+    estimate = over_splits([f.diff for f in fits], [f.se for f in fits], df, n_groups)
     guarded = with_documents(estimate, diffs, docs, 100.0, weights)
     return RepeatedCrossFit(fits, replace(guarded, cross_fitted=True))
 

@@ -18,9 +18,10 @@ rule at candidate sizes:
 - each simulated sweep runs the rule: one config per arm, the mean difference with the CR2 standard
   error and Bell-McCaffrey degrees of freedom (G - 1 for equal documents); several, the choice on each half
   scored on the other, over SPLITS random splits averaged as the verdict does
-  (eval.metrics.confidence.over_splits), each half's mean with its CR2 variance and the halves' degrees of
-  freedom pooled (G - 2 for equal documents; the verdict's estimator with the fixed-choice standard error of
-  each split in place of its inner bootstrap); the exact bound for rare discordant answers is not simulated
+  (eval.metrics.confidence.over_splits), each half's mean with its CR1 variance (what the verdict's bootstrap
+  within a half estimates) and the pooled mean's Bell-McCaffrey degrees of freedom (G - 2 for equal documents;
+  the verdict's estimator with the fixed-choice standard error of each split in place of its inner bootstrap);
+  the exact bound for rare discordant answers is not simulated
   (the tables keep per-document sums, not answers); nothing decided below
   MIN_DOCUMENTS documents or with too few to split; and with m decisions in the report each at 0.05 / m
   (Holm's first step: conservative for the others);
@@ -94,18 +95,22 @@ def planted(table: Candidates, shift: float) -> Candidates:
     return _spread_by(out, np.sqrt(p / (p - 1)) if p > 1 else 1.0)
 
 
-def _cr2(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of clustered values given per-cluster sums and counts: (total count, CR2 variance of the mean, and
-    the Bell-McCaffrey traces tr B, tr B^2 of that variance: eval.metrics.cluster_variance, with independent
-    questions as the working model, since the simulation keeps no question's own value)."""
+def _clustered(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+    """Per row of clustered values given per-cluster sums and counts: (total count, CR2 and CR1 variances of the
+    mean, and the Bell-McCaffrey traces tr B, tr B^2 of the CR2 variance: eval.metrics.cluster_variance, with
+    independent questions as the working model, since the simulation keeps no question's own value)."""
     n = counts.sum(axis=1)
     mean = sums.sum(axis=1) / n
+    g = np.count_nonzero(counts, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         h = counts / n[:, None]
         scale = np.where(h < 1, 1 / (1 - h), 0.0)
-    var = np.sum((sums - counts * mean[:, None]) ** 2 * scale, axis=1) / n ** 2
+        squares = (sums - counts * mean[:, None]) ** 2
+        cr2 = np.sum(squares * scale, axis=1) / n ** 2
+        cr1 = g / np.maximum(g - 1, 1) * np.sum(squares, axis=1) / n ** 2
     trace, trace_sq = bm_traces(counts, counts)
-    return n, var, trace, trace_sq
+    return n, cr2, cr1, trace, trace_sq
 
 
 def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Generator) -> tuple[Estimate | None, bool]:
@@ -116,7 +121,7 @@ def simulated_estimate(table: Candidates, draws: np.ndarray, rng: np.random.Gene
         sums, counts = table.pair_sums[0, draws], table.pair_counts[0, draws]
         if counts.sum() == 0 or g < 2:
             return None, False
-        n, var, trace, trace_sq = _cr2(sums[None], counts[None])
+        n, var, _, trace, trace_sq = _clustered(sums[None], counts[None])
         df = max(1.0, float(trace[0] ** 2 / trace_sq[0])) if trace_sq[0] > 0 else g - 1
         return Estimate(100 * float(sums.sum() / n[0]), 100 * float(np.sqrt(var[0])), df, g,
                         largest_share=largest_share(counts)), False
@@ -147,18 +152,21 @@ def crossfit_estimates(table: Candidates, draws: np.ndarray, orders: np.ndarray)
     picked = table.pair_index(lc, rag).reshape(rows, 2)
     sums_a, sums_b = table.pair_sums[picked[:, :1], second], table.pair_sums[picked[:, 1:], first]
     with np.errstate(invalid="ignore", divide="ignore"):  # a sweep with a pick of -1 is dropped below
-        n_a, var_a, tr_a, tr2_a = _cr2(sums_a, table.pair_counts[picked[:, :1], second])
-        n_b, var_b, tr_b, tr2_b = _cr2(sums_b, table.pair_counts[picked[:, 1:], first])
+        n_a, _, var_a, _, _ = _clustered(sums_a, table.pair_counts[picked[:, :1], second])
+        n_b, _, var_b, _, _ = _clustered(sums_b, table.pair_counts[picked[:, 1:], first])
         total = n_a + n_b
         share_a, share_b = n_a / total, n_b / total
         means = ((sums_a.sum(axis=1) + sums_b.sum(axis=1)) / total).reshape(n_sweeps, SPLITS)
+        # each half's CR1 variance: what the verdict's bootstrap within a half, scaled by sqrt(h / (h - 1)), estimates
         ses = np.sqrt(share_a ** 2 * var_a + share_b ** 2 * var_b).reshape(n_sweeps, SPLITS)
-        # the halves' Bell-McCaffrey traces pooled (G - 2 for equal documents), averaged over the splits
-        dfs = ((share_a ** 2 * tr_a + share_b ** 2 * tr_b) ** 2
-               / (share_a ** 4 * tr2_a + share_b ** 4 * tr2_b)).reshape(n_sweeps, SPLITS)
+        # the pooled mean's Bell-McCaffrey degrees of freedom times (G - 2) / (G - 1), averaged over the splits, as
+        # eval.metrics.confidence.split_degrees_of_freedom gives the verdict's
+        pooled_counts = np.concatenate([table.pair_counts[picked[:, :1], second],
+                                        table.pair_counts[picked[:, 1:], first]], axis=1)
+        trace, trace_sq = bm_traces(pooled_counts, pooled_counts)
+        dfs = (trace ** 2 / trace_sq * (g - 2) / (g - 1)).reshape(n_sweeps, SPLITS)
     failed = (picked.reshape(n_sweeps, SPLITS * 2) < 0).any(axis=1)
-    first_split = np.concatenate([table.pair_counts[picked[:, :1], second], table.pair_counts[picked[:, 1:], first]],
-                                 axis=1).reshape(n_sweeps, SPLITS, g)[:, 0]
+    first_split = pooled_counts.reshape(n_sweeps, SPLITS, g)[:, 0]
     return [None if failed[s] else replace(over_splits(100 * means[s], 100 * ses[s],
                                                        max(1.0, float(np.nanmean(dfs[s]))), g), cross_fitted=True,
                                            largest_share=largest_share(first_split[s]))
