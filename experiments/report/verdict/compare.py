@@ -14,8 +14,11 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
   interval that resamples documents within each half and repeats both choices in every resample
   (each chosen pair's resampled deviation from its own mean added to the estimate).
   The configs the row names (and its token, latency and cost ratios) are the choice on all documents,
-  what a team would deploy; `selection` says whether both halves chose them too, and the scores are
-  the cross-fitted ones (the halves' choices on the documents they were not chosen on).
+  what a team would deploy; `selection` says whether both halves chose them too, and the scores
+  (`lc_score`, `rag_score`) are the cross-fitted ones (the halves' choices on the documents they were
+  not chosen on) averaged over the splits as the difference is, so that RAG - long context = the
+  difference on every row; each shown config's own mean on all its samples is `lc_own_score` /
+  `rag_own_score` (not selection-adjusted). With one config per arm the scores are over the shared samples.
 - With fewer than `MIN_GROUPS` documents in a half there is no honest split: the configs are
   chosen on the samples reported on, the row says so (`selection` = "naive ..."), and its decision
   is at most `inconclusive`.
@@ -79,8 +82,9 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
                      f"{settings.seed + len(rep.fits) - 1}, averaged): {row.configs_compared} configs chosen "
                      f"on each half (about {half_a} documents) and scored on the other; {chose}")
     row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
-    row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
-    row.rag_score = 100 * float(np.mean([s[2] for s in fit.samples]))
+    # each split's pooled means, averaged as Δ is: RAG - long context = Δ on every row
+    row.lc_score = 100 * float(np.mean([np.mean([s[3] for s in f.samples]) for f in rep.fits]))
+    row.rag_score = 100 * float(np.mean([np.mean([s[2] for s in f.samples]) for f in rep.fits]))
     row.n_shared, row.n_groups = len(fit.samples), rep.estimate.n_groups
     _set_estimate(row, rep.estimate)
     row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
@@ -102,7 +106,7 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
     a, b = row.rag.scores(lvl), row.lc.scores(lvl)
     shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups)
-    row.lc_score, row.rag_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
+    row.lc_score, row.rag_score = mean_score(row.lc, lvl, set(shared)), mean_score(row.rag, lvl, set(shared))
     row.n_shared = len(shared)
     if not shared:
         return
@@ -147,6 +151,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     if not lcs or not rags:
         row.lc, row.lc_score = best_config(lcs, lvl)
         row.rag, row.rag_score = row.best_rag, row.best_rag_score
+        row.lc_own_score, row.rag_own_score = row.lc_score, row.rag_score
         row.recommendation = recommend(row, settings)
         return row
     groups = groups_of(lcs + rags, lvl)
@@ -163,6 +168,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
         row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
                          f"so the {row.configs_compared} configs were chosen on the samples reported on")
         _fixed_pair_row(row, lvl, groups, settings)
+    row.lc_own_score, row.rag_own_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
     if row.naive_lc is not None and row.naive_rag is not None:
         _, naive_est = paired_difference(row.naive_rag, row.naive_lc, lvl, None, groups)
         row.naive_diff = naive_est.value if naive_est is not None else None
