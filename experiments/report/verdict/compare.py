@@ -127,15 +127,22 @@ def row_decision(estimate: Estimate | None, n_groups: int, naive: bool, rag_chea
     rules that withhold a decision whatever the interval says: configs chosen on the samples reported on
     (`naive`), and fewer than MIN_DOCUMENTS documents. perf/small_sample_verdict.py calls it as the report does."""
     decision = decide(estimate, settings.tolerance, rag_cheaper, correct_shares, settings.floor_share)
-    if naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+    few = n_groups < MIN_DOCUMENTS
+    if estimate is None and n_groups == 1 and decision.kind == INCONCLUSIVE:  # a difference, but no interval
+        decision = Decision(INCONCLUSIVE, f"one document: nothing is decided below {MIN_DOCUMENTS} documents, since "
+                                          "questions about one document rise and fall together and say little "
+                                          "about others; add documents")
+    elif naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
         decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but the configs were "
                                           "chosen on the same samples (too few documents to split)")
-    few = n_groups < MIN_DOCUMENTS
-    if few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+    elif few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
         decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but {n_groups} document(s) are "
                                           f"fewer than the {MIN_DOCUMENTS} a decision needs: questions about one "
                                           "document rise and fall together, so few documents say little about "
                                           "others; add documents")
+    elif few and estimate is not None and decision.kind == INCONCLUSIVE:  # undecided twice over: say both
+        decision = Decision(INCONCLUSIVE, f"{n_groups} documents are fewer than the {MIN_DOCUMENTS} a decision "
+                                          f"needs, and {decision.why}")
     return decision, not naive and not few and estimate is not None and decision.kind != NO_DECISION
 
 
@@ -176,6 +183,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
                             deployment_cost(row.lc, pricing, settings, lvl))
+    row.cost_basis = pricing.basis() if row.cost_ratio is not None else ""
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
                                             row.known_correct_shares, settings)

@@ -37,6 +37,7 @@ class VerdictRow:
     token_ratio: float | None = None
     latency_ratio: float | None = None
     cost_ratio: float | None = None
+    cost_basis: str = ""  # what the cost ratio is priced by (experiments.report.pricing.Pricing.basis); "" without one
     oracle: OracleResult | None = None
     decision: Decision | None = None
     selection: str = ""  # how the configs were chosen
