@@ -3,6 +3,11 @@
     python -m eval.describe --benchmark loong --path ../shared/data/loong
     python -m eval.describe --benchmark loogle --path ../shared/data/loogle --task shortdep_qa
     python -m eval.describe --benchmark synthetic --set levels=[1k,32k]
+    python -m eval.describe --document docs/git-clean.html [--json]
+
+`--document FILE` (repeatable; `rol-describe --document ...`): a team's document as the arms see it, its parsed
+text followed by what the parse kept and dropped, counted (footnotes, tables, navigation ...:
+eval/corpus/document_view.py); `--json` prints one JSON object per document instead.
 
 `with_evidence` counts samples with at least one usable gold evidence item (a char span or a
 document); `skipped` is {reason: count} for items the loader could not build. Samples whose
@@ -89,9 +94,26 @@ def describe(result: LoadResult) -> dict[str, Any]:
     return out
 
 
+def show_documents(paths: list[str], as_json: bool) -> int:
+    """Print each document's parsed text and what its parse kept and dropped; 2 when one cannot be read."""
+    from eval.corpus.document_view import document_view, render
+
+    for path in paths:
+        try:
+            view = document_view(path)
+        except (ValueError, OSError) as err:
+            print(f"error: {path}: {err}", file=sys.stderr)
+            return 2
+        print(json.dumps(view, ensure_ascii=False) if as_json else render(view))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.describe", description=__doc__.splitlines()[0])
-    ap.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS.names()))
+    ap.add_argument("--benchmark", choices=sorted(BENCHMARKS.names()), help="required unless --document is given")
+    ap.add_argument("--document", action="append", metavar="FILE",
+                    help="show this file's parsed text as the arms see it, and what its parse kept and dropped")
+    ap.add_argument("--json", action="store_true", help="with --document: one JSON object per document")
     ap.add_argument("--path", help="local file or folder in the benchmark's official layout")
     ap.add_argument("--task", action="append", help="only this task (repeatable)")
     ap.add_argument("--level", action="append", help="only this length level (repeatable)")
@@ -99,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="any other key of conf/benchmark/<name>.yaml")
     args = ap.parse_args(argv)
+    if args.document:
+        return show_documents(args.document, args.json)
+    if not args.benchmark:
+        ap.error("--benchmark (or --document) is required")
     try:
         cfg = benchmark_config(args.benchmark, args.set)
         if args.path:

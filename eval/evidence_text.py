@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from eval.answers import Answer, answer_texts
 from eval.metrics.text import normalize_en, normalize_zh
 from eval.sample import Span
 
@@ -47,10 +48,10 @@ def _normal(text: str, language: str) -> str:
     return normalize_zh(text) if language == "zh" else " " + normalize_en(text) + " "
 
 
-def answer_in_text(answers: Sequence[str], text: str, language: str = "en") -> bool | None:
+def answer_in_text(answers: Sequence[Answer], text: str, language: str = "en") -> bool | None:
     """Whether any gold answer, normalised as the metrics normalise (English: whole words), appears in
     `text`; None when there is no non-empty answer to look for."""
-    wanted = [a for a in answers if isinstance(a, str) and a.strip()]
+    wanted = answer_texts(answers)  # an answer's alternatives each count
     if not wanted:
         return None
     hay = _normal(text, language)

@@ -27,6 +27,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from eval.answers import answer_texts
 from experiments.arms import ROLE_LONGCTX
 from experiments.records import write_json_atomic
 from llm.cache import CachedGenerator, response_key
@@ -59,7 +60,7 @@ class TokenCounter:
         if hit is not None and hit.completion_tokens is not None:
             return int(hit.completion_tokens), ANSWERED
         bound = int(prompt.max_new_tokens or 0)
-        refs = [a for a in (sample.answers if sample is not None else []) if isinstance(a, str) and a.strip()]
+        refs = answer_texts(sample.answers if sample is not None else [])
         if not refs:
             return bound, BOUND
         restated = self._generator.tokenizer.count(sample.question) + self._generator.tokenizer.count(refs[0])

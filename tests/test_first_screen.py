@@ -127,6 +127,42 @@ def test_each_answer_row_states_its_verdict_csv_row(report):
     assert "rag" in kinds and "inconclusive" in kinds  # the fixture's rows differ: the table is not one repeated row
 
 
+def _score(cell: str) -> float:
+    """The score of a "label (61.2)" cell."""
+    return float(re.search(r"\(([-+]?\d+\.\d)\)$", cell).group(1))
+
+
+def test_every_rows_scores_subtract_to_its_delta(report):
+    """RAG − long context = Δ to rounding on every row of the first screen, verdict.csv and summary.json, cross-fitted
+    rows included, whose scores are the cross-fitted ones averaged over the splits (not the first split's, and
+    not each config's own score on all its samples, which verdict.csv keeps beside them)."""
+    out, _ = report
+    md = (out / "report.md").read_text()
+    _, rows = _answer_table(md)
+    vrows = _verdict(out)
+    checked = 0
+    for row, v in zip(rows, vrows):
+        cells = dict(zip(ANSWER_HEAD, row))
+        lc, rag = _score(cells["long context (score)"]), _score(cells["RAG (score)"])
+        delta = cells["Δ RAG−LC [interval]"]
+        shown = _numbers(delta)[0] if delta != "-" else float(re.search(
+            rf"- {v['benchmark']} · {v['level']}, no Δ interval: Δ is ([-+]\d+\.\d)", md).group(1))
+        assert rag - lc == pytest.approx(shown, abs=0.1 + 1e-9), row
+        assert float(v["rag_score"]) - float(v["longctx_score"]) == pytest.approx(
+            float(v["diff_rag_minus_longctx"]), abs=0.02), v
+        checked += 1
+    assert checked == len(vrows) >= 6
+    crossfit = [v for v in vrows if v["selection"].startswith("cross-fitted")]
+    assert crossfit, "the fixture has no cross-fitted row"
+    # the case that misled: a cross-fitted row whose shown configs' own scores are not its cross-fitted ones
+    assert any(abs(float(v["rag_own_score"]) - float(v["rag_score"])) >= 0.5 for v in crossfit)
+    summary = json.loads((out / "summary.json").read_text())
+    for r in summary["vrows"]:
+        if r["diff"] is not None:
+            assert r["rag_score"] - r["lc_score"] == pytest.approx(r["diff"], abs=1e-9), r["level"]
+        assert r["lc_own_score"] is not None and r["rag_own_score"] is not None
+
+
 def test_a_one_document_row_shows_a_dash_and_why(report):
     out, _ = report
     md = (out / "report.md").read_text()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from eval.benchmarks.corpus import ANSWER_METRICS
-from eval.metrics import score
+from eval.metrics import reads_alternatives, score
 from eval.sample import Reference
 
 CASES = [
@@ -118,6 +118,23 @@ CASES = [
     ("Yes, it does.", "Yes", True),
     ("Keyword arguments follow positional ones.", "keyword arguments", True),
     ("Use keyword-only arguments.", "keyword arguments", False),
+    # --- command-line option names compare exactly, case included (git's `clean -x` and `clean -X` differ)
+    ("use -x to remove", "-X", False),  # a trial on git's manual (issue 54): found before, without case
+    ("use -x to remove", "-x", True),
+    ("Run git clean -X to keep untracked files.", "-X", True),
+    ("Run git clean -X.", "git clean -X", True),
+    ("Run git clean -x.", "git clean -X", False),
+    ("Try it with --dry-run first.", "--dry-run", True),
+    ("Try a dry run first.", "--dry-run", False),
+    ("Try it with --DRY-RUN first.", "--dry-run", False),
+    ("It is well-known.", "well-known", True),  # a hyphen inside a word is prose, as before
+    # --- an answer listing alternatives: any one of them counts (eval/answers.py)
+    ("The answer is: 2", ["twice", "2"], True),  # issue 54: scored 0 for `twice` before
+    ("It runs twice.", ["twice", "2"], True),
+    ("It runs three times.", ["twice", "2"], False),
+    ("The answer is: 12", ["twice", "2"], False),  # numbers stay whole inside alternatives
+    ("Use `-X`.", ["-X", "--ignored-only"], True),
+    ("Use -x.", ["-X", "--ignored-only"], False),  # each alternative scored by the same rule as a plain answer
 ]
 
 
@@ -130,3 +147,11 @@ def test_the_table_is_large_and_balanced():
 @pytest.mark.parametrize("reply, answer, right", CASES)
 def test_every_answer_metric_of_a_corpus_scores_the_case(metric, reply, answer, right):
     assert score(metric, reply, Reference(answers=[answer], language="en"))["score"] == float(right), (reply, answer)
+
+
+@pytest.mark.parametrize("metric", ANSWER_METRICS)
+def test_the_outer_list_still_means_all_of_these(metric):
+    both = Reference(answers=[["twice", "2"], "loop"], language="en")
+    assert score(metric, "The loop runs 2 times.", both) == {"score": 1.0, "contains_share": 1.0}
+    assert score(metric, "It runs 2 times.", both) == {"score": 0.0, "contains_share": 0.5}
+    assert reads_alternatives(metric)

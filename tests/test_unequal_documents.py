@@ -221,3 +221,24 @@ def test_an_unknown_weight_is_refused_by_name():
 
     with pytest.raises(ValueError, match="weight='answers'"):
         load_settings(weight="answers")
+
+
+def test_a_cross_fit_over_documents_pools_each_documents_mean_once():
+    """weight: document through the cross-fit: each split's Δ is the mean over documents of the pooled differences'
+    document means, and the estimate averages those."""
+    from experiments.report.verdict.crossfit import Candidates, document_weights, repeated_crossfit
+    from experiments.simulate.scores import scenario_scores
+
+    sweep = scenario_scores(np.random.default_rng(7), "uneven", 16, 0.0, 3)
+    docs = sorted(set(sweep.groups.values()))
+    table = Candidates([sweep.lc], sweep.rags, [8000.0], sweep.rag_tokens, [(t, t) for t in sweep.rag_tokens],
+                       sweep.groups, docs, 2.0, per_document=True)
+    rep = repeated_crossfit(table, 4, 200, 0)
+    per_split = [100 * np.average([s[2] - s[3] for s in f.samples], weights=document_weights([s[1] for s in f.samples]))
+                 for f in rep.fits]
+    assert [f.diff for f in rep.fits] == pytest.approx(per_split)
+    assert rep.estimate.value == pytest.approx(np.mean(per_split))
+    question = Candidates([sweep.lc], sweep.rags, [8000.0], sweep.rag_tokens, [(t, t) for t in sweep.rag_tokens],
+                          sweep.groups, docs, 2.0)
+    first = repeated_crossfit(question, 4, 200, 0).fits[0]
+    assert first.diff == pytest.approx(100 * np.mean([s[2] - s[3] for s in first.samples]))

@@ -11,9 +11,13 @@ null` caches nothing), so a rerun reads the same text, with the same char offset
 without a byte order mark), UTF-16 or GB18030; a file mixing encodings is refused, naming the line:
 
 - `question` (required); `id` (else a stable hash of the question);
-- `answers`: reference answers (a list or one text); scored with `contains_tokens` by default (every
-  answer appears in the prediction as whole tokens, punctuation kept as tokens and code exact:
-  eval/metrics/contains_tokens.py), or with any registered metric via `benchmark.metric`;
+- `answers`: reference answers (a list or one text), ALL of which a right reply holds; an entry of the list
+  may itself be a list of alternatives, ANY of which counts: `"answers": [["twice", "2"]]` is right for "The
+  answer is: 2" and for "It runs twice", `[["twice", "2"], "loop"]` needs "loop" as well (eval/answers.py).
+  Scored with `contains_tokens` by default (every answer appears in the prediction as whole tokens,
+  punctuation kept as tokens, code and option names such as `-X` exact: eval/metrics/contains_tokens.py), or
+  with any registered metric via `benchmark.metric`; alternatives are refused, naming file, line and field,
+  under a metric that reads plain texts only (`eval.metrics.reads_alternatives`: contains_tokens, contains_all);
 - `documents`: the paths (relative to the folder) the question is about;
 - `evidence`: verbatim quotes from those documents that answer it; each is aligned to a char span of
   the context (exact, else fuzzy, `evidence_threshold`), so `evidence_recall@n` and
@@ -72,7 +76,8 @@ from typing import Callable, Iterator
 
 from eval.align import TokenIndex, align_all
 from eval.benchmarks.common import check_keys
-from eval.data_files import Row, record_guard
+from eval.answers import has_alternatives
+from eval.data_files import DataError, Row, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
 from eval.corpus.answer_checks import AnswerProblem, answer_problems
@@ -80,6 +85,7 @@ from eval.corpus.cache import ParsedDocumentCache
 from eval.corpus.fingerprint import data_fingerprint
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import BadFile, ParsedDocument
+from eval.metrics.base import READS_ALTERNATIVES, reads_alternatives
 from eval.sample import Document, PromptTemplate, Sample, Span
 from eval.lexical_overlap import lexical_overlap
 
@@ -236,6 +242,19 @@ def _evidence_texts(sample: Sample, docs: dict[str, ParsedDocument]) -> list[str
     return [docs[d].text for d in dict.fromkeys(named) if d in docs]
 
 
+def _check_alternatives(samples: list[Sample], cfg: dict) -> None:
+    """An answer that lists alternatives under a metric that reads plain texts only is refused, naming file, line
+    and field (the metric would read the list as one text)."""
+    override = cfg.get("metric")
+    for s in samples:
+        metric = override if override and s.answers and s.metric != "refusal" else s.metric
+        if has_alternatives(s.answers) and not reads_alternatives(metric):
+            source, _, line = str(s.metadata["source"]).rpartition(":")
+            raise DataError(source, int(line), f"lists alternatives ({[a for a in s.answers if isinstance(a, list)][0]}"
+                            f"), which metric {metric!r} does not read; the metrics that do: "
+                            f"{', '.join(sorted(READS_ALTERNATIVES))}", "answers")
+
+
 def _check_answers(samples: list[Sample], docs: dict[str, ParsedDocument], cfg: dict, qpath: Path,
                    result: LoadResult) -> None:
     """Answers the metric may score wrongly whatever the reply (eval/corpus/answer_checks.py): named in one warning
@@ -354,6 +373,7 @@ class CorpusBenchmark(Benchmark):
         qrels = Qrels(qrels_path, docs) if qrels_path else None
         result.samples, unaligned = self._samples(config, docs, qpath, qrels, result, {b.path for b in bad})
         _warn_unaligned(unaligned, config.evidence_threshold, result)
+        _check_alternatives(result.samples, cfg)
         _check_answers(result.samples, docs, cfg, qpath, result)
         result.notes.update({"documents": len(docs), "unreadable files": [b.path for b in bad],
                              "evidence quotes not aligned": len(unaligned),

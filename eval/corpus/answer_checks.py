@@ -11,7 +11,8 @@ No rule applied to the reply can see these, so they are named before any answer 
   chance (the metric compares numbers whole, `4` is not in `4.8.2`, but a heading `4. More Control Flow` is
   still `4`).
 
-Only metrics that compare the reply with the answers are checked (not judges, not `refusal`).
+Only metrics that compare the reply with the answers are checked (not judges, not `refusal`). An answer that lists
+alternatives (eval/answers.py) has each alternative checked as an answer of its own: any of them can score a reply.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from eval.answers import Answer, answer_texts
 from eval.metrics import needs_judge, score
 from eval.sample import Reference
 
@@ -45,7 +47,7 @@ def numbering_numbers(text: str) -> set[str]:
     return {part for m in _NUMBERING.finditer(text) for part in m.group(1).split(".")}
 
 
-def answer_problems(question_id: str, question: str, answers: list[str], metric: str, language: str,
+def answer_problems(question_id: str, question: str, answers: list[Answer], metric: str, language: str,
                     evidence_documents: list[str]) -> list[AnswerProblem]:
     """What is wrong with each answer of one question under `metric` (empty: nothing; the module doc says what
     is checked). `evidence_documents`: the texts of the documents its evidence lies in."""
@@ -53,7 +55,7 @@ def answer_problems(question_id: str, question: str, answers: list[str], metric:
         return []
     numbers = None
     out = []
-    for answer in (a for a in answers if a and a.strip()):
+    for answer in answer_texts(answers):
         ref = Reference(answers=[answer], language=language)
         if score(metric, answer, ref)["score"] < 1.0:
             out.append(AnswerProblem(question_id, answer, NEVER_MATCHES))

@@ -25,11 +25,20 @@ themselves are dropped, so "4.1. if Statements¶" reads "4.1. if Statements": Sp
 `a.headerlink` (a pilcrow), Docusaurus' `a.hash-link` (a zero-width space), and any link whose whole text is
 `¶`, `#`, `§` or `🔗`. A list of links to the page's own headings (an on-page table of contents) is furniture
 too, and so is an article's `<footer>` that is only links ("Edit this page").
+
+**What was kept and dropped** (`parse_page`, shown by `rol-describe --document`): the content root taken, the
+words outside it, each kind of furniture removed (elements and words), the tables and footnotes kept.
+
+**XHTML** (a page opening with `<?xml ...?>`, as git's manual is written) is read by the same HTML parser: XHTML is
+HTML that is also well-formed XML, and lxml's HTML parser reads it whole, so bs4's XMLParsedAsHTMLWarning (which
+suggests an XML parser and, wrongly here, installing lxml) is silenced for that one call.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 # Elements that are a page's furniture, not its content.
@@ -140,32 +149,78 @@ def _page_furniture(tag: Any, root: Any) -> bool:
     return True
 
 
-def drop_furniture(root: Any) -> None:
-    """Remove the page's furniture from `root` (in place)."""
+def furniture_kind(tag: Any) -> str:
+    """What a removed element was, in a reader's words (for the count of what a parse dropped)."""
+    role = str((tag.attrs or {}).get("role", "")).lower()
+    if _self_anchor(tag):
+        return "heading anchors and back links"
+    if _table_of_contents(tag):
+        return "on-page tables of contents"
+    if tag.name in ("nav", "menu") or role in ("navigation", "menu", "menubar", "toolbar"):
+        return "navigation"
+    if _hidden(tag):
+        return "hidden elements"
+    if tag.name in ("header", "footer", "aside") or role in ("banner", "contentinfo"):
+        return f"page {tag.name if tag.name in ('header', 'footer', 'aside') else 'header or footer'}s"
+    if tag.name in ("script", "style", "noscript", "template"):
+        return "scripts and styles"
+    if tag.name in ("form", "button", "input", "select", "textarea") or role == "search":
+        return "forms, search boxes and buttons"
+    return "other furniture (dialogs, embedded objects)"
+
+
+def drop_furniture(root: Any) -> list[tuple[str, int]]:
+    """Remove the page's furniture from `root` (in place); (kind, words) of each outermost element removed."""
     doomed = [t for t in root.find_all(True) if _page_furniture(t, root)]
+    removed = []
     for tag in doomed:
         if not tag.decomposed:
+            removed.append((furniture_kind(tag), len(tag.get_text(" ").split())))
             tag.decompose()
+    return removed
 
 
 def _text_length(node: Any) -> int:
     return len("".join(node.get_text(" ").split()))
 
 
-def content_root(soup: Any) -> list[Any]:
-    """The elements that hold the page's content: its `<main>` (or role=main), else its `<article>`s, else
-    its `<body>` (or the whole document), furniture removed."""
+@dataclass
+class PageParse:
+    """An HTML page as read (`parse_page`): its text and title, and what the reading kept and dropped."""
+    text: str
+    title: str
+    footnotes: int  # kept
+    content: str  # what was taken for the content: "main", "article" or "body"
+    words_in_page: int  # of the <body>, scripts and styles left out
+    words_outside_content: int  # of the body, outside the <main> or <article>s taken
+    tables: int  # kept: rows on lines, cells separated by tabs
+    outside: dict[str, list[int]] = field(default_factory=dict)  # kind -> [elements, words] of furniture outside it
+    dropped: dict[str, list[int]] = field(default_factory=dict)  # kind -> [elements, words] removed inside
+
+
+def _content(soup: Any) -> tuple[list[Any], str, int, int]:
+    """(roots, their kind, words of the body, scripts and styles removed): the page's `<main>` (or role=main),
+    else its `<article>`s, else its `<body>` (or the whole document)."""
     body = soup.body or soup
-    for tag in body.find_all(["script", "style", "noscript", "template"]):
+    scripts = body.find_all(["script", "style", "noscript", "template"])
+    for tag in scripts:
         tag.decompose()
     total = _text_length(body)
     mains = body.find_all("main") or body.find_all(attrs={"role": "main"})
     mains = [m for m in mains if not any(p in mains for p in m.parents)]
-    roots = mains if mains and sum(_text_length(m) for m in mains) >= MAIN_SHARE * total else []
-    if not roots:
-        articles = body.find_all("article")
-        articles = [a for a in articles if not any(p in articles for p in a.parents)]
-        roots = articles if articles and sum(_text_length(a) for a in articles) >= MAIN_SHARE * total else [body]
+    if mains and sum(_text_length(m) for m in mains) >= MAIN_SHARE * total:
+        return mains, "main", len(body.get_text(" ").split()), len(scripts)
+    articles = body.find_all("article")
+    articles = [a for a in articles if not any(p in articles for p in a.parents)]
+    if articles and sum(_text_length(a) for a in articles) >= MAIN_SHARE * total:
+        return articles, "article", len(body.get_text(" ").split()), len(scripts)
+    return [body], "body", len(body.get_text(" ").split()), len(scripts)
+
+
+def content_root(soup: Any) -> list[Any]:
+    """The elements that hold the page's content: its `<main>` (or role=main), else its `<article>`s, else
+    its `<body>` (or the whole document), furniture removed."""
+    roots = _content(soup)[0]
     for root in roots:
         drop_furniture(root)
     return roots
@@ -212,18 +267,57 @@ def block_text(root: Any) -> str:
     return "\n\n".join(blocks).translate(_RESTORE)
 
 
-def html_page(markup: str) -> tuple[str, str, int]:
-    """(text, title, footnotes kept) of an HTML page: its main content as text, its `<title>` first."""
+def parse_page(markup: str) -> PageParse:
+    """An HTML page's main content as text, its `<title>` first, with what was kept and dropped."""
     import bs4
 
-    soup = bs4.BeautifulSoup(markup, "lxml")
+    with warnings.catch_warnings():  # XHTML read as HTML on purpose (the module doc)
+        warnings.filterwarnings("ignore", category=bs4.XMLParsedAsHTMLWarning)
+        soup = bs4.BeautifulSoup(markup, "lxml")
     found = soup.head.find("title") if soup.head else soup.find("title")
     title = " ".join(found.get_text(" ").split()) if found else ""
-    roots = content_root(soup)
+    roots, kind, words, scripts = _content(soup)
+    inside = sum(len(r.get_text(" ").split()) for r in roots)
+    outside = _tally(_furniture_outside(soup.body or soup, roots))
+    dropped = _tally([item for root in roots for item in drop_furniture(root)] + [("scripts and styles", 0)] * scripts)
     text = "\n\n".join(t for t in (block_text(r) for r in roots) if t)
     if title and not text.startswith(title):
         text = f"{title}\n\n{text}" if text else title
-    return text, title, count_footnotes(roots)
+    tables = sum(len(r.find_all("table")) + (r.name == "table") for r in roots)
+    return PageParse(text, title, count_footnotes(roots), kind, words, words - inside, tables, outside, dropped)
+
+
+def _furniture_outside(body: Any, roots: list[Any]) -> list[tuple[str, int]]:
+    """(kind, words) of the outermost furniture outside the content roots (the site's navigation, header, footer)."""
+    if roots == [body]:
+        return []
+    out = []
+    for tag in body.find_all(True):
+        if any(r is tag or _within(tag, r) or _within(r, tag) for r in roots):  # a root, inside one, or around one
+            continue
+        if _page_furniture(tag, body) and not any(_page_furniture(p, body) for p in tag.parents if p is not body):
+            out.append((furniture_kind(tag), len(tag.get_text(" ").split())))
+    return out
+
+
+def _within(tag: Any, ancestor: Any) -> bool:
+    return any(p is ancestor for p in tag.parents)
+
+
+def _tally(items: list[tuple[str, int]]) -> dict[str, list[int]]:
+    """kind -> [elements, words] of (kind, words) items."""
+    out: dict[str, list[int]] = {}
+    for what, words in items:
+        out.setdefault(what, [0, 0])
+        out[what][0] += 1
+        out[what][1] += words
+    return dict(sorted(out.items()))
+
+
+def html_page(markup: str) -> tuple[str, str, int]:
+    """(text, title, footnotes kept) of an HTML page: its main content as text, its `<title>` first."""
+    page = parse_page(markup)
+    return page.text, page.title, page.footnotes
 
 
 def html_text(markup: str) -> tuple[str, str]:
@@ -232,5 +326,5 @@ def html_text(markup: str) -> tuple[str, str]:
     return text, title
 
 
-__all__ = ["BOILERPLATE_ROLES", "BOILERPLATE_TAGS", "block_text", "content_root", "count_footnotes", "drop_furniture",
-           "html_page", "html_text", "is_footnotes"]
+__all__ = ["BOILERPLATE_ROLES", "BOILERPLATE_TAGS", "PageParse", "block_text", "content_root", "count_footnotes",
+           "drop_furniture", "furniture_kind", "html_page", "html_text", "is_footnotes", "parse_page"]

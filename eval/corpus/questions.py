@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from eval.answers import Answer
 from eval.data_files import DataError, Row, parse_jsonl, record_guard
 from eval.corpus.parsers import Unparsable, decoded
 
@@ -37,7 +38,7 @@ _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 class Question:
     id: str
     question: str
-    answers: list[str]
+    answers: list[Answer]  # each a text, or alternatives any of which counts (eval/answers.py)
     documents: list[str]
     evidence: list[str]
     task: str
@@ -143,6 +144,43 @@ def _text_list(row: Row, name: str) -> list[str]:
     raise row.error(f"must be text or a list of text, got {type(value).__name__}", name)
 
 
+def _answer_list(row: Row) -> list[Answer]:
+    """`answers`: one text, or a list whose entries are texts or lists of alternatives (eval/answers.py), as in
+    `_text_list`; a list of alternatives with one text is that text. Anything else raises, naming the entry."""
+    value = row.data.get("answers")
+    if isinstance(value, str) and row.source.endswith(".csv") and value.lstrip().startswith("["):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise row.error(f"not a JSON list ({err.msg})", "answers") from None
+    if not isinstance(value, list):
+        return list(_text_list(row, "answers"))  # absent, one text, or refused naming its type
+    out: list[Answer] = []
+    for i, entry in enumerate(value):
+        if isinstance(entry, list):
+            texts = [str(t) for t in entry if _is_text(t)]
+            if len(texts) != len(entry):
+                bad = next(t for t in entry if not _is_text(t))
+                raise row.error(f"entry {i + 1} lists alternatives, which must be text: got {type(bad).__name__} "
+                                f"{bad!r}", "answers")
+            texts = [t for t in texts if t.strip()]
+            if not texts:
+                raise row.error(f"entry {i + 1} is an empty list of alternatives (write at least one answer)",
+                                "answers")
+            out.append(texts if len(texts) > 1 else texts[0])
+        elif _is_text(entry):
+            if str(entry).strip():
+                out.append(str(entry))
+        else:
+            raise row.error(f"entry {i + 1} must be text or a list of alternatives (texts), got "
+                            f"{type(entry).__name__}", "answers")
+    return out
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
 def is_beir_query(row: Row) -> bool:
     """A BEIR `queries.jsonl` row: `_id` and `text`, no `question`."""
     return "question" not in row.data and "_id" in row.data and "text" in row.data
@@ -179,5 +217,5 @@ def question_of(row: Row) -> Question:
         raise row.error(f"must be text or a number, got {type(qid).__name__}", id_field)
     qid = str(qid) if qid not in (None, "") else "q" + hashlib.sha256(question.encode()).hexdigest()[:12]
     task = str(row.data.get("task") or DEFAULT_TASK)
-    return Question(qid, question, _text_list(row, "answers"), _text_list(row, "documents"),
+    return Question(qid, question, _answer_list(row), _text_list(row, "documents"),
                     _text_list(row, "evidence"), task, row)

@@ -52,6 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
+from eval.answers import answer_texts
 from eval.registry import require
 from eval.sample import Sample
 
@@ -239,7 +240,7 @@ def write_samples(samples: Sequence[Sample], out: str | Path, types: Sequence[st
     names: dict[str, str] = {}  # hash of a document's text -> its file
     width = len(str(len(samples) * max(1, max((len(s.documents) for s in samples), default=1))))
     for sample in samples:
-        if not sample.question.strip() or not any(a.strip() for a in sample.answers):
+        if not sample.question.strip() or not answer_texts(sample.answers):
             corpus.left_out["samples without a question or a reference answer"] += 1
             continue
         files = []

@@ -57,14 +57,20 @@ Metric = Callable[..., "MetricValues | NoJudgment"]  # (prediction, reference[, 
 METRICS = Registry("metric", discover="eval.metrics")  # name -> metric function; each module of eval/metrics adds
 # its own with @register(name), and every module there is imported before the first lookup
 JUDGED: set[str] = set()  # metrics that are handed a judge (eval.metrics.judge.Judge) to ask
+# metrics that read an answer entry listing alternatives, any of which counts (eval/answers.py); the others read
+# plain texts, and a corpus questions file with alternatives is refused under them
+READS_ALTERNATIVES: set[str] = set()
 
 
-def register(name: str, judged: bool = False) -> Callable[[Metric], Metric]:
-    """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused)."""
+def register(name: str, judged: bool = False, alternatives: bool = False) -> Callable[[Metric], Metric]:
+    """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused); `alternatives`: the
+    metric reads answer entries that list alternatives (eval/answers.py)."""
     def wrap(fn: Metric) -> Metric:
         METRICS.register(name, fn)
         if judged:
             JUDGED.add(name)
+        if alternatives:
+            READS_ALTERNATIVES.add(name)
         return fn
 
     return wrap
@@ -78,6 +84,11 @@ def get_metric(name: str) -> Metric:
 
 def needs_judge(name: str) -> bool:
     return name in METRICS and name in JUDGED
+
+
+def reads_alternatives(name: str) -> bool:
+    """The metric reads answer entries that list alternatives (`register(..., alternatives=True)`)."""
+    return name in METRICS and name in READS_ALTERNATIVES
 
 
 def score(name: str, prediction: str, reference: Reference, judge: Any = None) -> MetricValues | NoJudgment:

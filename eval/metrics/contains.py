@@ -10,12 +10,14 @@ Normalisation is the text module's: English lower-cased, ASCII punctuation and t
 a/an/the dropped, whitespace collapsed, and an answer must match whole words (the synthetic
 benchmark's confusing names differ by one letter, so "Tamir" must not match "Tamira");
 Chinese lower-cased with ASCII and Chinese punctuation and all whitespace removed, matched as a
-substring (no word splitting). With several answers, every one must be contained; a reference
-with no non-empty answer scores 0. Secondary value: the share of answers contained.
+substring (no word splitting). With several answers, every one must be contained; an answer that lists
+alternatives (`["twice", "2"]`, eval/answers.py) is contained when any of them is; a reference with no
+non-empty answer scores 0. Secondary value: the share of answers contained.
 """
 
 from __future__ import annotations
 
+from eval.answers import answer_groups
 from eval.metrics import register
 from eval.metrics.text import normalize_en, normalize_zh
 from eval.sample import Reference
@@ -30,17 +32,18 @@ def contained(prediction: str, answer: str, language: str) -> bool:
 
 
 def all_answers_found(prediction: str, ref: Reference, found) -> dict[str, float]:
-    """1 when `found(prediction, answer, language)` holds for every non-blank answer (0 without any), and the
-    share of answers found: the rule of every "contains all answers" metric, whatever "found" means."""
+    """1 when `found(prediction, answer, language)` holds for every non-blank answer (0 without any), an answer
+    that lists alternatives holding when any of them does, and the share of answers found: the rule of every
+    "contains all answers" metric, whatever "found" means."""
     language = "zh" if ref.language == "zh" else "en"
-    answers = [a for a in ref.answers if a and a.strip()]
-    if not answers:
+    groups = answer_groups(ref.answers)
+    if not groups:
         return {"score": 0.0, "contains_share": 0.0}
-    hits = [found(prediction, a, language) for a in answers]
+    hits = [any(found(prediction, a, language) for a in alts) for alts in groups]
     return {"score": float(all(hits)), "contains_share": sum(hits) / len(hits)}
 
 
-@register("contains_all")
+@register("contains_all", alternatives=True)
 def contains_all(prediction: str, ref: Reference) -> dict[str, float]:
     return all_answers_found(prediction, ref, contained)
 

@@ -15,6 +15,7 @@ technical documents that scores `the magic string "MIME-Magic\\0\\n"` against `m
     literal of at most three letters (`'a'`, `'rb'`), which reads as a prose word when bare, must be quoted or
     backticked in the prediction too (`Use mode 'a'.`, not "a file");
   - a word holding a code character (`< > { } [ ] \\ | & * = + # @ $ % ^ ~ _`), `::`, `->`, `=>` or a call `f(`;
+  - a command-line option name (`-x`, `-X`, `--dry-run`): git's `clean -x` and `clean -X` differ;
   - an **identifier** without backticks: camelCase or CamelCase (`ValueError`, `NaN`), a dotted name whose parts
     have two characters or more (`os.path`, `__init__.py`; not `e.g`), and an answer that is one capitalised
     word (`Decimal`, `None`: the name of a class or constant, never "the decimal module");
@@ -24,7 +25,8 @@ technical documents that scores `the magic string "MIME-Magic\\0\\n"` against `m
   are dropped and sentence punctuation (`. , ; : ! ?`) is dropped where it does not sit between two letters or
   digits (`e.g` keeps its). So "the magic string" is found in "The magic string is ...".
 - A reference answer matches when all its parts do, in any order; the score is 1 when every reference answer
-  matches (as `contains_all`), and `contains_share` the share that do. Chinese prose parts are matched as
+  matches (as `contains_all`), and `contains_share` the share that do. An answer that lists alternatives
+  (`["twice", "2"]`, eval/answers.py) matches when any of them does. Chinese prose parts are matched as
   `contains_all` matches Chinese (punctuation and spaces removed, as a substring); code parts as above.
 
 What no rule on the reply can see is checked when the questions load (eval/benchmarks/corpus.py): an answer
@@ -56,6 +58,7 @@ _SEGMENT = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”|‘[^’]+’|(?<![\w']
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+(?:\(\))?")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+")
+_OPTION = re.compile(r"--?[A-Za-z][\w-]*")  # a command-line option name: -x, -X, --dry-run
 SHORT_LITERAL = 3  # a quoted literal of at most this many letters must be quoted in the prediction too
 _OPEN_QUOTES = "\"'`“‘«„"
 _CLOSE_QUOTES = "\"'`”’»“"
@@ -136,7 +139,7 @@ def _words(text: str, code: list[CodePart], prose: list[str]) -> None:
     run: list[str] = []
     for word in text.split():
         core = word.rstrip(".,;:!?")
-        if _CODE_CHARS.search(core) or is_identifier(core):
+        if _CODE_CHARS.search(core) or is_identifier(core) or _OPTION.fullmatch(core):
             prose.append(" ".join(run))
             run = [word[len(core):]] if word[len(core):] else []
             code.append(CodePart(core))
@@ -181,7 +184,7 @@ def answer_found(prediction: str, answer: str, language: str = "en") -> bool:
     return bool(parts or code) and all(_contains(pred_prose, p) for p in parts)
 
 
-@register("contains_tokens")
+@register("contains_tokens", alternatives=True)
 def contains_tokens(prediction: str, ref: Reference) -> dict[str, float]:
     return all_answers_found(prediction, ref, answer_found)
 

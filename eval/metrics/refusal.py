@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from eval.answers import answer_texts
 from eval.metrics import register
 from eval.sample import Reference
 
@@ -61,10 +62,10 @@ def is_refusal_zh(prediction: str | None) -> bool:
     return bool(prediction) and _REFUSAL_ZH.search(prediction) is not None
 
 
-@register("refusal")
+@register("refusal", alternatives=True)
 def refusal(prediction: str, ref: Reference) -> dict[str, float]:
     """1 when the answer declines (says the document does not hold it, or answers with the reference's own
     marker, e.g. `unanswerable`), else 0: a question the document cannot answer."""
-    marked = any(a.strip() and a.strip().lower() in (prediction or "").lower() for a in ref.answers)
+    marked = any(a.strip().lower() in (prediction or "").lower() for a in answer_texts(ref.answers))
     declined = is_refusal(prediction) or is_refusal_zh(prediction) or marked
     return {"score": float(declined), "refusal": float(declined)}

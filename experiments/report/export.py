@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from eval.answers import shown
 from eval.storage import atomic_write_text
 from experiments import records as schema
 from experiments.report.questions.reasons import is_wrong, loss_reason
@@ -56,7 +57,7 @@ def detail_rows(run: Run, correct_threshold: float, evidence_threshold: float) -
         row: dict[str, Any] = {"config": run.label, "config_hash": str(run.metrics.get("config_hash", "")), **knobs}
         row.update({k: rec.get(k) for k in FIELDS})
         row["id"] = str(rec.get("id"))
-        row["answers"] = [str(a) for a in rec.get("answers") or []]
+        row["answers"] = [shown(a) for a in rec.get("answers") or []]  # alternatives: "twice or 2"
         for n in ns:
             row[f"evidence_recall_at_{n}"] = (rec.get("evidence_recall") or {}).get(n)
         row["correct"] = float(rec["score"]) >= correct_threshold if schema.is_scored(rec) else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from eval.answers import shown
 from eval.sample import level_sort_key
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.diagnostics import Agreement
@@ -170,7 +171,7 @@ def question_rows(runs: list[Run], agreements: list[Agreement], correct_threshol
             if q is None:
                 q = questions[key] = {"id": qid, "bench": run.scope, "task": rec.get("task"),
                                       "level": str(rec.get("length_level")), "q": rec.get("question") or "",
-                                      "gold": list(rec.get("answers") or []), "a": []}
+                                      "gold": [shown(a) for a in rec.get("answers") or []], "a": []}
             if not q.get("ev") and rec.get("evidence_quotes"):
                 q["ev"] = [quote["text"] for quote in rec["evidence_quotes"]]
             if q.get("depth") is None and _depth(rec) is not None:

@@ -14,8 +14,11 @@ Selection is honest: no sample is scored by a choice made on it, and every docum
   interval that resamples documents within each half and repeats both choices in every resample
   (each chosen pair's resampled deviation from its own mean added to the estimate).
   The configs the row names (and its token, latency and cost ratios) are the choice on all documents,
-  what a team would deploy; `selection` says whether both halves chose them too, and the scores are
-  the cross-fitted ones (the halves' choices on the documents they were not chosen on).
+  what a team would deploy; `selection` says whether both halves chose them too, and the scores
+  (`lc_score`, `rag_score`) are the cross-fitted ones (the halves' choices on the documents they were
+  not chosen on) averaged over the splits as the difference is, so that RAG - long context = the
+  difference on every row; each shown config's own mean on all its samples is `lc_own_score` /
+  `rag_own_score` (not selection-adjusted). With one config per arm the scores are over the shared samples.
 - With fewer than `MIN_GROUPS` documents in a half there is no honest split: the configs are
   chosen on the samples reported on, the row says so (`selection` = "naive ..."), and its decision
   is at most `inconclusive`.
@@ -39,7 +42,7 @@ from eval.metrics.confidence import Estimate
 from experiments.report.pricing import Pricing, deployment_cost
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.crossfit import repeated_crossfit
+from experiments.report.verdict.crossfit import document_weights, repeated_crossfit
 from experiments.report.verdict.decision import INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, decide
 from experiments.report.verdict.oracle import oracle_router
 from experiments.report.verdict.row import ALL, VerdictRow
@@ -79,8 +82,14 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
                      f"{settings.seed + len(rep.fits) - 1}, averaged): {row.configs_compared} configs chosen "
                      f"on each half (about {half_a} documents) and scored on the other; {chose}")
     row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
-    row.lc_score = 100 * float(np.mean([s[3] for s in fit.samples]))
-    row.rag_score = 100 * float(np.mean([s[2] for s in fit.samples]))
+    # each split's pooled means (over documents' means with weight: document), averaged as Δ is: RAG - long context
+    # = Δ on every row
+    def pooled_mean(samples: list, k: int) -> float:
+        weights = document_weights([x[1] for x in samples]) if table.per_document else None
+        return float(np.average([x[k] for x in samples], weights=weights))
+
+    row.lc_score = 100 * float(np.mean([pooled_mean(f.samples, 3) for f in rep.fits]))
+    row.rag_score = 100 * float(np.mean([pooled_mean(f.samples, 2) for f in rep.fits]))
     row.n_shared, row.n_groups = len(fit.samples), rep.estimate.n_groups
     _set_estimate(row, rep.estimate)
     row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
@@ -102,7 +111,10 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
     a, b = row.rag.scores(lvl), row.lc.scores(lvl)
     shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups, settings.per_document)
-    row.lc_score, row.rag_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
+    if settings.per_document:  # on Δ's basis: the documents' means, each document once
+        row.lc_score, row.rag_score = (_documents_mean(x, shared, groups) for x in (b, a))
+    else:
+        row.lc_score, row.rag_score = mean_score(row.lc, lvl, set(shared)), mean_score(row.rag, lvl, set(shared))
     row.n_shared = len(shared)
     if not shared:
         return
@@ -117,21 +129,37 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
 
 
 
+def _documents_mean(scores: dict[str, float], ids: list[str], groups: dict[str, str]) -> float | None:
+    """100 x the mean over documents of each document's mean score over `ids` (None without any)."""
+    per_doc: dict[str, list[float]] = {}
+    for i in ids:
+        per_doc.setdefault(groups.get(i, i), []).append(scores[i])
+    return 100 * float(np.mean([np.mean(v) for v in per_doc.values()])) if per_doc else None
+
+
+
 def row_decision(estimate: Estimate | None, n_groups: int, naive: bool, rag_cheaper: bool | None,
                  correct_shares: tuple[float, float] | None, settings: ReportSettings) -> tuple[Decision, bool]:
     """(the decision a row's own interval makes, whether it joins the report's family): `decide`, then the
     rules that withhold a decision whatever the interval says: configs chosen on the samples reported on
     (`naive`), and fewer than MIN_DOCUMENTS documents. perf/small_sample_verdict.py calls it as the report does."""
     decision = decide(estimate, settings.tolerance, rag_cheaper, correct_shares, settings.floor_share)
-    if naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+    few = n_groups < MIN_DOCUMENTS
+    if estimate is None and n_groups == 1 and decision.kind == INCONCLUSIVE:  # a difference, but no interval
+        decision = Decision(INCONCLUSIVE, f"one document: nothing is decided below {MIN_DOCUMENTS} documents, since "
+                                          "questions about one document rise and fall together and say little "
+                                          "about others; add documents")
+    elif naive and decision.kind not in (INCONCLUSIVE, NO_DECISION):
         decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but the configs were "
                                           "chosen on the same samples (too few documents to split)")
-    few = n_groups < MIN_DOCUMENTS
-    if few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
+    elif few and decision.kind not in (INCONCLUSIVE, NO_DECISION):
         decision = Decision(INCONCLUSIVE, f"the interval would say {decision.kind}, but {n_groups} document(s) are "
                                           f"fewer than the {MIN_DOCUMENTS} a decision needs: questions about one "
                                           "document rise and fall together, so few documents say little about "
                                           "others; add documents")
+    elif few and estimate is not None and decision.kind == INCONCLUSIVE:  # undecided twice over: say both
+        decision = Decision(INCONCLUSIVE, f"{n_groups} documents are fewer than the {MIN_DOCUMENTS} a decision "
+                                          f"needs, and {decision.why}")
     return decision, not naive and not few and estimate is not None and decision.kind != NO_DECISION
 
 
@@ -147,6 +175,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     if not lcs or not rags:
         row.lc, row.lc_score = best_config(lcs, lvl)
         row.rag, row.rag_score = row.best_rag, row.best_rag_score
+        row.lc_own_score, row.rag_own_score = row.lc_score, row.rag_score
         row.recommendation = recommend(row, settings)
         return row
     groups = groups_of(lcs + rags, lvl)
@@ -163,6 +192,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
         row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
                          f"so the {row.configs_compared} configs were chosen on the samples reported on")
         _fixed_pair_row(row, lvl, groups, settings)
+    row.lc_own_score, row.rag_own_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
     if row.naive_lc is not None and row.naive_rag is not None:
         _, naive_est = paired_difference(row.naive_rag, row.naive_lc, lvl, None, groups)
         row.naive_diff = naive_est.value if naive_est is not None else None
@@ -170,6 +200,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
     row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
                             deployment_cost(row.lc, pricing, settings, lvl))
+    row.cost_basis = pricing.basis() if row.cost_ratio is not None else ""
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
                                             row.known_correct_shares, settings)

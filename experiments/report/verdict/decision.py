@@ -160,5 +160,6 @@ def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None
                                       f"every claim is tested at the stricter {percent(1 - level[near[0]])} interval "
                                       "(differences between documents can be lopsided), which does not; more "
                                       "documents would settle it")
-    return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either way "
-                                  "or the cost is unknown; more documents would settle it")
+    unknown = " or which arm is cheaper is unknown" if rag_cheaper is None else ""
+    return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either "
+                                  f"way{unknown}; more documents would settle it")

@@ -26,6 +26,10 @@ class VerdictRow:
     within_tolerance: bool = False
     best_rag: Run | None = None
     best_rag_score: float | None = None
+    # each shown config's own mean score on all its samples (cross-fitted rows: not selection-adjusted, and not
+    # what lc_score / rag_score are: those are on the samples Δ is over, so that rag_score - lc_score = diff)
+    lc_own_score: float | None = None
+    rag_own_score: float | None = None
     n_shared: int = 0
     diff: float | None = None  # RAG - long context, points
     ci: tuple[float, float] | None = None
@@ -33,6 +37,7 @@ class VerdictRow:
     token_ratio: float | None = None
     latency_ratio: float | None = None
     cost_ratio: float | None = None
+    cost_basis: str = ""  # what the cost ratio is priced by (experiments.report.pricing.Pricing.basis); "" without one
     oracle: OracleResult | None = None
     decision: Decision | None = None
     selection: str = ""  # how the configs were chosen
@@ -97,6 +102,7 @@ class VerdictRow:
             "benchmark": self.benchmark, "level": self.level,
             "longctx_config": self.lc.label if self.lc else "", "longctx_score": _r(self.lc_score),
             "rag_config": self.rag.label if self.rag else "", "rag_score": _r(self.rag_score),
+            "longctx_own_score": _r(self.lc_own_score), "rag_own_score": _r(self.rag_own_score),
             "rag_within_tolerance": self.within_tolerance, "n_shared": self.n_shared,
             "diff_rag_minus_longctx": _r(self.diff), "ci95_low": _r(self.ci[0]) if self.ci else None,
             "ci95_high": _r(self.ci[1]) if self.ci else None, "p_value": _r(self.p_value, 4),

@@ -26,7 +26,8 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     ci = _interval_words(row)
     diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
-    cost = f", {row.cost_ratio:.2f}x the cost" if row.cost_ratio is not None else ""
+    cost = "" if row.cost_ratio is None else (f", {row.cost_ratio:.2f}x the cost per answer"
+                                              + (f" (priced by {row.cost_basis})" if row.cost_basis else ""))
     decision = row.decision or Decision(INCONCLUSIVE, "no interval")
     if decision.kind == RAG:
         text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
@@ -76,7 +77,9 @@ def _interval_words(row: VerdictRow) -> str:
     """The interval the sentence quotes: the one the decision was tested at, with its confidence (the first
     screen's), else the nominal 95% one of a row that decides nothing, said so."""
     if not row.ci:
-        return "no shared samples"
+        if row.diff is not None and row.n_groups == 1:
+            return "one document: no interval"
+        return "no interval" if row.diff is not None else "no shared samples"
     if row.ci_family is not None and row.ci_family_confidence:
         lo, hi = row.ci_family
         level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")

@@ -9,8 +9,10 @@ reached". A row over one document has no interval (nothing varies between docume
 shows "-" and a note below the table says why. Where the report makes several decisions, the
 interval shown for a tested row is the family-adjusted one (experiments.report.verdict.family), so a
 row never shows an interval that decides beside a decision that does not. The chosen configs carry
-their scores, and the best-scoring RAG config is named beside the chosen one when they differ: the
-rule prefers the cheapest config within the tolerance, and a team should see what it gave up.
+their scores on the basis Δ is on (cross-fitted and averaged over the splits where configs were chosen),
+so that RAG minus long context is Δ on every row; the best-scoring RAG config is named beside the chosen
+one when they differ, with the points it scores above it (both on all samples): the rule prefers the
+cheapest config within the tolerance, and a team should see what it gave up.
 """
 
 from __future__ import annotations
@@ -81,10 +83,14 @@ def scored(run: Run | None, score: float | None) -> str:
 
 
 def best_scoring_cell(v: VerdictRow) -> str:
-    """The best-scoring RAG config (same samples, not selection-adjusted) when the rule chose another."""
+    """The best-scoring RAG config when the rule chose another, with the points it scores above the chosen one,
+    both on all their samples (not selection-adjusted): "rag bm25 c256 k8 (+1.4)". Its own score beside the
+    chosen config's cross-fitted one would compare two bases (33.3 against 27.8 where both got 6 of 18 right)."""
     if v.best_rag is None or v.rag is None or v.best_rag.label == v.rag.label:
         return "same"
-    return scored(v.best_rag, v.best_rag_score)
+    gap = (v.best_rag_score - v.rag_own_score
+           if v.best_rag_score is not None and v.rag_own_score is not None else None)
+    return f"{short_label(v.best_rag)} ({'-' if gap is None else f'{gap:+.1f}'})"
 
 
 def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[list[str]]:
@@ -153,7 +159,10 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         + "; docs: the documents the interval resamples, which are the distinct contexts questions were asked "
         "over (a question about two files counts their pair as one document; with benchmark.context=corpus, the "
         "file its evidence lies in), not the files read; scores: each chosen config's mean score (x100) on the "
-        "samples the difference is over; "
+        "samples Δ is over, so RAG − long context = Δ (where configs were chosen by cross-fitting: each half's "
+        "choice scored on the other half, averaged over the splits as Δ is; each config's own score on all its "
+        "samples is in the verdict table); best-scoring RAG: the highest-scoring RAG config where the rule chose "
+        "a cheaper one, with the points it scores above the chosen one, both on all their samples; "
         f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
         + (f", priced by {cost_basis}" if cost_basis else "") + "); "
         "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "

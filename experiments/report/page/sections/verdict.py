@@ -99,8 +99,11 @@ def how_reached(settings: ReportSettings) -> str:
         "pooled into Δ (RAG minus long context, points) over all documents. One split is one draw, so it is repeated "
         f"over {settings.splits} splits (seeds {settings.seed} and up) and averaged, with a variance "
         "that counts how much the split moves the estimate. The configs named are the choice on all documents (what "
-        "to deploy); the selection column says in how many splits both halves chose them too, and the scores are the "
-        "cross-fitted ones of the first split. The interval of a cross-fitted row comes from a paired cluster "
+        "to deploy); the selection column says in how many splits both halves chose them too. The scores are on the "
+        "basis Δ is on, so that RAG − long context = Δ: on a cross-fitted row each half's choice scored on the other "
+        "half, averaged over the splits as Δ is; with one config per arm, the samples both arms answered. Where a "
+        "config's own mean on all its samples differs, it follows in brackets (\"all\": not selection-adjusted, "
+        "so not the basis of Δ). The interval of a cross-fitted row comes from a paired cluster "
         "bootstrap that resamples whole documents within each half, repeats both halves' choices in every resample "
         "and adds each chosen pair's resampled deviation from its own mean; its standard error (each half's scaled by "
         "sqrt(h/(h-1))) makes a t interval with G-2 degrees of freedom when documents have as many questions. With "
@@ -142,11 +145,18 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
         shares = v.known_correct_shares
         correct = "-" if shares is None else f"{pct(shares[0])} / {pct(shares[1])}"
         table.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-",
-                      v.lc.label if v.lc else "-", fmt(v.lc_score, 1), v.rag.label if v.rag else "-",
-                      fmt(v.rag_score, 1), delta, str(v.n_groups), str(v.n_shared), correct, ratio(v.token_ratio),
-                      ratio(v.latency_ratio), ratio(v.cost_ratio), oracle, _selection_cell(v), plan["column"],
-                      v.recommendation])
+                      v.lc.label if v.lc else "-", score_cell(v.lc_score, v.lc_own_score),
+                      v.rag.label if v.rag else "-", score_cell(v.rag_score, v.rag_own_score), delta,
+                      str(v.n_groups), str(v.n_shared), correct, ratio(v.token_ratio), ratio(v.latency_ratio),
+                      ratio(v.cost_ratio), oracle, _selection_cell(v), plan["column"], v.recommendation])
     return head, table
+
+
+def score_cell(score: float | None, own: float | None) -> str:
+    """"25.0 (all 37.5)": the score on Δ's basis, and the config's own mean on all its samples where it differs."""
+    if own is None or score is None or f"{own:.1f}" == f"{score:.1f}":
+        return fmt(score, 1)
+    return f"{score:.1f} (all {own:.1f})"
 
 
 def row_notes(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[str]:
