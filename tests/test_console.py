@@ -74,3 +74,14 @@ def test_a_warm_up_and_a_load_say_what_they_do_before_they_start(tiny_llm, caplo
     # the weights are this session's (the tiny Llama is loaded once per process), or loaded here after a line
     loads = [i for i, line in enumerate(said) if line.startswith("loading ")]
     assert all(i < before for i in loads)
+
+
+def test_an_embedder_says_it_is_loading_before_it_loads(caplog):
+    """The embedder's library import and weights (44 s for MiniLM in a dry run at load average 5, with no line
+    before): announced first."""
+    from rag.embedders import SentenceTransformerEmbedder
+
+    with caplog.at_level(logging.INFO, logger="rag.embedders"):
+        embedder = SentenceTransformerEmbedder("bundled:all-MiniLM-L6-v2")
+    assert caplog.records[0].getMessage() == "loading the embedder bundled:all-MiniLM-L6-v2"
+    assert embedder.embed_queries(["a question"]).shape[0] == 1
