@@ -2,22 +2,24 @@
 folder of documents, the demo, and the fast tier of the tests (the times README.md and docs/getting-started.md
 quote).
 
-    python perf/first_run.py [--steps dry_run,decide,demo,test] [--docs examples/docs]
+    python perf/first_run.py [--steps install,dry_run,decide,demo,test] [--docs examples/docs]
                              [--questions examples/questions.jsonl] [--fresh] [--out DIR]
 
-Each step runs the `python -m` command its `make` target runs (so it needs the environment `make install` made;
-`make install` itself is not timed here):
+Each step but `install` runs the `python -m` command its `make` target runs, with this environment's Python (the
+one `make install` made):
 
+- `install`: `git clone` of this repository into OUT/clone, then `make install` there (its own `.venv`, from PyPI;
+  the clone is not timed)
 - `dry_run`: `python -m experiments.decide DOCS QUESTIONS --out OUT/dry_run run.dry_run=true` (`make decide DRY_RUN=1`)
 - `decide`: `python -m experiments.decide DOCS QUESTIONS --out OUT/decide` (`make decide`), to its report
 - `demo`: `python -m experiments.demo` in OUT (`make demo`'s job), to its report
 - `test`: `python -m pytest -q -m "not integration" -n 2` in the repository (`make test`)
 
-`--fresh`: every cache empty, as on a new machine (the response cache, the converted tokenizer and weights, the
-probe's per-token rates), so the one-time conversions and the price probe are inside the times; without it the
-caches this machine already has are used (`run.cache_dir` is OUT/.cache either way, unless `--fresh` is off and
-RAGLC_CACHE_DIR is set). Prints one line per step (seconds, exit code, the load average at its start and end),
-then one JSON object. The machine's load moves these times several-fold: read the load beside each.
+The response cache and the probe's rates start empty in OUT/.cache (unless RAGLC_CACHE_DIR points elsewhere).
+`--fresh`: the converted tokenizer and weights start empty too, as on a new machine, so the one-time conversions
+are inside the times; without it the copies this machine keeps are read. Prints one line per step (seconds, exit
+code, the load average at its start and end), then one JSON object. The machine's load moves these times
+several-fold: read the load beside each.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from pathlib import Path
 
 from common import ROOT, emit
 
-STEPS = ("dry_run", "decide", "demo", "test")
+STEPS = ("install", "dry_run", "decide", "demo", "test")
 
 
 def command(step: str, docs: Path, questions: Path, out: Path) -> tuple[list[str], Path]:
     """The step's command line and the folder it runs in."""
+    if step == "install":
+        return ["make", "-C", str(out / "clone"), "install"], out
     decide = [sys.executable, "-m", "experiments.decide", str(docs), str(questions), "--out", str(out / step)]
     if step == "dry_run":
         return decide + ["run.dry_run=true"], out
@@ -61,6 +65,9 @@ def environment(out: Path, fresh: bool) -> dict[str, str]:
 
 def time_step(step: str, docs: Path, questions: Path, out: Path, env: dict[str, str]) -> dict:
     cmd, cwd = command(step, docs, questions, out)
+    if step == "install":  # a fresh clone of what is committed here, as a newcomer gets it
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(out / "clone")], check=True)
+        env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     load_start = os.getloadavg()[0]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
