@@ -121,22 +121,24 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
         if left_out:
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
     family = max((v.family_size for v in vrows), default=0)
-    doc.add(Paragraph(
-        "Δ: RAG minus long context in points (x100) with its interval over documents, at the confidence the "
-        "decision was tested at (a claim for the cheaper arm at 97%, 98% where the configs were chosen by "
-        "cross-fitting, an arm better at 95%"
-        + (f", adjusted for the report's {family} decisions and its routers' claims" if family > 1 else "")
-        + ": it clears the boundary exactly when the decision stands); \"untested\": a row that decides nothing "
-        "(too few documents, or configs chosen on the samples reported on), whose nominal 95% interval does not "
-        "hold 95% there"
-        + "; docs: the documents the interval resamples, which are the distinct contexts questions were asked "
-        "over (a question about two files counts their pair as one document; with benchmark.context=corpus, the "
-        "file its evidence lies in), not the files read; scores: each chosen config's mean score (x100) on the "
-        "samples the difference is over; "
-        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
-        + (f", priced by {cost_basis}" if cost_basis else "") + "); "
-        "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
-        f"rule and the full table: {outline.ref('verdict')}."))
+    doc.add(Bullets(legend(family, settings.queries_per_doc, cost_basis, outline)))
+
+
+STATISTICS_PAGE = "docs/statistics.md"  # the method, the guarantees and their checks (the docs site's page)
+
+
+def legend(family: int, queries_per_doc: float, cost_basis: str, outline: Outline) -> list[str]:
+    """The answer table's legend in five short lines; the method is on the statistics page."""
+    adjusted = f"; adjusted for {family} decisions" if family > 1 else ""
+    priced = f" (priced by {cost_basis})" if cost_basis else ""
+    return [f"Δ: RAG − long context in points; interval over documents at its decision's level (97%: the cheaper "
+            f"arm's claim, 98% if cross-fitted, 95%: an arm better{adjusted}).",
+            "untested: the row decides nothing (too few documents, or configs chosen on the questions reported on).",
+            "docs: the distinct contexts questions were asked over; scores: each chosen config's mean (x100).",
+            f"ratios: RAG ÷ long context, cost at {queries_per_doc:g} queries per document{priced}; to decide: the "
+            "documents for 80% power.",
+            f"Method and guarantees: the statistics page (`{STATISTICS_PAGE}`); configs compared, rule and full "
+            f"table: {outline.ref('verdict')}."]
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)
