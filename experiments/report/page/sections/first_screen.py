@@ -137,8 +137,8 @@ def legend(family: int, queries_per_doc: float, cost_basis: str, outline: Outlin
             "docs: the distinct contexts questions were asked over; scores: each chosen config's mean (x100).",
             f"ratios: RAG ÷ long context, cost at {queries_per_doc:g} queries per document{priced}; to decide: the "
             "documents for 80% power.",
-            f"Method and guarantees: the statistics page (`{STATISTICS_PAGE}`); configs compared, rule and full "
-            f"table: {outline.ref('verdict')}."]
+            f"Method and guarantees: the statistics page (`{STATISTICS_PAGE}`); the configs compared, the rule and "
+            f"the full table: {outline.ref('verdict')}."]
 
 
 SHOWN = 4  # names shown per loss on the first screen (metrics.json keeps them all, up to 50)
