@@ -17,7 +17,7 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-all test-integration lint lock test-latest clean examples decide
+.PHONY: install demo test test-all test-integration lint docs lock test-latest clean examples decide
 
 install: $(STAMP)
 
@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml $(LOCK) Makefile
 demo: install
 	$(PY) -m experiments.demo
 
-# The example corpus of examples/ (README: "Decide for your own documents"), written from the synthetic generator
+# The example corpus of examples/ (docs/your-documents.md), written from the synthetic generator
 # so every answer and evidence quote is known; the same bytes on every run.
 examples: install
 	$(PY) -m eval.corpus.write --benchmark synthetic 'languages=[en]' 'levels=[1k,2k]' \
@@ -58,7 +58,7 @@ decide: install
 	$(PY) -m experiments.decide $(DOCS) $(QUESTIONS) $(if $(DECIDE_DIR),--out $(DECIDE_DIR)) \
 	    $(if $(DRY_RUN),run.dry_run=true) $(ARGS)
 
-# The fast tier: everything but the tests marked `integration` (README, "Tests"). `make test-all`: both tiers;
+# The fast tier: everything but the tests marked `integration` (docs/contributing.md). `make test-all`: both tiers;
 # `make test-integration`: the integration tier alone (CI runs it after `make test`). Where pytest-xdist is
 # installed (it is in the lock: `make install` has it), the fast tier runs on two processes; the integration tier stays on one
 # (its launchers start workers of their own, and its kills are timed against a run's pace).
@@ -76,6 +76,11 @@ test-integration: install
 
 lint: install
 	$(PY) -m ruff check .
+
+# The documentation site (mkdocs.yml, pages under docs/) into site/; --strict: a broken link or a page missing from
+# the nav fails, as in CI. tests/test_docs.py keeps what the pages name true to the code.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # Regenerate the lock from pyproject.toml. Pins already in the lock are kept where they still satisfy
 # pyproject.toml; `make lock UPGRADE=1` moves every package to its newest allowed release.
@@ -100,4 +105,4 @@ test-latest:
 	$(LATEST)/bin/python -m eval.lockfile --junit $(LATEST)/junit.xml
 
 clean:
-	rm -rf outputs .cache
+	rm -rf outputs .cache site

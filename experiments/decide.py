@@ -61,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # imported here, not above: the report's modules (scipy, matplotlib) take about 2 s to import, which a dry
     # run, which writes no report, should not wait for
-    from experiments.report.page.build import build_report, print_locations
+    from experiments.report.page.build import build_report, print_locations, say_building
 
+    say_building([str(out)])
     print_locations(build_report([str(out)]))
     return 0
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.report.page.build import build_report, print_locations
+from experiments.report.page.build import build_report, print_locations, say_building
 
 DEMO_DIR = Path("outputs/demo")
 
@@ -28,6 +28,7 @@ def main() -> int:
     if done.returncode != 0:
         print(f"demo sweep failed (exit {done.returncode}); rerun `make demo` to resume", file=sys.stderr)
         return done.returncode
+    say_building([str(DEMO_DIR)])
     files = build_report([str(DEMO_DIR)])
     print(f"\ndemo finished in {time.perf_counter() - t0:.0f} s")
     print_locations(files, resolve=True)

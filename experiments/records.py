@@ -56,7 +56,7 @@ SHARE_KEYS = ("evidence_in_prompt", "docs_in_prompt", "evidence_retained", "docs
 
 
 class Record(TypedDict, total=False):
-    """Every key a line of records.jsonl may hold (the README's run-directory section)."""
+    """Every key a line of records.jsonl may hold (docs/sweeps.md, "What a run writes")."""
 
     # every record (`base_record`)
     id: str

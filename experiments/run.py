@@ -37,6 +37,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from eval import metrics
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document
@@ -144,6 +145,19 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
                dynamic_ncols=True, bar_format=PROGRESS_BAR)
     estimate = TimeEstimate(len(todo), arm_label(knobs))
+    with logging_redirect_tqdm():  # a log line goes above the bar, which is redrawn at its count: the two agree
+        _answer_groups(samples, todo, arm, generator, store, knobs, chash, bar, estimate,
+                       (cost_model, judge, secrets))
+    bar.close()
+    by_id = store.load()
+    return [by_id[s.id] for s in samples if s.id in by_id]
+
+
+def _answer_groups(samples: list[Sample], todo: list[Sample], arm, generator, store: RecordStore,
+                   knobs: dict[str, Any], chash: str, bar, estimate: TimeEstimate, scoring: tuple) -> None:
+    """Answer `todo` a document's questions at a time, record each answer, and count every recorded answer on the
+    bar and in the time estimate alike (`scoring`: the cost model, the judge and the secrets to mask)."""
+    cost_model, judge, secrets = scoring
     spec = arm_spec(knobs["arm"])
     siblings: dict[str, list[Sample]] = {}
     for s in samples:
@@ -163,6 +177,7 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
                 store.append(schema.failed_record(schema.base_record(sample, knobs["arm"], chash),
                                                   f"{type(err).__name__}: {err}", secrets))
             bar.update(len(group))
+            estimate.answered(len(group), False)  # counted as the bar counts them; no pace from a failure
             continue
         for rec in records:
             if schema.status_of(rec) == schema.FAILED:
@@ -174,9 +189,6 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
         said = estimate.answered(len(records), any(schema.is_answered(r) and not r.get("cached") for r in records))
         if said:
             log.info("%s", said)
-    bar.close()
-    by_id = store.load()
-    return [by_id[s.id] for s in samples if s.id in by_id]
 
 
 def arm_label(knobs: dict[str, Any]) -> str:

@@ -87,6 +87,8 @@ def _gguf_tokenizer(gguf_path: Path):
                                                 saved, exc, gguf_path.name)
             shutil.rmtree(saved, ignore_errors=True)
     if tok is None:
+        logging.getLogger(__name__).info("converting the tokenizer of %s (once; kept in %s)", gguf_path.name,
+                                         saved.parent)
         try:
             tok = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         except OSError as err:

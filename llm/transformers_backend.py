@@ -79,6 +79,7 @@ def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trus
         from transformers import AutoModelForCausalLM
 
         label = label or str(path)
+        log.info("loading %s", label)
         t0 = time.perf_counter()
 
         def from_pretrained(where: str, **kwargs):
@@ -87,7 +88,7 @@ def load_weights(path: str, gguf_file: str | None, dtype: str, device: str, trus
 
         if gguf_file:
             def convert():
-                log.info("loading %s (converting GGUF tensors)", label)
+                log.info("%s: converting its GGUF tensors (once: llm/gguf_weights.py keeps the result)", label)
                 with _quiet_tqdm():  # transformers' GGUF conversion draws a bar that ignores its own switch
                     return from_pretrained(path, gguf_file=gguf_file)
 
@@ -472,6 +473,7 @@ class TransformersGenerator(Generator):
         import torch
 
         ids = self._hf_tok(WARMUP_TEXT, add_special_tokens=True, return_tensors="pt")["input_ids"].to(self.device)
+        log.info("warming up the %s path (untimed, outside the records)", path)
         t0 = self.clock.now()
         if path in ("generate", "sequential"):
             with steady_attention(self.device):
@@ -485,7 +487,7 @@ class TransformersGenerator(Generator):
             self._decode_batch(path, cache, [suffix, suffix[: max(1, len(suffix) // 2)]], half, [2, 2])
         seconds = self.clock.since(t0)
         self.warmups.append((path, seconds))
-        log.info("warm-up of the %s path: %.2fs, untimed (outside the records)", path, seconds)
+        log.info("warm-up of the %s path: %.2fs", path, seconds)
 
     @staticmethod
     def _full_attention_only(config) -> bool:

@@ -30,7 +30,8 @@ dependencies (no Hydra, no model hub, no network). The last line is one JSON obj
   tokens^2) and `share_of_peak` against `matmul_tflops` (a dense product in the same dtype on the same device);
 - `warmups`: the untimed warm-ups of each decoding path (outside every figure above), `reuse_not_slower`.
 
-Every timed region waits for the device first (llm/timing.py). README "Running on a GPU" says how to read it.
+Every timed region waits for the device first (llm/timing.py). docs/cost-and-latency.md ("The GPU check") says
+how to read it.
 """
 
 from __future__ import annotations

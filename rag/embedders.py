@@ -22,6 +22,7 @@ it keys the embedding cache.
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import lru_cache
 from typing import Any, Protocol, Sequence
@@ -31,6 +32,7 @@ import numpy as np
 from eval.registry import Registry, require
 from llm.bundled import resolve_model
 
+log = logging.getLogger(__name__)
 BGE_HINT = ("pip install '.[bge]' (FlagEmbedding, with peft, ir_datasets and sentencepiece); or use "
             "backend=sentence_transformers for dense vectors only")
 
@@ -102,6 +104,7 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str, batch_size: int = 64, normalize: bool = True, device: str = "cpu",
                  query_instruction: str | None = None, passage_instruction: str | None = None, fp16: bool = True,
                  max_seq_length: int | None = None):
+        log.info("loading the embedder %s", model)  # the library's import and the weights: seconds to a minute
         SentenceTransformer = require("sentence_transformers", "retriever.backend=sentence_transformers",
                                       "make install").SentenceTransformer
 

@@ -99,7 +99,10 @@ def test_smollm2s_kept_weights_are_its_gguf_conversion(tmp_path, monkeypatch, ca
     monkeypatch.setenv("RAGLC_WEIGHTS_CACHE", str(tmp_path / "kept"))
     # this process's models (the session's generator holds SmolLM2) set aside: these loads are loads
     monkeypatch.setattr(backend, "_WEIGHTS", weakref.WeakValueDictionary())
-    converted = load_weights(path, gguf_file, "float32", "cpu")
+    with caplog.at_level(logging.INFO, logger="llm.transformers_backend"):
+        converted = load_weights(path, gguf_file, "float32", "cpu")
+    said = [r.getMessage() for r in caplog.records]  # the slow step is announced before it starts
+    assert said[0].startswith("loading ") and "converting its GGUF tensors" in said[1] and "loaded" in said[-1]
     kept = kept_copy(Path(path) / gguf_file, "float32")
     from_copy = AutoModelForCausalLM.from_pretrained(kept, dtype=torch.float32).eval()
     assert _same_tensors(from_copy, converted)
@@ -111,4 +114,4 @@ def test_smollm2s_kept_weights_are_its_gguf_conversion(tmp_path, monkeypatch, ca
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="llm.transformers_backend"):
         assert load_weights(path, gguf_file, "float32", "cpu") is not None
-    assert "loaded" in caplog.text and "converting GGUF tensors" not in caplog.text
+    assert "loaded" in caplog.text and "converting its GGUF tensors" not in caplog.text

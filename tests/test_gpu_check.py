@@ -1,5 +1,5 @@
 """perf/gpu_check.py keeps its contract on a CPU: a tiny random-weight model, both arms with and without prefix
-reuse, a raw prefill, one JSON line last (the same script times a GPU: README "Running on a GPU")."""
+reuse, a raw prefill, one JSON line last (the same script times a GPU: docs/cost-and-latency.md, "The GPU check")."""
 
 import json
 import subprocess

@@ -27,6 +27,7 @@ ELSEWHERE = {
     "plan_check.py": "test_plan.py",
     "first_screen.py": "test_first_screen.py",
     "gpu_check.py": "test_gpu_check.py",
+    "first_run.py": "test_docs_commands.py",
 }
 NOT_A_SCRIPT = {"common.py"}  # what the scripts share
 

@@ -154,10 +154,10 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
     assert path.read_bytes() == before
 
 
-def test_every_key_the_readme_lists_is_in_the_schema():
+def test_every_key_the_docs_list_is_in_the_schema():
     import re
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "sweeps.md").read_text(encoding="utf-8")  # "What a run writes"
     section = text[text.index("- `records.jsonl`"):text.index("- `metrics.json`")]
     named = set(re.findall(r"`([a-z_0-9]+)`", section)) - set(schema.STATUSES)
     assert {"id", "status", "evidence_recall", "kept_spans"} <= named

@@ -48,9 +48,11 @@ def test_an_unreadable_copy_is_converted_again(tmp_path, monkeypatch, caplog):
     shutil.copytree(kept, tmp_path / kept.name)
     (tmp_path / kept.name / "tokenizer.json").write_text("{not json", encoding="utf-8")
     monkeypatch.setenv("RAGLC_TOKENIZER_CACHE", str(tmp_path))
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.INFO, logger="llm.hf_tokenizer"):
         tok = _gguf_tokenizer(_gguf())
     assert "unreadable converted tokenizer" in caplog.text
+    said = [r.getMessage() for r in caplog.records]  # the conversion (15-80 s) is announced before it starts
+    assert any(line.startswith("converting the tokenizer of ") for line in said), said
     assert tok("Hello world")["input_ids"] == load_hf_tokenizer("bundled:smollm2")("Hello world")["input_ids"]
     caplog.clear()
     with caplog.at_level(logging.WARNING):

@@ -11,7 +11,7 @@
   favours a position, not an answer) is a tie, and so is a tie in either order.
 
 Judges favour longer answers, and a judge of the answering model's family favours that family: the
-report shows answer lengths beside the win rate, and the README recommends a judge of another model
+report shows answer lengths beside the win rate, and docs/predictions.md recommends a judge of another model
 family than the answerer. The prompts are the project's own.
 """
 

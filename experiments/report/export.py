@@ -34,7 +34,7 @@ FIELDS = ("id", "benchmark", "task", "language", "length_level", "group", "quest
 COLUMNS = {
     "config": "the config's label, as the report names it", "config_hash": "the runner's hash of the config",
     "knob_*": "each knob of the config (arm, retriever, chunk_size, top_k, ...), one column each",
-    "id ... route": "the record's own fields (README: the run directory's records.jsonl)",
+    "id ... route": "the record's own fields (docs/sweeps.md: what a run writes)",
     "evidence_recall_at_N": "share of the gold evidence in the top N chunks (RAG)",
     "correct": "score >= the report's correct_threshold",
     "loss_reason": "why a wrong answer was lost (retrieval miss, cut by the prompt budget, truncated away, "

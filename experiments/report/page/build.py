@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                                  evidence_threshold=args.evidence_threshold,
                                  router_points_per_1k_tokens=args.router_points_per_1k_tokens,
                                  router_family=args.router_family, weight=args.weight)
+        say_building(args.dirs)
         files = build_report(args.dirs, args.out, settings, pool_data=args.pool_data,
                              export=tuple(args.export))
     except (FileNotFoundError, ValueError) as err:
@@ -215,6 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     if card is not None:
         print(f"{'details:':7} {card.parent}")
     return 0
+
+
+def say_building(paths: list[str]) -> None:
+    """The line a command prints before it builds a report, the last step of a run that says nothing else while it
+    works (the plan's simulated sweeps take seconds to a minute)."""
+    print(f"writing the report of {', '.join(map(str, paths))} (the plan simulates sweeps: seconds to a minute)",
+          flush=True)
 
 
 def print_locations(files: dict[str, Path], resolve: bool = False) -> None:

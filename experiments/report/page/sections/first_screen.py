@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from eval.metrics.cluster_variance import LARGEST_SHARE
+from eval.metrics.cluster_variance import CONCENTRATED, LARGEST_SHARE
 from experiments.context_cuts import kept_words
 from experiments.report.data_mix import DataSet
 from experiments.report.losses import CutRow, LoadLossRow, Losses, losses
@@ -115,7 +115,7 @@ def concentration_note(v: VerdictRow) -> str:
     """A row whose mean over questions rests on a few documents (the largest tenth holds CONCENTRATED of the
     questions or more), with what that does to its decision; "" otherwise."""
     est = v.estimate
-    if est is None or not est.concentrated or not v.n_groups:
+    if est is None or not v.n_groups or est.largest_share < CONCENTRATED:  # read back from summary.json: fields only
         return ""
     top = max(1, math.ceil(LARGEST_SHARE * v.n_groups))
     return (f"{row_name(v)}: the largest {top} of {v.n_groups} documents hold {100 * est.largest_share:.0f}% of the "
@@ -147,26 +147,29 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
     chance = family_chance(vrows, settings.router_family)
     if chance:
         doc.add(Paragraph(chance))
-    tested_routers = settings.router_family == "shared" and any(_router_tested(v) for v in vrows)
-    doc.add(Paragraph(
-        "Δ: RAG minus long context in points (x100) with its interval over documents, at the confidence the "
-        "decision was tested at (every claim at 97%, 98% where the configs were chosen by cross-fitting"
-        + (f", adjusted for the report's {family} decisions" if family > 1 else "")
-        + (" and its routers' claims" if family > 1 and tested_routers else "")
-        + ": it clears the boundary exactly when the decision stands); \"untested\": a row that decides nothing "
-        "(too few documents, or configs chosen on the samples reported on), whose nominal 95% interval does not "
-        "hold 95% there"
-        + "; docs: the documents the interval resamples, which are the distinct contexts questions were asked "
-        "over (a question about two files counts their pair as one document; with benchmark.context=corpus, the "
-        "file its evidence lies in), not the files read; scores: each chosen config's mean score (x100) on the "
-        "samples Δ is over, so RAG − long context = Δ (where configs were chosen by cross-fitting: each half's "
-        "choice scored on the other half, averaged over the splits as Δ is; each config's own score on all its "
-        "samples is in the verdict table); best-scoring RAG: the highest-scoring RAG config where the rule chose "
-        "a cheaper one, with the points it scores above the chosen one, both on all their samples; "
-        f"ratios: RAG ÷ long context (cost per answer at {settings.queries_per_doc:g} queries per document"
-        + (f", priced by {cost_basis}" if cost_basis else "") + "); "
-        "to decide: documents a sweep needs to decide at 80% power. How the configs were chosen, the decision "
-        f"rule and the full table: {outline.ref('verdict')}."))
+    routers_shared = settings.router_family == "shared" and any(_router_tested(v) for v in vrows)
+    doc.add(Bullets(legend(family, settings, cost_basis, outline, routers_shared)))
+
+
+STATISTICS_PAGE = "docs/statistics.md"  # the method, the guarantees and their checks (the docs site's page)
+
+
+def legend(family: int, settings: ReportSettings, cost_basis: str, outline: Outline,
+           routers_shared: bool = False) -> list[str]:
+    """The answer table's legend in five short lines; the method is on the statistics page."""
+    adjusted = (f"; adjusted for {family} decisions" + (" and the routers' claims" if routers_shared else "")
+                if family > 1 else "")
+    priced = f" (priced by {cost_basis})" if cost_basis else ""
+    over = "documents (each document's mean once)" if settings.per_document else "questions"
+    return [f"Δ: RAG − long context in points, the mean over {over}; interval over documents at its decision's "
+            f"level (every claim at 97%, 98% if cross-fitted{adjusted}).",
+            "untested: the row decides nothing (too few documents, or configs chosen on the questions reported on).",
+            "docs: the distinct contexts questions were asked over; scores: each chosen config's mean (x100) on Δ's "
+            "questions, so RAG − long context = Δ.",
+            f"ratios: RAG ÷ long context, cost at {settings.queries_per_doc:g} queries per document{priced}; to "
+            "decide: the documents for 80% power.",
+            f"Method and guarantees: the statistics page (`{STATISTICS_PAGE}`); the configs compared, the rule and "
+            f"the full table: {outline.ref('verdict')}."]
 
 
 def _router_tested(v: VerdictRow) -> bool:
