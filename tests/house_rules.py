@@ -9,12 +9,14 @@ What counts as an arrow from module A to module B:
 - a relative import (`from ..page import build` inside `experiments/report/verdict/` is an arrow to
   `experiments.report.page.build`), resolved against A's package;
 - a string naming B (`"llm.factory:build_generator"`, a lazy registry entry): a hidden arrow is still an arrow.
-A name that no check can follow (`import_module(name)`, `pkgutil.resolve_name`, `runpy`, `sys.modules[...]`) is
-a computed import, allowed in eval/registry.py alone.
-The tree is every top-level folder (or module) of `root` with Python files, save hidden ones and what git ignores:
-each is placed in `BELOW` (a product floor) or `NOT_PRODUCT`, so no package carries an arrow unseen.
 An `__init__` that defines nothing (docstring, imports, `__all__`) is a window onto the modules it imports: an
 arrow into it counts as arrows into them, so a circle through it is a real circle between its modules.
+An import by a name no check can follow (`import_module(name)`, `__import__`, `exec`, `pkgutil.resolve_name`,
+`runpy`, `sys.modules[...]`) is a computed import, allowed in eval/registry.py alone (and in the tests).
+
+The tree is every top-level folder (or module) of `root` with Python files, save hidden ones and what git ignores;
+each has its place in `BELOW` (product or not, `NOT_PRODUCT`), so no package carries an arrow unseen. Run folders
+are read through `load_runs` alone: the few modules that may touch them are `RUN_FOLDER_ACCESS`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""The house as docs/architecture.md draws it: arrows point downward, no circle, no hidden arrow.
+"""The house as docs/architecture.md draws it: arrows point downward, no circle, no hidden arrow, runs read one way.
 
-The checker (tests/house_rules.py) is run on this repository, and on small trees that each hold one kind of
-violation, so a change to the checker that blinds it to a kind fails here. ruff enforces two of the rules at
-edit time too (pyproject.toml: TID252, no relative import beyond the parent; TID251, no `import_module` or
-`importlib.util` outside eval/registry.py); the last test checks that ruff still flags them.
+The checker (tests/house_rules.py) is run on this repository, and on small trees that each hold one violation
+(`VIOLATIONS`: at least one per kind, and every way that slipped past an earlier checker), so a change to the
+checker that blinds it to one fails here. ruff enforces two of the rules at edit time too (pyproject.toml: TID252,
+no relative import beyond the parent; TID251, no `import_module`, `importlib.util`, `pkgutil.resolve_name` or
+`runpy` outside eval/registry.py); the last test checks that ruff still flags them.
 """
 
 from __future__ import annotations
