@@ -45,14 +45,15 @@ def run_recall(overrides: list[str], run_dir: Path) -> dict[str, dict[str, float
     """{sample id: evidence recall@n} from the records of one run of the runner (samples with evidence)."""
     from hydra import compose, initialize_config_dir
 
-    from experiments.records import RETRIEVED, read_records
+    from experiments.records import RETRIEVED
+    from experiments.report.loading import load_runs
     from experiments.run import run
 
     with initialize_config_dir(config_dir=str(common.ROOT / "conf"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides)
     run_dir.mkdir(parents=True)
     run(cfg, run_dir)
-    records = read_records(run_dir / "records.jsonl")
+    records = {str(r["id"]): r for run_read in load_runs([run_dir]).runs for r in run_read.records}
     bad = [i for i, r in records.items() if r.get("status") != RETRIEVED]
     if bad:
         raise RuntimeError(f"{run_dir}: {len(bad)} record(s) not retrieved, e.g. {bad[0]}: "

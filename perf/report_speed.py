@@ -20,6 +20,7 @@ from pathlib import Path
 import common  # sets up the path
 
 from experiments.simulate.sweeps import make_sweep
+from experiments.report.loading import load_runs
 from experiments.report.page.build import build_report
 
 
@@ -32,7 +33,7 @@ def main() -> None:
         root = Path(tmp) / "sweep"
         dirs = make_sweep(root, benchmarks=("synthetic", "synthetic_b"), per_level=args.per_level,
                           chunk_sizes=(64, 128, 256, 512), top_ks=(1, 2, 4, 6, 8, 10))[:args.runs]
-        records = sum(1 for d in dirs for _ in open(d / "records.jsonl"))
+        records = sum(len(run.records) for run in load_runs(dirs).runs)
         t0, c0 = time.perf_counter(), time.process_time()
         files = build_report([str(d) for d in dirs], Path(tmp) / "report")
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0

@@ -18,7 +18,6 @@ its score: an in-sample figure, which is why the report does not use it as its e
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -39,8 +38,10 @@ def live_records(overrides: list[str], router: Path, run_dir: Path) -> dict[str,
     cmd = [sys.executable, "-m", "experiments.run", *overrides, "arm=router", f"router.path={router}",
            f"hydra.run.dir={run_dir}", "run.progress=false"]
     subprocess.run(cmd, check=True, cwd=common.ROOT)
-    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
-    return {r["id"]: r for r in map(json.loads, lines)}
+    runs = load_runs([run_dir]).runs
+    if len(runs) != 1:
+        raise SystemExit(f"{run_dir}: the live router run wrote no records")
+    return {str(r["id"]): r for r in runs[0].records}
 
 
 def main() -> None:

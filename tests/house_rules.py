@@ -11,23 +11,33 @@ What counts as an arrow from module A to module B:
 - a string naming B (`"llm.factory:build_generator"`, a lazy registry entry): a hidden arrow is still an arrow.
 An `__init__` that defines nothing (docstring, imports, `__all__`) is a window onto the modules it imports: an
 arrow into it counts as arrows into them, so a circle through it is a real circle between its modules.
+An import by a name no check can follow (`import_module(name)`, `__import__`, `exec`, `pkgutil.resolve_name`,
+`runpy`, `sys.modules[...]`) is a computed import, allowed in eval/registry.py alone (and in the tests).
+
+The tree is every top-level folder (or module) of `root` with Python files, save hidden ones and what git ignores;
+each has its place in `BELOW` (product or not, `NOT_PRODUCT`), so no package carries an arrow unseen. Run folders
+are read through `load_runs` alone: the few modules that may touch them are `RUN_FOLDER_ACCESS`.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PRODUCT = ("eval", "llm", "rag", "longctx", "testset", "experiments")
-NOT_PRODUCT = ("testsupport", "perf")  # test doubles and performance scripts: nothing in the product imports them
+# test doubles, performance scripts and the tests: nothing in the product imports them
+NOT_PRODUCT = ("testsupport", "perf", "tests")
 PACKAGES = PRODUCT + NOT_PRODUCT
 
-# what each top-level package may import besides itself (experiments -> rag|longctx -> llm -> eval)
+# what each top-level package may import besides itself (experiments -> rag|longctx -> llm -> eval); a top-level
+# folder with Python files that is in neither this map nor NOT_PRODUCT is itself a violation ("no floor")
 BELOW = {"eval": set(), "llm": {"eval"}, "rag": {"eval", "llm"}, "longctx": {"eval", "llm"},
          "testset": {"eval", "llm"}, "experiments": {"eval", "llm", "rag", "longctx"},
-         "testsupport": set(PRODUCT), "perf": set(PRODUCT) | {"testsupport"}}
+         "testsupport": set(PRODUCT), "tests": set(PRODUCT) | {"testsupport", "perf"},
+         "perf": set(PRODUCT) | {"testsupport", "tests"}}  # perf/soak.py runs the crash tests' helpers
 
 # Inside experiments/: floors, each a set of modules (a name covers its submodules; the longest name wins) and
 # the ALLOW-list of what they may import (other floors by name, or modules), besides their own floor.
@@ -64,27 +74,70 @@ FLOORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 REGISTRY = "eval.registry"  # the one module that imports by a computed name
-KINDS = ("upward import", "import of testsupport or perf", "floor", "no floor", "circle", "computed import",
-         "arm name")
-_MODULE_NAME = re.compile(rf"((?:{'|'.join(PACKAGES)})(?:\.\w+)+)(?::\w+)?")
+# Run folders are read by `load_runs` (experiments/report/loading.py) alone. These modules may open a run folder's
+# files (records.jsonl, pairwise.jsonl), call the record reader (experiments.records: `read_records`, and
+# `RecordStore`, whose `load` reads) or load_runs's own steps (`find_runs`, `dedupe`); the tests may too.
+RUN_FOLDER_ACCESS = {
+    "experiments.records": "the record schema: its one reader and its one writer",
+    "experiments.run_writer": "lays a run folder out",
+    "experiments.run": "the runner writes its records and resumes from them",
+    "experiments.pairwise": "the pairwise pass writes its judgments beside a RAG run's records and resumes from them",
+    "experiments.report.runs": "find_runs, load_runs's reader",
+    "experiments.report.loading": "load_runs",
+    "experiments.report.pairwise": "applies the judgments (pairwise.jsonl) to the runs load_runs read",
+    "perf.soak": "the crash soak counts torn and doubled lines in the raw file, which the reader repairs or hides",
+}
+RECORDS_MODULE, RECORD_READERS, RUN_FINDERS = "experiments.records", {"read_records", "RecordStore"}, {
+    "find_runs", "dedupe"}
+_RUN_FILE = re.compile(r"(?:.*[/\\])?(?:records|pairwise)\.jsonl")
+KINDS = ("upward import", "import of not product", "floor", "no floor", "circle", "computed import",
+         "arm name", "run folder read")
 
 
 @dataclass
 class Tree:
     root: Path
     modules: dict[str, Path]
+    tops: tuple[str, ...] = PACKAGES  # the top-level names an import may reach: the tree's and the placed ones
     syntax: dict[str, ast.Module] = field(default_factory=dict)
+    nodes: dict[str, list[ast.AST]] = field(default_factory=dict)  # every node of each module, walked once
     graph: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _ignored_by_git(root: Path, names: set[str]) -> set[str]:
+    """Which of `names` (top-level folders or files of `root`) git ignores, when `root` is a git checkout's top."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    try:
+        top = git("rev-parse", "--show-toplevel")
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != root.resolve() or not names:
+            return set()
+        return {line.strip().rstrip("/") for line in git("check-ignore", "--", *sorted(names)).stdout.splitlines()}
+    except OSError:  # no git: nothing is ignored
+        return set()
+
+
+def top_level(root: Path) -> list[str]:
+    """The top-level folders and modules of `root` that an import could reach: Python files under a name that is
+    an identifier (so not hidden), not ignored by git (build outputs, virtual environments)."""
+    folders = {p.name for p in root.iterdir() if p.is_dir() and p.name.isidentifier() and not p.name.startswith("__")}
+    files = {p.name for p in root.glob("*.py") if p.stem.isidentifier()}
+    ignored = _ignored_by_git(root, folders | files)
+    return sorted({n for n in folders - ignored if any((root / n).rglob("*.py"))}
+                  | {f.removesuffix(".py") for f in files - ignored})
 
 
 def read_tree(root: Path) -> Tree:
     modules = {}
-    for top in PACKAGES:
-        for path in sorted((root / top).rglob("*.py")):
+    tops = top_level(root)
+    for top in tops:
+        paths = [root / f"{top}.py"] if (root / f"{top}.py").is_file() else sorted((root / top).rglob("*.py"))
+        for path in paths:
             parts = path.relative_to(root).with_suffix("").parts
             modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    tree = Tree(root, modules)
+    tree = Tree(root, modules, tuple(sorted(set(tops) | set(PACKAGES))))
     tree.syntax = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in modules.items()}
+    tree.nodes = {name: list(ast.walk(syntax)) for name, syntax in tree.syntax.items()}
     tree.graph = {name: imports(tree, name) - {name} for name in modules}
     return tree
 
@@ -108,34 +161,49 @@ def _absolute(tree: Tree, name: str, node: ast.ImportFrom) -> str | None:
     return f"{base}.{node.module}" if node.module else base
 
 
+def _module_name(tree: Tree) -> re.Pattern:
+    return re.compile(rf"((?:{'|'.join(tree.tops)})(?:\.\w+)+)(?::\w+)?")
+
+
 def imports(tree: Tree, name: str) -> set[str]:
     """The project modules `name` imports, by statement (absolute or relative) or by naming them in a string."""
-    found = set()
-    for node in ast.walk(tree.syntax[name]):
+    found, module_name = set(), _module_name(tree)
+    for node in tree.nodes[name]:
         if isinstance(node, ast.ImportFrom):
             module = _absolute(tree, name, node)
-            if module and module.split(".")[0] in PACKAGES:
+            if module and module.split(".")[0] in tree.tops:
                 for alias in node.names:
                     full = f"{module}.{alias.name}"
                     found.add(full if full in tree.modules else module)
         elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
+            found |= {a.name for a in node.names if a.name.split(".")[0] in tree.tops}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = _MODULE_NAME.fullmatch(node.value)
+            match = module_name.fullmatch(node.value)
             if match and match.group(1) in tree.modules:
                 found.add(match.group(1))
     return found
 
 
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
 def upward_imports(tree: Tree) -> list[str]:
-    return sorted(f"{m} -> {d}" for m, deps in tree.graph.items() for d in deps
-                  if d.split(".")[0] != m.split(".")[0] and d.split(".")[0] not in BELOW[m.split(".")[0]]
-                  and d.split(".")[0] not in NOT_PRODUCT)
+    """Arrows between top-level packages that `BELOW` does not allow (a product module's arrow into what is not
+    product is the next kind); an arrow into a package on no floor is upward from anywhere."""
+    return sorted(f"{m} -> {d}" for m, deps in tree.graph.items() if _top(m) in BELOW for d in deps
+                  if _top(d) != _top(m) and _top(d) not in BELOW[_top(m)]
+                  and not (_top(m) in PRODUCT and _top(d) in NOT_PRODUCT))
 
 
-def imports_of_testsupport_or_perf(tree: Tree) -> list[str]:
-    return sorted(f"{m} -> {d}" for m, deps in tree.graph.items() if m.split(".")[0] in PRODUCT
-                  for d in deps if d.split(".")[0] in NOT_PRODUCT)
+def imports_of_not_product(tree: Tree) -> list[str]:
+    return sorted(f"{m} -> {d}" for m, deps in tree.graph.items() if _top(m) in PRODUCT
+                  for d in deps if _top(d) in NOT_PRODUCT)
+
+
+def unplaced_packages(tree: Tree) -> list[str]:
+    return sorted(f"{top} holds Python files and is on no floor (place it in tests/house_rules.py: BELOW, or "
+                  f"NOT_PRODUCT)" for top in {_top(m) for m in tree.modules} if top not in BELOW)
 
 
 def floor_of(module: str) -> str | None:
@@ -235,43 +303,104 @@ def circles(tree: Tree) -> list[list[str]]:
     return found
 
 
+_IMPORTING_CALLS = {"import_module", "__import__", "resolve_name", "exec"}
+_IMPORTING_NAMES = {"importlib": {"util", "import_module"}, "pkgutil": {"resolve_name"}, "sys": {"modules"}}
+
+
 def _computed_import(node: ast.AST) -> str | None:
+    """What `node` imports by a name no check can follow, if it does: `import_module`, `__import__`, `exec`,
+    `importlib.util`, `pkgutil.resolve_name`, `runpy`, `sys.modules`."""
     if isinstance(node, ast.Call):
         func = node.func
         called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if called in ("import_module", "__import__"):
+        if called in _IMPORTING_CALLS and (called != "exec" or isinstance(func, ast.Name)):
             return called
-    if isinstance(node, ast.Attribute) and node.attr == "util" and getattr(node.value, "id", None) == "importlib":
-        return "importlib.util"
-    if isinstance(node, ast.Import) and any(a.name.startswith("importlib.util") for a in node.names):
-        return "importlib.util"
-    if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("importlib"):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        what = f"{node.value.id}.{node.attr}"
+        if what in ("importlib.util", "pkgutil.resolve_name", "sys.modules") or node.value.id == "runpy":
+            return what
+    if isinstance(node, ast.Constant) and node.value in _IMPORTING_CALLS - {"exec"}:
+        return f"{node.value!r}"  # getattr(builtins, "__import__")
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names if a.name.startswith("importlib.util") or a.name == "runpy"]
+        return f"import {', '.join(names)}" if names else None
+    if isinstance(node, ast.ImportFrom) and node.module:
         names = {a.name for a in node.names}
-        if node.module.startswith("importlib.util") or names & {"util", "import_module"}:
+        if node.module.startswith("importlib.util") or node.module == "runpy" or names & _IMPORTING_NAMES.get(
+                node.module, set()):
             return f"from {node.module} import {', '.join(sorted(names))}"
     return None
 
 
 def computed_imports(tree: Tree) -> list[str]:
-    """`import_module`, `__import__` and `importlib.util` anywhere but the registry (ruff's TID251 bans the first
-    and the last too; it cannot see `__import__`)."""
+    """A computed import (`_computed_import`) anywhere but the registry and the tests (which may ask whether an
+    optional package is installed). ruff's TID251 bans `import_module`, `importlib.util`, `pkgutil.resolve_name`
+    and `runpy` too; it cannot see the rest."""
     return sorted(f"{tree.modules[m].relative_to(tree.root)}:{node.lineno}: {what}"
-                  for m, syntax in tree.syntax.items() if m != REGISTRY
-                  for node in ast.walk(syntax) if (what := _computed_import(node)))
+                  for m in tree.syntax if m != REGISTRY and _top(m) != "tests"
+                  for node in tree.nodes[m] if (what := _computed_import(node)))
 
 
 def arm_names(tree: Tree, names: set[str], allowed: dict[tuple[str, str], str]) -> list[str]:
     """A string that is an arm's name, in any product package outside experiments/arms: code there asks the arm
     spec for a role or a name rather than spelling it. `allowed`: (file, name) -> why that file may."""
     found = []
-    for m, syntax in tree.syntax.items():
+    for m in tree.syntax:
         where = str(tree.modules[m].relative_to(tree.root))
         if m.split(".")[0] not in PRODUCT or under(m, "experiments.arms"):
             continue
-        for node in ast.walk(syntax):
+        for node in tree.nodes[m]:
             if isinstance(node, ast.Constant) and node.value in names and (where, node.value) not in allowed:
                 found.append(f"{where}:{node.lineno}: {node.value!r}")
     return sorted(found)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a name or a chain of attributes."""
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _record_module_names(tree: Tree, name: str) -> tuple[set[str], set[str]]:
+    """The names module `name` binds to experiments.records, and to its readers."""
+    modules, readers = set(), set()
+    for node in tree.nodes[name]:
+        if isinstance(node, ast.ImportFrom) and (module := _absolute(tree, name, node)):
+            for a in node.names:
+                if module == RECORDS_MODULE and (a.name in RECORD_READERS or a.name == "*"):
+                    readers |= RECORD_READERS if a.name == "*" else {a.asname or a.name}
+                elif f"{module}.{a.name}" == RECORDS_MODULE:
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name == RECORDS_MODULE}
+    return modules, readers
+
+
+def _run_folder_reads(tree: Tree, name: str):
+    """(line, what) for each place module `name` reads a run folder itself."""
+    modules, readers = _record_module_names(tree, name)
+    for node in tree.nodes[name]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RUN_FILE.fullmatch(node.value):
+            yield node.lineno, f"opens {node.value!r}"
+        elif getattr(node, "id", getattr(node, "attr", None)) == "PAIRWISE_FILE":
+            yield node.lineno, "opens PAIRWISE_FILE"
+        elif isinstance(node, ast.Call):
+            func, called = node.func, _dotted(node.func) or "a computed callee"
+            if (isinstance(func, ast.Name) and func.id in readers or isinstance(func, ast.Attribute)
+                    and func.attr in RECORD_READERS and _dotted(func.value) in modules):
+                yield node.lineno, f"calls the record reader ({called})"
+            elif called.rpartition(".")[2] in RUN_FINDERS:
+                yield node.lineno, f"calls {called}, a step of load_runs"
+
+
+def run_folder_reads(tree: Tree) -> list[str]:
+    """Run folders read other than through `load_runs`: a run folder's file named (records.jsonl, pairwise.jsonl),
+    the record reader called, or load_runs's own steps, outside `RUN_FOLDER_ACCESS` and the tests."""
+    return sorted(f"{tree.modules[m].relative_to(tree.root)}:{line}: {what} (read runs through "
+                  f"experiments.report.loading.load_runs)" for m in tree.syntax
+                  if m not in RUN_FOLDER_ACCESS and _top(m) != "tests" for line, what in _run_folder_reads(tree, m))
 
 
 def check(tree: Tree | Path, names: set[str], allowed_names: dict[tuple[str, str], str] | None = None
@@ -279,9 +408,10 @@ def check(tree: Tree | Path, names: set[str], allowed_names: dict[tuple[str, str
     """Every violation of a tree (or of the tree at a path), by kind (`KINDS`)."""
     tree = tree if isinstance(tree, Tree) else read_tree(tree)
     return {"upward import": upward_imports(tree),
-            "import of testsupport or perf": imports_of_testsupport_or_perf(tree),
+            "import of not product": imports_of_not_product(tree),
             "floor": floor_violations(tree),
-            "no floor": unplaced_modules(tree),
+            "no floor": unplaced_packages(tree) + unplaced_modules(tree),
             "circle": circles(tree),
             "computed import": computed_imports(tree),
-            "arm name": arm_names(tree, names, allowed_names or {})}
+            "arm name": arm_names(tree, names, allowed_names or {}),
+            "run folder read": run_folder_reads(tree)}

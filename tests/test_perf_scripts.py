@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from tests import house_rules
 from tests.conftest import ROOT, SHARED_DATA
 
 # perf scripts smoke-run by another test file (script -> that file)
@@ -55,6 +56,9 @@ def test_house_counts():
     figures = run_script("house_counts.py")
     assert figures["lines"]["total"] == sum(v for k, v in figures["lines"].items() if k != "total") > 10000
     assert figures["present_arguments"] >= 1 and figures["functions_over_50"] >= figures["functions_over_60"]
+    assert figures["rooms"] == len(house_rules.PACKAGES) and figures["floors"] >= 4  # eval, llm, the arms, experiments
+    assert figures["experiments_rooms"] > 40 and figures["experiments_named_floors"] == len(house_rules.FLOORS)
+    assert figures["experiments_floors"] <= figures["experiments_named_floors"]
 
 
 def test_viewer_open():

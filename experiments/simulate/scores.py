@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
+
 
 @dataclass
 class SimulatedSweep:
@@ -88,7 +90,7 @@ class Scenario:
     size_link_logits: float = -1.0
     near_identical: bool = False
     rag_cheaper: bool = True
-    claim: str = "rag"
+    claim: str = ROLE_RAG
 
 
 SCENARIOS: dict[str, Scenario | None] = {  # None: the probability-scale model of `simulated_scores`
@@ -100,7 +102,7 @@ SCENARIOS: dict[str, Scenario | None] = {  # None: the probability-scale model o
     "unequal": Scenario(questions=(2, 10)),
     "uneven": Scenario(heavy_tailed=True),  # median 3, mean 6 questions a document, no link with the effect
     "uneven_linked": Scenario(heavy_tailed=True, size_link=0.1),  # ... and RAG fails on the largest 10%
-    "lc_fails": Scenario(lc_fail_share=0.15, claim="longctx"),  # long context misses on 15% of documents
+    "lc_fails": Scenario(lc_fail_share=0.15, claim=ROLE_LONGCTX),  # long context misses on 15% of documents
     "rag_dearer_skewed": Scenario(fail_share=0.15, rag_cheaper=False),  # "RAG better" where RAG fails on 15%
     "near_identical": Scenario(near_identical=True),  # RAG = long context but for retrieval's misses
 }

@@ -115,11 +115,9 @@ class Candidates:
                     lo, hi = min(lo, d), max(hi, d)
         self.diff_range = (100 * lo, 100 * hi) if lo <= hi else (0.0, 0.0)
         if self.per_document:
-            for name in ("lc", "rag", "pair"):
-                sums, counts = getattr(self, f"{name}_sums"), getattr(self, f"{name}_counts")
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    setattr(self, f"{name}_sums", np.where(counts > 0, sums / np.maximum(counts, 1), 0.0))
-                setattr(self, f"{name}_counts", (counts > 0).astype(float))
+            self.lc_sums, self.lc_counts = _document_means(self.lc_sums, self.lc_counts)
+            self.rag_sums, self.rag_counts = _document_means(self.rag_sums, self.rag_counts)
+            self.pair_sums, self.pair_counts = _document_means(self.pair_sums, self.pair_counts)
         # ties: the first of these orders wins (fewer tokens, then list order; cheaper, then list order)
         self.lc_order = np.array(sorted(range(n_lc), key=lambda c: (self.lc_tokens[c], c)), dtype=np.int64)
         self.rag_order = np.array(sorted(range(len(self.rag_scores)), key=lambda c: (self.rag_tokens[c], c)),
@@ -179,6 +177,12 @@ def _per_document(scores: list[dict[str, float]], doc, n_docs: int) -> tuple[np.
             sums[c, doc(i)] += v
             counts[c, doc(i)] += 1
     return sums, counts
+
+
+def _document_means(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's mean in place of its sum, and a count of 1 where it has a sample: documents weigh alike."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0), (counts > 0).astype(float)
 
 
 def _weighted_means(sums: np.ndarray, counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
