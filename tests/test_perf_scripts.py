@@ -77,10 +77,15 @@ def test_synthetic_speed():
 def test_small_sample_verdict():
     figures = run_script("small_sample_verdict.py", "--sweeps", "30", "--sweeps-12", "2", "--sizes", "4,8",
                          "--router-sweeps", "1", "--router-sizes", "8", "--samples-sweeps", "5",
-                         "--through-report", "1", "--resamples", "200", "--scenario", "own,skewed,unequal")
+                         "--through-report", "1", "--resamples", "200", "--scenario", "own,skewed,unequal,lc_fails",
+                         "--identical-sweeps", "3", "--identical-sizes", "8", "--power-sweeps", "3",
+                         "--power-sizes", "8")
     cells = figures["cells"]
-    assert figures["min_documents"] == 6 and set(cells) == {"own", "skewed", "unequal"}
-    assert all(cells[s]["4"]["1"]["rag_at_-2"] == 0 for s in cells)  # nothing below 6, in every scenario
+    assert figures["min_documents"] == 6 and set(cells) == {"own", "skewed", "unequal", "lc_fails"}
+    assert cells["lc_fails"]["8"]["1"]["claim"] == "longctx" and cells["own"]["8"]["1"]["claim"] == "rag"
+    assert figures["identical_decided"] == {"8": 0.0} and set(figures["power"]) == {
+        "+10/8/1", "+10/8/12", "-10/8/1", "-10/8/12"}
+    assert all(cells[s]["4"]["1"]["false_at_b"] == 0 for s in cells)  # nothing below 6, in every scenario
     assert 0 <= cells["skewed"]["8"]["12"]["coverage"] <= 1 and figures["router_null"]["8"]["sweeps"] == 1
     assert cells["own"]["8"]["1"]["sweeps"] == 30 and cells["unequal"]["8"]["12"]["sweeps"] == 2
     assert [r["documents"] for r in figures["through_report"]] == [2, 4, 6]
