@@ -34,6 +34,7 @@ ratio and cheapest-config choice) prices long context with provider caching when
 
 from __future__ import annotations
 
+import copy
 import json
 from statistics import mean
 from typing import Any
@@ -215,7 +216,22 @@ class Pricing:
         return self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
 
     def basis(self) -> str:
-        """Which pricing the deployment cost (the verdict's cost ratio) uses, in a phrase."""
+        """Which pricing the deployment cost (the verdict's cost ratio) uses, and what its interval is, in a phrase."""
+        words = self.interval_words()
+        return self._basis() + (f"; {words}" if words else "")
+
+    def interval_words(self) -> str:
+        """What the cost ratio's interval is (experiments/report/verdict/cost_ratio.py), in a phrase."""
+        if self.rate_draws:
+            return ("its interval: 95% of the ratios priced at the probe's refits of its rates on its own noise (what "
+                    "another probe of this setup could give), \"cost tie\" where it holds 1: neither arm is cheaper")
+        if self.time_priced():
+            return "no interval: measured time, whose noise nothing models here"
+        if self.source in ("tokens", "records") or self.cache_model is not None:
+            return "no interval: exact token counts at published prices (the interval is the point)"
+        return ""
+
+    def _basis(self) -> str:
         if self.cache_model is not None:
             return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
         basis = "" if self.time_basis is None else f" ({self.time_basis} time)"
@@ -340,7 +356,32 @@ class Pricing:
         if terms is None:
             return self.answer_cost(rec) if prefix_cache else self.answer_cost_full(rec)
         prefill, rest = terms
+        whole = None if prefix_cache else self.no_reuse_cost(rec)
+        if whole is not None:
+            return whole
         return rest + (prefill / max(float(queries_per_doc), 1.0) if prefix_cache else prefill)
+
+    def no_reuse_cost(self, rec: dict[str, Any]) -> float | None:
+        """A prefix-reusing answer priced at the probe's rates as it would compute without reuse (its whole prompt
+        prefilled and read by every decode step, llm.work_model.no_reuse_features); None without a work model."""
+        if not isinstance(self.time_model, WorkPriced) or rec.get("prefix_group_size") is None:
+            return None
+        seconds, rate = self.time_model.no_reuse_seconds(rec), self.time_rate()
+        return None if seconds is None or rate is None else seconds * rate
+
+    @property
+    def rate_draws(self) -> tuple[tuple[float, ...], ...]:
+        """The probe's bootstrap draws of its rates, which price a cost's interval (none: the prices are exact
+        token counts, or measured time with no probe)."""
+        return self.work.draws if self.work is not None and isinstance(self.time_model, WorkPriced) else ()
+
+    def at_rates(self, rates) -> "Pricing":
+        """The same pricing at other rates of the probe's features (experiments/report/cost_interval.py)."""
+        other = copy.copy(self)
+        other.work = WorkModel(tuple(float(r) for r in rates), self.work.n, self.work.r2,  # type: ignore[union-attr]
+                               self.work.rel_error, self.work.source)  # type: ignore[union-attr]
+        other.time_model = WorkPriced(self.time_model.base, other.work)  # type: ignore[attr-defined]
+        return other
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
                             level: str | None = None) -> float | None:
@@ -367,7 +408,8 @@ class Pricing:
                 if base is not None:
                     terms.append((0.0, base, base))
             else:
-                terms.append((split[0], split[1], split[1] + split[0]))
+                whole = self.no_reuse_cost(rec)
+                terms.append((split[0], split[1], split[1] + split[0] if whole is None else whole))
         if not terms:
             return None
         return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]

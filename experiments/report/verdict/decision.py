@@ -98,7 +98,8 @@ def percent(confidence: float) -> str:
 def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None,
            correct_shares: tuple[float, float] | None = None, floor_share: float = 0.05,
            alpha: float = ALPHA) -> Decision:
-    """`estimate`: of RAG - long context (points); `rag_cheaper`: None when the cost is unknown;
+    """`estimate`: of RAG - long context (points); `rag_cheaper`: None when neither arm is known to be the
+    cheaper one (a cost tie, experiments.report.verdict.cost_ratio, or an unknown cost);
     `correct_shares`: (RAG, long context) share of samples answered correctly; `alpha`: the level on the
     common scale (the family passes its adjusted one). Every word is judged at the level of the interval the
     decision reads (the claim's level), so "the whole interval is above 0" is said of that interval."""
@@ -137,5 +138,5 @@ def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None
                                       f"cheaper arm, but that claim is tested at the stricter "
                                       f"{percent(1 - level[near[0]])} interval (differences between documents can "
                                       "be lopsided), which does not; more documents would settle it")
-    return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either way "
-                                  "or the cost is unknown; more documents would settle it")
+    return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either way, "
+                                  "or neither arm is known to be the cheaper one; more documents would settle it")

@@ -9,7 +9,7 @@ from experiments.report.page.cells import fmt, pct, ratio
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.verdict_cells import delta_cell
+from experiments.report.page.verdict_cells import cost_cell, delta_cell
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
 from experiments.report.verdict.family import ROUTER_SHARE
@@ -139,7 +139,7 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
         table.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-",
                       v.lc.label if v.lc else "-", fmt(v.lc_score, 1), v.rag.label if v.rag else "-",
                       fmt(v.rag_score, 1), delta, str(v.n_groups), str(v.n_shared), correct, ratio(v.token_ratio),
-                      ratio(v.latency_ratio), ratio(v.cost_ratio), oracle, _selection_cell(v), plan["column"],
+                      ratio(v.latency_ratio), cost_cell(v), oracle, _selection_cell(v), plan["column"],
                       v.recommendation])
     return head, table
 
