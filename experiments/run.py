@@ -53,7 +53,7 @@ from experiments import dry_run, redact
 from experiments.dry_run import TokenCounter
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import HourlyCost, build_cost_model, cost_basis, full_rate_note
+from llm.cost import HourlyCost, build_cost_model, cache_state_note, cost_basis, full_rate_note
 from llm.work_model import WorkModel, WorkPriced
 from llm.work_probe import calibrated, kept
 from experiments import records as schema
@@ -113,6 +113,8 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     seconds = cost_model.charged_seconds({**ans.meta, **u}) if cost_model else None  # the arm's token counts too
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
                            u.get("cache_write_tokens") or 0) if cost_model else None
+    if cost is not None:
+        cost += cost_model.retrieval_cost({**ans.meta, **u})  # the throughput basis prices tokens, not the search
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
         if ans.texts:
             raise ValueError("generator.samples > 1 cannot be judged pairwise (a question without references)")
@@ -278,9 +280,12 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
     truncation = spec.embedder_truncation(arm)
     cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in records if schema.is_answered(r))
     note = full_rate_note(cost_model, cached)
-    if note:
-        log.warning("%s", note)
+    unseen = cache_state_note(base_cost, [r for r in records if schema.is_answered(r)])
+    for said in (note, unseen):  # once per run
+        if said:
+            log.warning("%s", said)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records), "cached_prompt_tokens_full_rate_note": note,
+              "cache_state_note": unseen,
               "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
               "data_fingerprint": loaded.notes.get("data fingerprint"),
               "generation_calls": getattr(generator, "calls", None),

@@ -42,7 +42,7 @@ from typing import Any
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
 from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
-                      cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
+                      cache_state_known, cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
 from experiments.report.runs import Run
 from llm.work_model import WorkModel, WorkPriced
 from experiments import records as schema
@@ -133,11 +133,11 @@ class Pricing:
         modelled = token_time_model(self.rec_model) if self.rec_model is not None else None
         if modelled is not None:
             return modelled
-        return fit_token_rates([
+        return fit_token_rates([  # only records that say what a server's prefix cache served them
             (max(0, int(r["prompt_tokens"]) - int(r.get("cached_prompt_tokens") or 0)),
              int(r.get("completion_tokens") or 0), float(r["generation_s"]))
             for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
-            and r.get("generation_s") is not None])
+            and r.get("generation_s") is not None and cache_state_known(r)])
 
     def describe(self) -> str:
         if self.source == "records":
@@ -213,7 +213,8 @@ class Pricing:
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None and self.model.needs_tokens():
             return None
-        return self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+        cost = self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+        return None if cost is None else cost + self.model.retrieval_cost(rec)
 
     def basis(self) -> str:
         """Which pricing the deployment cost (the verdict's cost ratio) uses, and what its interval is, in a phrase."""
@@ -258,7 +259,7 @@ class Pricing:
             return self.answer_cost(rec)
         pt, ct, secs = int(rec["prompt_tokens"]), int(rec.get("completion_tokens") or 0), self.charged_seconds(rec)
         if isinstance(m, PerTokenCost) or (isinstance(m, HourlyCost) and m.basis == "throughput"):
-            return m.cost(pt, ct, secs if secs is not None else 0.0)
+            return (m.cost(pt, ct, secs if secs is not None else 0.0) or 0.0) + m.retrieval_cost(rec)
         base = self.answer_cost(rec)
         cached = min(int(rec.get("cached_prompt_tokens") or 0), pt)
         rate = self.time_rate()
@@ -280,8 +281,8 @@ class Pricing:
             base = self.answer_cost_full(rec)
             return None if base is None else (float(prefill) * rate, base - float(prefill) / int(group) * rate)
         doc, pt = rec.get("context_tokens"), rec.get("prompt_tokens")
-        if not shared_prefix or self.token_time is None or not doc or pt is None:
-            return None
+        if not shared_prefix or self.token_time is None or not doc or pt is None or not cache_state_known(rec):
+            return None  # (a server that hid what its prefix cache served: what was prefilled is unknown)
         doc = min(int(doc), int(pt))
         cached = min(int(rec.get("cached_prompt_tokens") or 0), int(pt))
         m = self.rec_model
@@ -297,17 +298,22 @@ class Pricing:
 
     def modelled_prefill_note(self, runs: list[Run]) -> str | None:
         """The sentence that says long context's document prefill was modelled from tokens, and by which rates."""
-        if self.token_time is None:
+        if not self.time_priced():
             return None
-        n = sum(1 for run in runs if run.spec.role == ROLE_LONGCTX for r in run.answered()
-                if r.get("prefill_s") is None and r.get("context_tokens") and r.get("prompt_tokens") is not None)
-        if not n:
-            return None
-        t = self.token_time
-        return (f"{n} long-context answers came from a backend that measured no prefill of its own (an HTTP server, "
+        lc = [r for run in runs if run.spec.role == ROLE_LONGCTX for r in run.answered()
+              if r.get("prefill_s") is None and r.get("context_tokens") and r.get("prompt_tokens") is not None]
+        unknown = sum(1 for r in lc if not cache_state_known(r))
+        hidden = (f"{unknown} long-context answers came from a server that reported no cached-token details: what its "
+                  "prefix cache served them is unknown, so they cost what they cost at every queries per document"
+                  if unknown else None)
+        t, n = self.token_time, len(lc) - unknown
+        if t is None or not n:
+            return hidden
+        text = (f"{n} long-context answers came from a backend that measured no prefill of its own (an HTTP server, "
                 f"vLLM offline): their document's prefill share at each queries per document is modelled from tokens "
                 f"(context_tokens at {t.prefill_tokens_per_s:,.0f} prefill tokens/s, decode at "
                 f"{t.decode_tokens_per_s:,.0f} tokens/s: {t.source})")
+        return text + (f"; {hidden}" if hidden else "")
 
     def answer_cost_provider(self, rec: dict[str, Any], queries_per_doc: float) -> float | None:
         """One long-context answer's generation cost with provider caching when its document gets
