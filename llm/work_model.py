@@ -215,8 +215,9 @@ def _solve(X: np.ndarray, y: np.ndarray) -> np.ndarray:
 def fit_rows(rows: Sequence[tuple[np.ndarray, float]], answers: int, min_units: int = MIN_UNITS, source: str = "",
              draws: int = DRAWS, note: str = "", seed: int = 0) -> WorkModel | None:
     """The rates of measured units `(features, CPU seconds)`: `_solve`, and `draws` refits on the fit's own
-    residuals (a wild bootstrap: each unit's relative residual, widened for the rates fitted, flipped in sign at
-    random); None with fewer than `min_units` units, or when every measured second is zero. `r2` is over the units."""
+    residuals (a wild bootstrap: each unit's residual, widened for the rates fitted, flipped in sign at random); None
+    with fewer than `min_units` units, or when every measured second is zero. `r2` is over the units, `rel_error` the
+    root mean square of the residuals relative to the measured seconds."""
     if len(rows) < min_units:
         return None
     X = np.vstack([x for x, _ in rows])
@@ -228,15 +229,14 @@ def fit_rows(rows: Sequence[tuple[np.ndarray, float]], answers: int, min_units: 
     resid = y - fitted
     total = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float((resid ** 2).sum()) / total if total > 0 else 0.0
-    base = np.where(fitted > 0, fitted, np.where(y > 0, y, 1.0))
-    rel = resid / base
+    rel = resid / np.where(y > 0, y, max(float(y.max()), 1e-12))
     fitted_rates = max(1, int((rates > 0).sum()))
     widen = np.sqrt(len(y) / max(1, len(y) - fitted_rates))
     rng = np.random.default_rng(seed)
     refits = []
     for _ in range(draws):
         signs = rng.choice((-1.0, 1.0), size=len(y))
-        refits.append(tuple(float(r) for r in _solve(X, np.maximum(base * (1 + signs * rel * widen), 0.0))))
+        refits.append(tuple(float(r) for r in _solve(X, np.maximum(fitted + signs * resid * widen, 0.0))))
     return WorkModel(tuple(float(r) for r in rates), answers, r2, float(np.sqrt((rel ** 2).mean())), source,
                      tuple(refits), note)
 

@@ -76,7 +76,7 @@ def test_the_cost_ratio_carries_the_probes_interval(tmp_path):
     first = summary["vrows"][0]
     assert first["cost_ratio_low"] < first["cost_ratio"] < first["cost_ratio_high"]
     assert f"[{float(rows[0]['cost_ratio_low']):.2f}-{float(rows[0]['cost_ratio_high']):.2f}]" in md
-    assert "its interval: 95% of the ratios priced at the probe's refits of its rates" in md
+    assert "its interval: where another probe of this setup would put it, 95% of the time" in md
     # no spread in the draws: the interval is the point
     rows, _, _ = _report(tmp_path, "exact", np.tile(RATES, (200, 1)))
     assert all(float(r["cost_ratio_low"]) == pytest.approx(float(r["cost_ratio_high"]), rel=1e-3) for r in rows)

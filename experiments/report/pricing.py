@@ -224,8 +224,9 @@ class Pricing:
     def interval_words(self) -> str:
         """What the cost ratio's interval is (experiments/report/verdict/cost_ratio.py), in a phrase."""
         if self.rate_draws:
-            return ("its interval: 95% of the ratios priced at the probe's refits of its rates on its own noise (what "
-                    "another probe of this setup could give), \"cost tie\" where it holds 1: neither arm is cheaper")
+            return ("its interval: where another probe of this setup would put it, 95% of the time (the ratio priced "
+                    "at the probe's refits of its rates on its own noise), \"cost tie\" where it holds 1: neither "
+                    "arm is cheaper")
         if self.time_priced():
             return "no interval: measured time, whose noise nothing models here"
         if self.source in ("tokens", "records") or self.cache_model is not None:

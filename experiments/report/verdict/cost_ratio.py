@@ -3,8 +3,11 @@
 Under `price=cpu` every answer is charged its tokens at the per-token CPU rates one probe measured
 (llm/work_probe.py), and those rates are uncertain: the probe's batches are noisy, and long prompts are priced where
 the probe measured few. The probe refits its rates on its own residuals (`llm.work_model.WorkModel.draws`); the ratio
-is priced at every draw, and its interval is the central `LEVEL` of those ratios (widened to hold the point, which a
-skewed spread of draws can leave outside). A deployment cost is affine in the rates (each answer's features times the
+is priced at every draw. How far a refit moves the ratio (on a log scale, either way: the non-negative fit makes the
+refits lopsided where a rate sits at zero) has a `LEVEL` quantile; another probe's ratio differs from this one's by
+the noise of both probes, sqrt(2) times that (`REPEAT`), and the interval is the point times and divided by it: where
+another probe of the same setup would put the ratio, 95% of the time (perf/probe_spread.py measures how often five
+probes' intervals hold each other's points). A deployment cost is affine in the rates (each answer's features times the
 rates, plus its measured retrieval and the index's cost), so the costs at every draw come from the costs at the rates'
 unit vectors, exactly (checked against the point; where the check fails, each draw is priced in full).
 
@@ -29,6 +32,8 @@ from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 
 LEVEL = 0.95
+# another probe's ratio differs from this one's by the noise of both: sqrt(2) times one probe's own
+REPEAT = 2 ** 0.5
 
 
 @dataclass(frozen=True)
@@ -53,11 +58,12 @@ def cost_ratio(rag: Run, lc: Run, pricing: Pricing, settings: ReportSettings, le
     if not draws:
         return CostRatio(point, point, point)
     at_rag, at_lc = (_costs_at_draws(run, pricing, settings, level, draws) for run in (rag, lc))
-    keep = at_lc > 0
-    if not keep.any():
+    keep = (at_lc > 0) & (at_rag > 0)
+    if not keep.any() or point <= 0:
         return CostRatio(point, point, point)
-    low, high = np.quantile(at_rag[keep] / at_lc[keep], [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return CostRatio(point, min(float(low), point), max(float(high), point))
+    moved = np.abs(np.log(at_rag[keep] / at_lc[keep] / point))  # how far a refit moves the ratio, either way
+    reach = REPEAT * float(np.quantile(moved, LEVEL))
+    return CostRatio(point, point * float(np.exp(-reach)), point * float(np.exp(reach)))
 
 
 def _costs_at_draws(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None,
