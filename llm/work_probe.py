@@ -10,7 +10,7 @@ included) and decode as many answers together as the runs do (`decode_batch`, th
 - a shared document of a quarter, half and all of the window (at most 8,192 tokens) with a batch of questions over
   it, 16 new tokens each (with prefix reuse; without it, one prompt of that length alone): its prefill, measured on
   its own, pins the attention term where long context is priced, and its decode the document's read per step;
-- the short batches once more, to see the noise.
+- the short batches once more, to see the noise (before the whole window's document, after the others).
 
 Each call's CPU seconds are one measured unit (a shared document's call two: its prefill, and the rest); the rates
 are fitted on them, and refitted on their residuals (`llm.work_model.fit_rows`): the spread of those refits is the
@@ -105,7 +105,7 @@ def design(generator) -> list[Unit]:
     reuse = bool(getattr(generator, "reuse_prefix", False)) and batch > 1
     longs = [Unit(f"document-{n}", batch if reuse else 1, QUESTION_WORDS, NEW_TOKENS, max(1, int(n / per_word)))
              for n in long_tokens(window)]
-    return cheap + longs[:1] + cheap[:3] + longs[1:]
+    return cheap + longs[:2] + cheap[:3] + longs[2:]
 
 
 def _tokens_per_word(generator) -> float:
