@@ -20,7 +20,8 @@ config of a sweep is priced at the same rates. An answer is charged, at those ra
 - the cached positions the decode steps read, in thousands: each answer its own prompt and answer so far, and a
   document shared by the batch (prefix reuse) once a step for the whole batch, split among its answers (two rates:
   the shared-prefix path reads its document through another kernel and mask than a padded batch reads its rows);
-- one per answer (tokenising, the loop's overhead);
+- its share of the prefill's forward passes (a pass costs something whatever its length: one for a prompt
+  prefilled alone, with prefix reuse two, the document's and the questions', for the whole group);
 
 plus its measured retrieval. `WorkPriced` is the hourly cpu price that charges those seconds. `WorkModel.draws` are
 the rates refitted on the probe's own noise (a bootstrap over its measured batches): priced at each draw, a cost
@@ -39,7 +40,8 @@ from llm.cost import CostModel, HourlyCost
 FEATURES = ("prefilled token", "thousand positions a prefilled token attends to",
             "decode step of a batch (each answer its share)", "decode step of an answer alone",
             "thousand positions of its own prompt and answer a decode step reads",
-            "thousand positions of a shared document a decode step reads (each answer its share)", "answer")
+            "thousand positions of a shared document a decode step reads (each answer its share)",
+            "prefill pass (each answer its share)")
 MIN_UNITS = 8
 DRAWS = 200  # bootstrap refits of the probe's rates
 
@@ -54,7 +56,7 @@ def shared_prefill_features(rec: Mapping[str, Any]) -> np.ndarray:
     x = np.zeros(len(FEATURES))
     if _reused(rec):
         doc = min(float(rec["context_tokens"]), float(rec.get("prompt_tokens") or rec["context_tokens"]))
-        x[0], x[1] = doc, doc * doc / 2e3
+        x[0], x[1], x[6] = doc, doc * doc / 2e3, 1.0  # one forward pass over the document
     return x
 
 
@@ -91,7 +93,9 @@ def answer_features(rec: Mapping[str, Any]) -> np.ndarray | None:
         x[2] = steps / batch
     else:
         x[3] = steps
-    x[6] = 1.0
+    # a prompt prefilled alone is one forward pass (and its tokenising); with reuse the document's pass (its share
+    # added above) and the questions' pass serve the whole group
+    x[6] += 1.0 / int(rec["prefix_group_size"]) if _reused(rec) else 1.0
     return x
 
 

@@ -100,7 +100,7 @@ def test_the_probe_keeps_to_its_budget_and_says_what_it_left_out(tiny_generator,
     monkeypatch.setattr(probe, "clock", lambda: now[0])
     with caplog.at_level("INFO", logger="llm.work_probe"):
         work = calibrated(tiny_generator, tmp_path, budget_s=4.0)
-    assert work is not None and "budget left out 2 of 10 batches (document-4048, document-8096)" in work.note
+    assert work is not None and "budget left out 3 of 12 batches (document-4048, document-8096, rows-2024)" in work.note
     assert now[0] < 4.0
     path = tmp_path / "work_rates" / f"{probe_key(tiny_generator)}.json"
     assert f"{path}: the 4 s budget left out" in caplog.text
