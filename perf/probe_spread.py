@@ -11,7 +11,8 @@ against the long-context config, per length level and over all, RAG ÷ LC's depl
 (experiments/report/verdict/cost_ratio.py). Without `--runs` (`--quick`), the records are a synthetic demo-like pair
 (8 documents of 1,800 tokens with 6 questions each against RAG prompts of 300 tokens). Figures (last line, JSON):
 
-- `probes`: per probe its seconds, batches left out, typical error, and every ratio with its interval;
+- `probes`: per probe its typical error, the batches its budget left out, its charge of each config's answers over
+  their measured CPU seconds (`priced_over_measured_cpu`, with `--runs`), and every ratio with its interval;
 - `ratio_spread`: per ratio, the largest of the probes' points over the smallest;
 - `intervals_overlap`: whether every two probes' intervals overlap, for every ratio;
 - `each_holds_the_others_points`: the share of (probe, another probe) pairs whose interval holds the other's point,
@@ -94,6 +95,17 @@ def ratios(runs: list[Run], work: WorkModel) -> dict[str, list[float]]:
     return out
 
 
+def priced_over_measured(runs: list[Run], work: WorkModel) -> dict[str, float]:
+    """Per config, the probe's charge of its answers (tokens at the probe's rates, plus measured retrieval) over their
+    measured CPU seconds (answers generated, not replayed from the response cache)."""
+    out = {}
+    for run in runs:
+        recs = [r for r in run.answered() if r.get("cpu_s") is not None and not r.get("cached")]
+        if recs:
+            out[run.label] = round(sum(work.cpu_s(r) for r in recs) / sum(float(r["cpu_s"]) for r in recs), 3)
+    return out
+
+
 def agreement(per_probe: list[dict[str, list[float]]]) -> tuple[dict[str, float], bool, float]:
     """(each ratio's largest point over its smallest, whether every two intervals overlap, the share of pairs of
     probes whose interval holds the other's point)."""
@@ -129,6 +141,7 @@ def main() -> None:
             continue
         works.append(work)
         probes.append({"probe": i + 1, "typical_error": round(work.rel_error, 4), "left_out": work.note or None,
+                       "priced_over_measured_cpu": priced_over_measured(runs, work) if args.runs else None,
                        "ratios": ratios(runs, work)})
         print(f"probe {i + 1}: {probes[-1]}", flush=True)
     measured = [p["ratios"] for p in probes if p.get("ratios")]
