@@ -254,7 +254,7 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
         return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, cost_model, knobs)
     judge = _build_judge(cfg, loaded.samples)
     base_cost = cost_model
-    work = _work_rates(cost_model, generator, cfg.run.cache_dir, budget_s=float(cfg.run.get("probe_budget_s") or 60))
+    work = _work_rates(cost_model, generator, cfg.run.cache_dir, budget_s=float(cfg.run.get("probe_budget_s") or 90))
     if work is not None:  # price basis cpu: every answer's tokens at the probe's rates, whatever the load
         cost_model = WorkPriced(cost_model, work)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
@@ -304,7 +304,7 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
     return result
 
 
-def _work_rates(cost_model, generator, cache_dir, measure: bool = True, budget_s: float = 60.0) -> WorkModel | None:
+def _work_rates(cost_model, generator, cache_dir, measure: bool = True, budget_s: float = 90.0) -> WorkModel | None:
     """Under an hourly price on the cpu basis, the local generator's per-token CPU rates (llm/work_probe.py: measured
     once per timing setup within `budget_s` (`run.probe_budget_s`) and kept in the cache folder; `measure=False`: only
     kept ones); None otherwise, or for a generator that reports no CPU time."""

@@ -6,18 +6,21 @@ included) and decode as many answers together as the runs do (`decode_batch`, th
 
 - short prompts decoded together, 16 new tokens and 1 (what a decode step of the batch costs, and a prefill);
 - one short prompt alone, 16 new tokens (a step of an answer decoded alone, another path);
-- a few prompts of about 270 tokens, 48 new tokens and 1 (prefill, and the decode's reads of each prompt at every
+- a shared document of a quarter of the window with a batch of questions over it, 16 new tokens each (with prefix
+  reuse; without it, one prompt of that length alone): its prefill, measured on its own, pins the attention term
+  where long context is priced, and its decode the document's read per step;
+- a few prompts of about 270 tokens, 32 new tokens and 1 (prefill, and the decode's reads of each prompt at every
   step);
-- a shared document of a quarter, half and all of the window (at most 8,192 tokens) with a batch of questions over
-  it, 16 new tokens each (with prefix reuse; without it, one prompt of that length alone): its prefill, measured on
-  its own, pins the attention term where long context is priced, and its decode the document's read per step;
-- the short batches once more, to see the noise (before the whole window's document, after the others);
-- two prompts of a quarter window decoded together, 48 new tokens (the reads of long prompts in a padded batch).
+- the document at half the window; the short batches once more, to see the noise; the document at the whole window
+  (at most 8,192 tokens);
+- two prompts of a quarter window decoded together, 32 new tokens (the reads of long prompts in a padded batch).
+
+The order puts what every fit needs first: a busy machine's budget leaves out the longest batches.
 
 Each call's CPU seconds are one measured unit (a shared document's call two: its prefill, and the rest); the rates
 are fitted on them, and refitted on their residuals (`llm.work_model.fit_rows`): the spread of those refits is the
 interval every cost priced at the rates carries. A probe announces itself in one line (what it measures, its
-budget) and keeps to its budget (`budget_s`, `run.probe_budget_s`, 60 s by default, after the model's load): before
+budget) and keeps to its budget (`budget_s`, `run.probe_budget_s`, 90 s by default, after the model's load): before
 each batch it predicts the batch's time from the batches so far and leaves out a batch that would overrun, saying so;
 a busy machine gives a noisier fit and wider intervals, never a longer wait. With too few batches measured, no rates:
 the run prices its measured CPU seconds and says why.
@@ -49,10 +52,12 @@ from llm.work_model import WorkModel, answer_features, fit_rows, shared_prefill_
 log = logging.getLogger(__name__)
 
 PROBE_VERSION = 3
-BUDGET_S = 60.0  # the probe's default budget (`run.probe_budget_s`), seconds after the model's load
+# the probe's default budget (`run.probe_budget_s`), seconds after the model's load: on 2 cores shared at load 6-7,
+# SmolLM2's first batches (short ones, a quarter-window document, the mid prompts) took about 60 s at an 8k window
+BUDGET_S = 90.0
 NEW_TOKENS = 16
-READ_TOKENS = 48  # the mid prompts' decode: long enough that reading the prompts at every step shows
-SHORT_WORDS, MID_WORDS, QUESTION_WORDS = 48, 256, 12
+READ_TOKENS = 32  # the mid prompts' decode: long enough that reading the prompts at every step shows
+SHORT_WORDS, MID_WORDS, QUESTION_WORDS = 32, 256, 12
 LONG_CAP = 8192  # tokens: the longest shared document measured (a larger window is priced by extrapolation)
 ROOM = 96  # tokens left in the window beside the longest document: a question and the new tokens
 MIN_UNITS = 8  # measured units a fit needs (seven rates)
@@ -104,16 +109,16 @@ def design(generator) -> list[Unit]:
     short = min(SHORT_WORDS, max(1, int((window - NEW_TOKENS - 8) / per_word)))
     mid = min(MID_WORDS, max(1, int((window - NEW_TOKENS - 8) / per_word)))
     cheap = [Unit("batch", batch, short, NEW_TOKENS), Unit("alone", 1, short, NEW_TOKENS),
-             Unit("batch-prefill", batch, short, 1), Unit("mid", max(2, batch // 2), mid, READ_TOKENS),
-             Unit("mid-prefill", max(2, batch // 2), mid, 1)]
+             Unit("batch-prefill", batch, short, 1)]
+    mids = [Unit("mid", max(2, batch // 2), mid, READ_TOKENS), Unit("mid-prefill", max(2, batch // 2), mid, 1)]
     reuse = bool(getattr(generator, "reuse_prefix", False)) and batch > 1
     lengths = long_tokens(window)
     longs = [Unit(f"document-{n}", batch if reuse else 1, QUESTION_WORDS, NEW_TOKENS, max(1, int(n / per_word)))
              for n in lengths]
-    # two prompts of a quarter window decoded together at length: the reads of long prompts in a padded batch (a
+    # two prompts of a quarter window decoded together: the reads of long prompts in a padded batch (a
     # small term on a large model, which the budget may leave out; on a small one it is most of a long prompt's cost)
     rows = [Unit(f"rows-{lengths[0]}", 2, max(1, int(lengths[0] / per_word)), READ_TOKENS)] if lengths else []
-    return cheap + longs[:2] + cheap[:3] + longs[2:] + rows
+    return cheap + longs[:1] + mids + longs[1:2] + cheap + longs[2:] + rows
 
 
 def _tokens_per_word(generator) -> float:
