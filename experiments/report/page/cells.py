@@ -39,4 +39,3 @@ def cost_ratio_cell(point: float | None, low: float | None, high: float | None) 
     if low is None or high is None or low >= high:
         return ratio(point)
     return f"{ratio(point)} [{low:.2f}-{high:.2f}]" + (" cost tie" if low <= 1.0 <= high else "")
-
