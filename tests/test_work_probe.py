@@ -172,7 +172,7 @@ def test_a_cpu_priced_run_records_its_probe_and_prices_its_answers_at_those_rate
                           "rag.top_k=2", f"hydra.run.dir={tmp_path / 'run'}", f"run.cache_dir={tmp_path / 'cache'}",
                           "run.progress=false"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "work probe (price basis cpu" in res.stderr  # announced before it starts
+    assert "work probe (price basis cpu" in res.stdout + res.stderr  # announced before it starts
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     work = WorkModel.from_dict(metrics["work_rates"])
     assert list((tmp_path / "cache" / "work_rates").glob("*.json")) and len(work.draws) == 200
