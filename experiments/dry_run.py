@@ -88,12 +88,14 @@ def priced(model: CostModel) -> bool:
             or (isinstance(model, HourlyCost) and model.basis == "throughput"))
 
 
-def _answer_cost(model: CostModel, prompt: int, output: int, context: int, shared_by: int) -> float:
+def _answer_cost(model: CostModel, prompt: int, output: int, context: int, shared_by: int, batch: int = 1) -> float:
     """One answer's dollars under `model`; `shared_by`: the answers one prefilled document is shared by (prefix
-    reuse; 0 without), which the cpu price at probe rates charges as a real run's records are charged."""
+    reuse; 0 without), which the cpu price at probe rates charges as a real run's records are charged; `batch`: the
+    answers decoded together with it (each charged its share of the steps)."""
     if not isinstance(model, WorkPriced):
         return model.cost(prompt, output, 0.0) or 0.0
-    rec = {"prompt_tokens": prompt, "completion_tokens": output, "cpu_s": 0.0}
+    rec = {"prompt_tokens": prompt, "completion_tokens": output, "cpu_s": 0.0, "decode_batch": batch,
+           "decode_steps": max(output - 1, 0)}
     if shared_by and context:
         rec.update(context_tokens=context, prefix_group_size=shared_by, prefill_cpu_s=0.0)
     return model.cost(prompt, output, model.charged_seconds(rec) or 0.0) or 0.0
@@ -107,11 +109,12 @@ def provider_caching(model: CostModel) -> PerTokenCost | None:
 
 
 def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel,
-             reuse_prefix: bool = False) -> dict[str, Any]:
+             reuse_prefix: bool = False, decode_batch: int = 1) -> dict[str, Any]:
     """Figures of one config point from its answers (`Answer.meta` with `prompt_tokens`, `max_new_tokens`,
     `context_tokens` and, where known, `expected_output_tokens` and its `output_source`), group by group (a group: one
     document's questions). `reuse_prefix`: long context prefills each document once for its questions (the
-    transformers backend's `reuse_prefix`), as the cpu price at probe rates charges it."""
+    transformers backend's `reuse_prefix`), as the cpu price at probe rates charges it; `decode_batch`: the
+    generator's batch policy (a group's questions are decoded up to that many together)."""
     prompt = output = expected = asked = skipped = 0
     sources: dict[str, int] = {}
     by_id: dict[str, list[int]] = {}  # each question's [prompt tokens, context tokens] (against a real run's records)
@@ -119,7 +122,9 @@ def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel,
     cache = provider_caching(model) if role == ROLE_LONGCTX else None
     for answers in answers_by_group:
         fixed_paid = False
-        shared_by = sum(1 for a in answers if a.skipped is None) if reuse_prefix and role == ROLE_LONGCTX else 0
+        asked_here = sum(1 for a in answers if a.skipped is None)
+        shared_by = asked_here if reuse_prefix and role == ROLE_LONGCTX else 0
+        batch = max(1, min(asked_here, decode_batch))
         for a in answers:
             if a.skipped is not None:
                 skipped += 1
@@ -134,8 +139,8 @@ def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel,
             if not priced(model):
                 continue
             ctx = int(a.meta.get("context_tokens") or 0)
-            at_most += _answer_cost(model, pt, bound, ctx, shared_by)
-            one = _answer_cost(model, pt, out, ctx, shared_by)
+            at_most += _answer_cost(model, pt, bound, ctx, shared_by, batch)
+            one = _answer_cost(model, pt, out, ctx, shared_by, batch)
             plain += one
             if cache is None:
                 cached += one
@@ -152,6 +157,26 @@ def estimate(answers_by_group: list[list[Any]], role: str, model: CostModel,
             "usd_at_most": _usd(at_most) if priced(model) else None,
             "usd_with_provider_caching": _usd(cached) if priced(model) else None,
             "provider_caching_priced": cache is not None, "tokens_by_id": by_id}
+
+
+def answer_usd(answers_by_group: list[list[Any]], role: str, model: CostModel, reuse_prefix: bool = False,
+               decode_batch: int = 1) -> dict[str, float]:
+    """Each question's expected dollars (by sample id, its expected output, without provider caching) under
+    `model`, as `estimate` prices them; {} where the price puts no dollars on a prompt (`priced`). The spend cap's
+    estimate (experiments/spend_cap.py)."""
+    if not priced(model):
+        return {}
+    out: dict[str, float] = {}
+    for answers in answers_by_group:
+        asked = sum(1 for a in answers if a.skipped is None)
+        shared_by = asked if reuse_prefix and role == ROLE_LONGCTX else 0
+        for a in answers:
+            if a.skipped is None and a.sample is not None:
+                pt, bound = int(a.meta["prompt_tokens"]), int(a.meta.get("max_new_tokens") or 0)
+                out[str(a.sample.id)] = _answer_cost(model, pt, int(a.meta.get("expected_output_tokens", bound)),
+                                                     int(a.meta.get("context_tokens") or 0), shared_by,
+                                                     max(1, min(asked, decode_batch)))
+    return out
 
 
 def _usd(amount: float) -> float:

@@ -84,6 +84,7 @@ class Record(TypedDict, total=False):
     cpu_s: float | None  # process CPU seconds charged to this request (generation share + retrieval): price.basis cpu
     prefill_cpu_s: float | None  # long context with prefix reuse: the shared prefill in process CPU seconds
     decode_batch: int | None  # answers decoded together with this one (1: alone; None: the backend does not say)
+    decode_steps: int | None  # decode steps its batch ran, shared by the batch's answers (None: not said)
     decode_policy: int | None  # the generator's batching policy (generator.decode_batch) when it was answered
     timings_replayed: bool  # the response cache served it with timings measured under another configuration
     prefill_s: float | None  # long context with prefix reuse: the whole shared-prefix prefill of its group

@@ -97,7 +97,7 @@ def repriced(rec: dict[str, Any], cost_model) -> dict[str, Any]:
     seconds = cost_model.charged_seconds(rec)
     cost = cost_model.cost(rec.get("prompt_tokens") or 0, rec.get("completion_tokens") or 0, seconds,
                            rec.get("cached_prompt_tokens") or 0, rec.get("cache_write_tokens") or 0)
-    return {**rec, "cost_usd": cost}
+    return {**rec, "cost_usd": None if cost is None else cost + cost_model.retrieval_cost(rec)}
 
 
 def retimed_latency(rec: dict[str, Any]) -> float | None:

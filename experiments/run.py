@@ -49,11 +49,12 @@ from experiments.run_metrics import aggregate
 from experiments.logs import set_log_level
 from experiments.retime import retime
 from experiments.arms import Answer, arm_spec
+from experiments.spend_cap import SpendCapReached, SpendGuard, say_stopped, spend_guard
 from experiments import dry_run, redact
 from experiments.dry_run import TokenCounter
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import HourlyCost, build_cost_model, cost_basis, full_rate_note
+from llm.cost import HourlyCost, build_cost_model, cache_state_note, cost_basis, full_rate_note
 from llm.work_model import WorkModel, WorkPriced
 from llm.work_probe import calibrated, kept
 from experiments import records as schema
@@ -113,6 +114,8 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     seconds = cost_model.charged_seconds({**ans.meta, **u}) if cost_model else None  # the arm's token counts too
     cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
                            u.get("cache_write_tokens") or 0) if cost_model else None
+    if cost is not None:
+        cost += cost_model.retrieval_cost({**ans.meta, **u})  # the throughput basis prices tokens, not the search
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
         if ans.texts:
             raise ValueError("generator.samples > 1 cannot be judged pairwise (a question without references)")
@@ -131,7 +134,7 @@ PROGRESS_BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}
 
 def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs: dict[str, Any], chash: str,
                 progress: bool = True, cost_model=None, secrets: set[str] | frozenset[str] = frozenset(),
-                judge=None) -> list[dict[str, Any]]:
+                judge=None, guard: SpendGuard | None = None) -> list[dict[str, Any]]:
     done = store.load()
     other = sorted({r.get("config_hash") for r in done.values()} - {chash}, key=str)
     if other:
@@ -142,21 +145,25 @@ def run_samples(samples: list[Sample], arm, generator, store: RecordStore, knobs
     todo = [s for s in samples if not schema.is_final(done.get(s.id))]
     if len(todo) < len(samples):
         log.info("resuming: %d of %d samples already recorded", len(samples) - len(todo), len(samples))
+    if guard is not None:  # run.max_usd: the estimate of the rest against the cap, before the first answer
+        guard.start(done, [s.id for s in todo])
     bar = tqdm(total=len(todo), desc=f"{knobs['arm']}", unit="sample", disable=not progress, file=sys.stderr,
                dynamic_ncols=True, bar_format=PROGRESS_BAR)
     estimate = TimeEstimate(len(todo), arm_label(knobs))
     with logging_redirect_tqdm():  # a log line goes above the bar, which is redrawn at its count: the two agree
         _answer_groups(samples, todo, arm, generator, store, knobs, chash, bar, estimate,
-                       (cost_model, judge, secrets))
+                       (cost_model, judge, secrets), guard)
     bar.close()
     by_id = store.load()
     return [by_id[s.id] for s in samples if s.id in by_id]
 
 
 def _answer_groups(samples: list[Sample], todo: list[Sample], arm, generator, store: RecordStore,
-                   knobs: dict[str, Any], chash: str, bar, estimate: TimeEstimate, scoring: tuple) -> None:
+                   knobs: dict[str, Any], chash: str, bar, estimate: TimeEstimate, scoring: tuple,
+                   guard: SpendGuard | None = None) -> None:
     """Answer `todo` a document's questions at a time, record each answer, and count every recorded answer on the
-    bar and in the time estimate alike (`scoring`: the cost model, the judge and the secrets to mask)."""
+    bar and in the time estimate alike (`scoring`: the cost model, the judge and the secrets to mask; `guard`: the
+    spend cap, checked before each document's answers and told what they cost)."""
     cost_model, judge, secrets = scoring
     spec = arm_spec(knobs["arm"])
     siblings: dict[str, list[Sample]] = {}
@@ -168,6 +175,8 @@ def _answer_groups(samples: list[Sample], todo: list[Sample], arm, generator, st
         whole = siblings.get(group[0].group or "", group)
         if len(whole) > len(group) and hasattr(arm, "prepare"):
             arm.prepare(whole)  # resumed: the cut is sized on all the document's questions, as in an uninterrupted run
+        if guard is not None:  # stop before the answers that would cross the cap
+            guard.check([s.id for s in group])
         try:
             answers = spec.answer(arm, generator, group)
             records = [_record(a, knobs, chash, cost_model, judge, secrets) for a in answers]
@@ -186,6 +195,8 @@ def _answer_groups(samples: list[Sample], todo: list[Sample], arm, generator, st
                 log.warning("%s skipped: %s", rec["id"], rec["reason"])
             store.append(rec)
             bar.update(1)
+        if guard is not None:
+            guard.add(records)
         said = estimate.answered(len(records), any(schema.is_answered(r) and not r.get("cached") for r in records))
         if said:
             log.info("%s", said)
@@ -213,7 +224,7 @@ def _build_judge(cfg: DictConfig, samples: list[Sample]):
                        max_retries=int(j.max_retries))
 
 
-def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+def run(cfg: DictConfig, run_dir: Path, sweep_dir: Path | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     set_log_level(cfg.run.get("log_level", "info"))
     spec = arm_spec(cfg.arm.name)  # an unknown arm fails here, before any loading
@@ -230,7 +241,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
     _say_losses(loaded.losses)
     try:
-        return _answer(cfg, run_dir, spec, generator, loaded, t0)
+        return _answer(cfg, run_dir, spec, generator, loaded, t0, sweep_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(_interrupted_line(run_dir, loaded.samples, arm_label(arm_knobs(cfg)))) from None
 
@@ -246,9 +257,10 @@ def _interrupted_line(run_dir: Path, samples: list[Sample], label: str) -> str:
             "command again to resume")
 
 
-def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) -> dict[str, Any]:
-    """Answer every loaded sample not yet recorded, then write metrics.json (`run.dry_run`: only count and price
-    every prompt)."""
+def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
+            sweep_dir: Path | None = None) -> dict[str, Any]:
+    """Answer every loaded sample not yet recorded, within the spend caps (experiments/spend_cap.py), then write
+    metrics.json (`run.dry_run`: only count and price every prompt)."""
     price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
     cost_model = build_cost_model(price)
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
@@ -256,7 +268,7 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
         return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, cost_model, knobs)
     judge = _build_judge(cfg, loaded.samples)
     base_cost = cost_model
-    work = _work_rates(cost_model, generator, cfg.run.cache_dir)
+    work = _work_rates(cost_model, generator, cfg.run.cache_dir, budget_s=float(cfg.run.get("probe_budget_s") or 90))
     if work is not None:  # price basis cpu: every answer's tokens at the probe's rates, whatever the load
         cost_model = WorkPriced(cost_model, work)
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
@@ -264,8 +276,10 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
         arm.check(loaded.samples)
     _say_chunks_over_limit(knobs, spec.chunks_over_limit(arm, loaded.samples))
     store = RecordStore(run_dir / "records.jsonl")
-    records = run_samples(loaded.samples, arm, generator, store, knobs, chash,
-                          progress=cfg.run.progress, cost_model=cost_model, secrets=run_secrets(cfg), judge=judge)
+    guard = spend_guard(cfg.run, run_dir, sweep_dir, arm_label(knobs), len(loaded.samples),
+                        lambda: _estimated_usd(cfg, spec, generator, loaded.samples, cost_model))
+    records = run_samples(loaded.samples, arm, generator, store, knobs, chash, progress=cfg.run.progress,
+                          cost_model=cost_model, secrets=run_secrets(cfg), judge=judge, guard=guard)
     repeats = int(cfg.run.get("timing_repeats") or 0)
     if repeats:  # re-time a sample of the answers (experiments/retime.py)
         by_id = {str(r["id"]): r for r in records}
@@ -280,9 +294,12 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     truncation = spec.embedder_truncation(arm)
     cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in records if schema.is_answered(r))
     note = full_rate_note(cost_model, cached)
-    if note:
-        log.warning("%s", note)
+    unseen = cache_state_note(base_cost, [r for r in records if schema.is_answered(r)])
+    for said in (note, unseen):  # once per run
+        if said:
+            log.warning("%s", said)
     result = {"knobs": knobs, "config_hash": chash, **aggregate(records), "cached_prompt_tokens_full_rate_note": note,
+              "cache_state_note": unseen,
               "skipped_at_load": loaded.skipped, "load_losses": loaded.losses, "context_cuts": cuts,
               "data_fingerprint": loaded.notes.get("data fingerprint"),
               "generation_calls": getattr(generator, "calls", None),
@@ -301,14 +318,14 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float) 
     return result
 
 
-def _work_rates(cost_model, generator, cache_dir, measure: bool = True) -> WorkModel | None:
+def _work_rates(cost_model, generator, cache_dir, measure: bool = True, budget_s: float = 90.0) -> WorkModel | None:
     """Under an hourly price on the cpu basis, the local generator's per-token CPU rates (llm/work_probe.py: measured
-    once per timing setup and kept in the cache folder; `measure=False`: only kept ones); None otherwise, or for a
-    generator that reports no CPU time."""
+    once per timing setup within `budget_s` (`run.probe_budget_s`) and kept in the cache folder; `measure=False`: only
+    kept ones); None otherwise, or for a generator that reports no CPU time."""
     if not isinstance(cost_model, HourlyCost) or cost_model.basis != "cpu" or not getattr(generator, "local", False):
         return None
     backend = _backend_of(generator)
-    return calibrated(backend, cache_dir) if measure else kept(backend, cache_dir)
+    return calibrated(backend, cache_dir, budget_s) if measure else kept(backend, cache_dir)
 
 
 def _backend_of(generator):
@@ -336,19 +353,32 @@ def decode_policy(generator) -> int | None:
     return None if generator is None else int(generator.decode_batch)
 
 
+def _counted(cfg: DictConfig, spec, counter: TokenCounter, samples: list[Sample]) -> list[list[Answer]]:
+    """Every prompt built and counted as the run builds it (the answers of each document together), nothing
+    generated."""
+    arm = spec.build(counter, OmegaConf.to_container(cfg, resolve=True))
+    return [spec.answer(arm, counter, group) for group in _consecutive_groups(samples)]
+
+
+def _estimated_usd(cfg: DictConfig, spec, generator, samples: list[Sample], cost_model) -> dict[str, float]:
+    """Each question's expected dollars under the run's price, as a dry run estimates them (the spend cap's)."""
+    counter = TokenCounter(generator)
+    reuse = bool(getattr(_backend_of(counter), "reuse_prefix", False))
+    return dry_run.answer_usd(_counted(cfg, spec, counter, samples), spec.role, cost_model, reuse,
+                              decode_policy(counter) or 1)
+
+
 def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, samples: list[Sample], cost_model,
              knobs: dict[str, Any]) -> dict[str, Any]:
     """`run.dry_run=true`: every prompt built and counted as the run would, nothing generated
     (experiments/dry_run.py)."""
-    arm = spec.build(counter, OmegaConf.to_container(cfg, resolve=True))
-    groups = []
-    for group in _consecutive_groups(samples):
-        groups.append(spec.answer(arm, counter, group))
+    groups = _counted(cfg, spec, counter, samples)
     work = _work_rates(cost_model, counter, cfg.run.cache_dir, measure=False)  # price=cpu: an earlier probe's rates
     if work is not None:
         cost_model = WorkPriced(cost_model, work)
     reuse = bool(getattr(_backend_of(counter), "reuse_prefix", False))
-    figures = dry_run.estimate(groups, spec.role, cost_model, reuse_prefix=reuse)
+    figures = dry_run.estimate(groups, spec.role, cost_model, reuse_prefix=reuse,
+                               decode_batch=decode_policy(counter) or 1)
     dry_run.report(arm_label(knobs), figures, run_dir)
     dry_run.remember(_dry_run_key(cfg), figures)
     return {"score": None, **figures}
@@ -392,7 +422,9 @@ def main(cfg: DictConfig) -> float | None:
         sys.stderr.secrets |= secrets
     redact.scrub_run_dir(run_dir)  # before anything reads or copies Hydra's saved config
     try:
-        result = run(cfg, run_dir)
+        result = run(cfg, run_dir, _sweep_dir())
+    except SpendCapReached as err:  # run.max_usd: one line, the records kept, resumed under a higher cap
+        say_stopped(err)
     except (ValueError, FileNotFoundError, OmegaConfBaseException) as err:  # bad config or input: one line
         # (a KeyError of the code itself is a bug: it keeps its traceback)
         print(f"error: {err}", file=sys.stderr)
@@ -402,6 +434,15 @@ def main(cfg: DictConfig) -> float | None:
                         f"interrupted before any answer was recorded in {run_dir}; run the same command again to "
                         "resume")
     return result["score"]
+
+
+def _sweep_dir() -> Path | None:
+    """The multirun's sweep folder (what run.max_usd_sweep sums over); None for a single run."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hc = HydraConfig.get()
+    return Path(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
 
 
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a process ended by Ctrl-C

@@ -27,7 +27,8 @@ Two ways to pay for tokens:
   `basis: throughput` charges tokens at a measured rate instead (right for a batching server whose
   per-request latencies overlap): seconds = prompt_tokens / prefill_tokens_per_s +
   completion_tokens / decode_tokens_per_s (prompt tokens the server reports as read from its prefix
-  cache skip the prefill). `basis: cpu` charges the work the request did, not a wall clock: its process CPU
+  cache skip the prefill), plus the record's measured retrieval seconds (`retrieval_cost`).
+  `basis: cpu` charges the work the request did, not a wall clock: its process CPU
   seconds (records' `cpu_s`: its share of the generator's batch plus its retrieval, tokenising included)
   divided by the machine's `vcpus` (the CPU seconds an hour of the machine holds), so a machine shared with
   other processes does not make an answer dearer (conf/price/cpu.yaml). A record without `cpu_s` (a remote
@@ -81,6 +82,11 @@ class CostModel:
     def prefill_seconds(self, rec: Mapping[str, Any]) -> float | None:
         """A long-context record's whole shared prefill in the seconds `charged_seconds` counts."""
         return None if rec.get("prefill_s") is None else float(rec["prefill_s"])
+
+    def retrieval_cost(self, rec: Mapping[str, Any]) -> float:
+        """What a record's retrieval costs beside `cost` (which prices its tokens or its charged seconds): nothing,
+        but on an hourly price's throughput basis, whose seconds come from tokens alone."""
+        return 0.0
 
     def describe(self) -> dict[str, Any]:
         return {"kind": None}
@@ -216,6 +222,13 @@ class HourlyCost(CostModel):
     def hourly_rate(self) -> float:  # type: ignore[override]
         return self.usd_per_hour * self.devices
 
+    def retrieval_cost(self, rec: Mapping[str, Any]) -> float:
+        """basis throughput: the record's measured retrieval seconds (its query embedding, search and rerank), which
+        the token rates leave out, at the hourly rate; other bases charge them in `charged_seconds` already."""
+        if self.basis != "throughput":
+            return 0.0
+        return float(rec.get("retrieval_s") or 0.0) * self.hourly_rate / 3600.0
+
     def needs_tokens(self) -> bool:
         return self.basis == "throughput"
 
@@ -326,6 +339,26 @@ def full_rate_note(model: CostModel, cached_tokens: int) -> str | None:
         return None
     return (f"{cached_tokens} prompt tokens the endpoint reported as read from its prompt cache were priced at the "
             f"full input rate: price {model.name or '(unnamed)'} has no cached_input_usd_per_million")
+
+
+def cache_state_known(rec: Mapping[str, Any]) -> bool:
+    """Whether a record says what its endpoint's prompt cache served: cached tokens reported (0 included), or a
+    local generator's (its process CPU time measured: no server cache between). A server that sends no cached-token
+    details (`vllm serve` without `--enable-prompt-tokens-details`) leaves it unknown."""
+    return rec.get("cached_prompt_tokens") is not None or rec.get("cpu_s") is not None
+
+
+def cache_state_note(model: CostModel, records: list[Mapping[str, Any]]) -> str | None:
+    """The sentence that says answers came from a server without cached-token details under a price of time, or
+    None: its prefix cache may have served part of their prompts unseen, so their cost at another number of
+    questions per document cannot be modelled from their tokens (the report fits no token rates on them)."""
+    unknown = sum(1 for r in records if r.get("prompt_tokens") is not None and not cache_state_known(r))
+    if not unknown or not isinstance(model, HourlyCost) or model.basis == "cpu":
+        return None
+    return (f"{unknown} of {len(records)} answers came from a server that reported no cached-token details "
+            "(usage.prompt_tokens_details.cached_tokens; `vllm serve --enable-prompt-tokens-details` sends them): "
+            f"under price {model.name or '(unnamed)'}, which charges time, what its prefix cache served is unknown, "
+            "so the report's cost at other queries per document is not modelled from their tokens")
 
 
 def _number(cfg: Mapping[str, Any], key: str, positive: bool = True) -> float:

@@ -70,7 +70,9 @@ class Generation:
 
     `cpu_s` is the process CPU time charged to this request (its share of a batch, tokenising included: the work,
     which does not grow with other processes' load), `prefill_cpu_s` that of its group's shared prefill;
-    `decode_batch` how many answers were decoded together with it (1: alone), `decode_policy` the generator's
+    `decode_batch` how many answers were decoded together with it (1: alone), `decode_steps` the decode steps that
+    batch ran (each a forward pass for all its answers: its longest answer's tokens less the first, which the
+    prefill gives; an answer that ended early still shares every step), `decode_policy` the generator's
     batching policy (its `decode_batch` setting); `timed_under` what its timings were measured under (backend,
     device, prefix reuse, batch policy: the response cache replays no timing measured under another).
 
@@ -96,6 +98,7 @@ class Generation:
     cpu_s: float | None = None
     prefill_cpu_s: float | None = None
     decode_batch: int | None = None
+    decode_steps: int | None = None  # decode steps its batch ran (the longest answer's tokens less the first)
     decode_policy: int | None = None
     timed_under: dict | None = None
     timings_replayed: bool = False  # served from the response cache with timings measured under another setup

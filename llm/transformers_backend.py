@@ -311,7 +311,8 @@ class TransformersGenerator(Generator):
                 out = self._decode(ids, max_new_tokens=prompt.max_new_tokens,
                                    repetition_penalty=prompt.repetition_penalty)
         gen = self._result(out, int(ids.shape[1]), span.seconds or 0.0, prompt.max_new_tokens)
-        return replace(gen, cpu_s=round(span.cpu_s or 0.0, 4), decode_batch=1)
+        return replace(gen, cpu_s=round(span.cpu_s or 0.0, 4), decode_batch=1,
+                       decode_steps=max(gen.completion_tokens - 1, 0))
 
     def _generate_padded(self, prompts: list[Prompt]) -> list[Generation]:
         """Prompts with nothing shared, decoded together as one left-padded greedy batch (what a serving engine
@@ -338,6 +339,7 @@ class TransformersGenerator(Generator):
             else:  # sliding-window layers: one padded prefill (the window applies through the model's own mask)
                 new = self._greedy_batch(self._prefix_cache(model, 0), rows, 0, limits, ended=ended)
         seconds, cpu = span.seconds or 0.0, span.cpu_s or 0.0
+        steps = max(max(len(t) for t in new) - 1, 0)  # every row is computed until the longest ends
         results = []
         for i, (p, tokens) in enumerate(zip(prompts, new)):
             text, finish = self._text_and_finish(tokens, p.max_new_tokens)
@@ -345,7 +347,7 @@ class TransformersGenerator(Generator):
             results.append(Generation(text=text, prompt_tokens=int(rows[i].shape[0]), completion_tokens=len(tokens),
                                       latency_s=seconds / len(prompts), cpu_s=round(cpu / len(prompts), 4),
                                       user_latency_s=round(waited, 4), decode_batch=len(prompts),
-                                      finish_reason=finish))
+                                      decode_steps=steps, finish_reason=finish))
         return results
 
     def _generate_shared(self, prompts: list[Prompt]) -> list[Generation]:
@@ -407,6 +409,7 @@ class TransformersGenerator(Generator):
                 own_s = (own.seconds or 0.0) + (tok.seconds or 0.0)
                 gen = self._result(out, int(ids.shape[1]), shared_s + own_s, p.max_new_tokens)
                 results.append(replace(gen, **group, user_latency_s=round(prefill_s + own_s, 4), decode_batch=1,
+                                       decode_steps=max(gen.completion_tokens - 1, 0),
                                        cpu_s=round(shared_cpu + (own.cpu_s or 0.0) + (tok.cpu_s or 0.0), 4)))
             return results
         for batch in batches:
@@ -415,6 +418,7 @@ class TransformersGenerator(Generator):
             with self.clock.span() as decode:
                 new_tokens = self._decode_batch(path, cache, [suffixes[i] for i in batch], n_prefix, limits, ended)
             batch_s, batch_cpu = decode.seconds or 0.0, decode.cpu_s or 0.0
+            steps = max(max(len(t) for t in new_tokens) - 1, 0)
             for k, (i, tokens) in enumerate(zip(batch, new_tokens)):
                 text, finish = self._text_and_finish(tokens, prompts[i].max_new_tokens)
                 tok = tokenising[i]
@@ -424,7 +428,7 @@ class TransformersGenerator(Generator):
                 results.append(Generation(
                     text=text, prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
                     latency_s=round(shared_s + own_s, 6), **group, user_latency_s=round(waited, 4),
-                    finish_reason=finish, decode_batch=len(batch),
+                    finish_reason=finish, decode_batch=len(batch), decode_steps=steps,
                     cpu_s=round(shared_cpu + (tok.cpu_s or 0.0) + batch_cpu / len(batch), 4)))
         return results
 

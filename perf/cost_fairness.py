@@ -10,7 +10,13 @@ of 128 tokens) as padded batches. Everything is priced by conf/price/cpu.yaml (p
 through the report's own Pricing. Figures:
 
 - `rag_decode_batch`, `longctx_decode_batch`, `longctx_no_reuse_decode_batch`: the mean batch an answer was decoded
-  in (equal under one policy).
+  in (equal under one policy: `generator.decode_batch` is the questions per document, which fill it);
+  `probe_decode_batch`: the batch the work probe decodes in (llm/work_probe.py: the policy's, as the arms').
+- `priced_over_measured_cpu`: the probe's charge of these answers (their tokens at its per-token rates) over their
+  measured CPU seconds, all three arms together (`..._by_arm` each): 1.0 when the probe prices what the answers did.
+  With `--rounds N` (3 with `--quick`) the answers and a fresh probe are measured N times, the charges and seconds
+  summed over the rounds, and each round's figure shown (`..._each_round`): the tiny model's answers take
+  milliseconds, and one burst of a neighbour's work moves one round's figure by a third.
 - `whatif_no_cache_over_measured`: the what-if's "no prefix cache" cost per answer (from the reuse run's records)
   over the measured no-reuse run's, same batch policy (1.0: the what-if prices what a no-reuse deployment pays);
   `..._wall` the same by the wall clock.
@@ -35,7 +41,7 @@ from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import Price, ReportSettings
 from llm.cost import load_price
-from llm.work_probe import measure
+from llm.work_probe import design, measure
 from llm.factory import build_generator
 from longctx.arm import LongContextArm, LongContextConfig
 from rag.arm import RagArm, RagConfig
@@ -73,6 +79,40 @@ def mean_cost(pricing: Pricing, records: list[dict], **at) -> float:
     return mean(c for c in costs if c is not None)
 
 
+def _backend(generator):
+    while getattr(generator, "inner", None) is not None:
+        generator = generator.inner
+    return generator
+
+
+def _priced_over_measured(rounds: list[tuple], arm: str | None = None) -> float | None:
+    """The probes' charge of their rounds' answers (their tokens at the round's probe's rates, plus measured
+    retrieval) over the answers' measured CPU seconds, summed over the rounds (`arm`: its answers only)."""
+    pairs = [(probe, recs) for probe, by_arm in rounds if probe is not None
+             for name, recs in by_arm.items() if arm in (None, name)]
+    if not pairs:
+        return None
+    charged = sum(probe.cpu_s(r) for probe, recs in pairs for r in recs)
+    return round(charged / sum(r["cpu_s"] for _, recs in pairs for r in recs), 4)
+
+
+def _round(reuse, plain, docs: list[list]) -> tuple:
+    """One more round: every arm's answers (the response cache is not in this chain: they are generated again) and a
+    fresh probe."""
+    by_arm = {"longctx": answer_all(LongContextArm(reuse, LongContextConfig()), reuse, docs, "longctx-reuse"),
+              "longctx_no_reuse": answer_all(LongContextArm(plain, LongContextConfig()), plain, docs, "longctx-plain"),
+              "rag": answer_all(RagArm(reuse, bm25_retriever(), RagConfig(chunk_size=128, top_k=4, cache=False)),
+                                reuse, docs, "rag")}
+    return measure(_backend(reuse)), by_arm
+
+
+def _charge_figures(rounds: list[tuple]) -> dict:
+    """priced_over_measured_cpu over all rounds, by arm, and each round's."""
+    return {"priced_over_measured_cpu": _priced_over_measured(rounds),
+            "priced_over_measured_cpu_by_arm": {arm: _priced_over_measured(rounds, arm) for arm in rounds[0][1]},
+            "priced_over_measured_cpu_each_round": [_priced_over_measured([r]) for r in rounds]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the tiny random-weight Llama, 2 documents x 4 questions")
@@ -80,6 +120,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=2)
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--tokens", type=int, default=700, help="each document's approximate tokens (words)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds of answers and a fresh probe for priced_over_measured_cpu (default 3 with "
+                             "--quick, whose answers take milliseconds and move with the machine's load; else 1)")
     args = parser.parse_args()
     model = args.model or common.SMOLLM2
     if args.quick and args.model is None:
@@ -88,15 +131,17 @@ def main() -> None:
         model = str(cached_tiny_llama(common.ROOT / ".cache" / "test-models"))
     t0 = time.perf_counter()
     docs = documents(args.docs, args.questions, args.tokens)
-    reuse = build_generator({**common.generator_config(model), "reuse_prefix": True, "threads": 1})
-    plain = build_generator({**common.generator_config(model), "reuse_prefix": False, "threads": 1})
+    # one policy for every arm, filled by each document's questions (the probe decodes at the policy's batch)
+    policy = {"reuse_prefix": True, "threads": 1, "decode_batch": args.questions}
+    reuse = build_generator({**common.generator_config(model), **policy})
+    plain = build_generator({**common.generator_config(model), **policy, "reuse_prefix": False})
     lc = answer_all(LongContextArm(reuse, LongContextConfig()), reuse, docs, "longctx-reuse")
     lc_plain = answer_all(LongContextArm(plain, LongContextConfig()), plain, docs, "longctx-plain")
     rag = answer_all(RagArm(reuse, bm25_retriever(), RagConfig(chunk_size=128, top_k=4, cache=False)), reuse, docs,
                      "rag")
     runs = [run_of("lc", "longctx", lc), run_of("rag", "rag", rag)]
     cpu = pricing_of(load_price("cpu"), runs)
-    probe = measure(plain)  # the per-token rates a price=cpu run is priced at (llm/work_probe.py)
+    probe = measure(_backend(reuse))  # the per-token rates a price=cpu run is priced at (llm/work_probe.py)
     rates = None if probe is None else probe.to_dict()
     work = pricing_of(load_price("cpu"), [run_of("lc", "longctx", lc, rates), run_of("rag", "rag", rag, rates)])
     wall = pricing_of({**load_price("cpu"), "basis": "latency"}, runs)
@@ -116,6 +161,9 @@ def main() -> None:
         "longctx_over_rag_cost_work": round(mean_cost(work, lc) / mean_cost(work, rag), 4),
         "longctx_over_rag_cost": round(mean_cost(cpu, lc) / mean_cost(cpu, rag), 4),
         "longctx_no_reuse_over_rag_cost": round(mean_cost(cpu, lc_plain) / mean_cost(cpu, rag), 4),
+        "probe_decode_batch": max(u.prompts for u in design(_backend(reuse))),
+        **_charge_figures([(probe, {"longctx": lc, "longctx_no_reuse": lc_plain, "rag": rag})]
+                          + [_round(reuse, plain, docs) for _ in range((args.rounds or (3 if args.quick else 1)) - 1)]),
         "cpu_s_per_answer": {"longctx": round(mean(r["cpu_s"] for r in lc), 4),
                              "longctx_no_reuse": round(mean(r["cpu_s"] for r in lc_plain), 4),
                              "rag": round(mean(r["cpu_s"] for r in rag), 4)},

@@ -117,8 +117,11 @@ def test_each_answer_row_states_its_verdict_csv_row(report):
         assert cells["RAG (score)"] == f"{v['rag_config']} ({float(v['rag_score']):.1f})"
         assert cells["docs"] == v["n_groups"]
         assert cells["to decide"] == v["to_decide"]
-        ratios = _numbers(cells["RAG÷LC: prompt tokens, latency, cost"])
-        for got, key in zip(ratios, ("prompt_token_ratio", "latency_ratio", "cost_ratio"), strict=True):
+        ratios = _numbers(cells["RAG÷LC: prompt tokens, latency, cost [interval]"])
+        keys = ["prompt_token_ratio", "latency_ratio", "cost_ratio"]
+        if float(v["cost_ratio_low"]) < float(v["cost_ratio_high"]):  # exact prices: the interval is the point
+            keys += ["cost_ratio_low", "cost_ratio_high"]
+        for got, key in zip(ratios, keys, strict=True):
             assert got == pytest.approx(float(v[key]), abs=0.006), (key, row)
         if int(v["n_groups"]) >= 2:  # the family-adjusted interval where the report makes several decisions
             lo, hi = (("ci_family_low", "ci_family_high") if v["ci_family_low"] else ("ci95_low", "ci95_high"))

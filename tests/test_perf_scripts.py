@@ -173,12 +173,26 @@ def test_cost_fairness(tiny_llm):
     """Both arms under one batching policy; the what-if's no-cache cost near a measured no-reuse run's (a loose band:
     one small document); part B's pricing checks at zero."""
     figures = run_script("cost_fairness.py", "--quick", "--docs", "1", "--questions", "3", "--tokens", "400",
-                         "--model", tiny_llm)
-    batches = ("rag_decode_batch", "longctx_decode_batch", "longctx_no_reuse_decode_batch")
-    assert [figures[k] for k in batches] == [3, 3, 3], "one batching policy for every arm"
+                         "--model", tiny_llm, "--rounds", "1")
+    batches = ("rag_decode_batch", "longctx_decode_batch", "longctx_no_reuse_decode_batch", "probe_decode_batch")
+    assert [figures[k] for k in batches] == [3, 3, 3, 3], "one batching policy for every arm, and the probe"
+    # the probe's charge of the answers over their CPU seconds (a loose band: one round on a machine others share)
+    assert 0.5 < figures["priced_over_measured_cpu"] < 2.0 and len(figures["priced_over_measured_cpu_each_round"]) == 1
     assert 0.6 < figures["whatif_no_cache_over_measured"] < 1.6
     assert figures["whatif_no_cache_over_measured_work"] == pytest.approx(1.0, abs=0.02)  # at the probe's rates
     assert figures["server_q_rescale_error"] < 0.05 and figures["discounted_twice_error"] < 0.05
+
+
+def test_probe_spread(tiny_llm):
+    """Two probes back to back price a demo-like pair: each ratio inside its own interval, the agreement figures."""
+    from llm.work_model import FEATURES
+
+    figures = run_script("probe_spread.py", "--quick", "--probes", "2", "--model", tiny_llm, "--threads", "1")
+    assert [p["probe"] for p in figures["probes"]] == [1, 2] and all(p["ratios"] for p in figures["probes"])
+    for probe in figures["probes"]:
+        for point, low, high in probe["ratios"].values():
+            assert 0 < low <= point <= high
+    assert 0.0 <= figures["each_holds_the_others_points"] <= 1.0 and set(figures["rate_spread"]) == set(FEATURES)
 
 
 def test_response_cache(tiny_llm):

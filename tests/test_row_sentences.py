@@ -142,7 +142,7 @@ def test_the_walk_reaches_every_decision_and_reason(runs, settings):
     assert whys["chosen on the samples reported on"].startswith("the interval would say rag, but the configs")
     assert whys["no shared samples"] == "no shared samples to compare on"
     assert "unknown" not in whys["interval allows both, no price"]  # tokens say which arm is cheaper
-    assert "which arm is cheaper is unknown" in whys["interval allows both, no cost nor tokens"]
+    assert "neither arm is known to be the cheaper one" in whys["interval allows both, no cost nor tokens"]
 
 
 def test_a_routed_row_states_the_arms_decision_and_its_own_numbers(runs, settings):
@@ -164,7 +164,8 @@ def test_rows_without_an_arm_name_the_one_they_have(runs, settings):
 
 @pytest.mark.parametrize("rag_cheaper", [True, False, None])
 def test_decide_names_an_unknown_cost_only_when_it_is_unknown(rag_cheaper):
-    """Every message of `decide` over a grid of estimates: "unknown" only where which arm is cheaper is unknown,
+    """Every message of `decide` over a grid of estimates: "neither arm is known to be the cheaper one" only where
+    no arm is (an unknown cost or a cost tie),
     and the tolerance it names is the one it was given."""
     seen = set()
     for value in (-30.0, -2.5, -1.0, 0.0, 1.0, 1.5, 2.5, 30.0):
@@ -172,7 +173,8 @@ def test_decide_names_an_unknown_cost_only_when_it_is_unknown(rag_cheaper):
             for cross_fitted in (False, True):
                 why = decide(Estimate(value, se, 20, 21, cross_fitted), 2.0, rag_cheaper).why
                 seen.add(why.split(" (")[0][:40])
-                assert ("unknown" in why) == (rag_cheaper is None and why.startswith("the interval allows")), why
+                unknown = "neither arm is known to be the cheaper one" in why
+                assert unknown == (rag_cheaper is None and why.startswith("the interval allows")), why
                 assert all(float(p) == 2.0 for p in re.findall(r"than (\d+(?:\.\d+)?) points", why)), why
     assert len(seen) >= 4  # the grid reaches several messages, not one repeated
 

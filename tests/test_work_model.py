@@ -18,16 +18,18 @@ import pytest
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import write_run
-from llm.work_model import FEATURES, WorkModel, answer_features, fit_work_model
+from llm.work_model import FEATURES, WorkModel, answer_features, fit_work_model, shared_prefill_features
 
 PRICE = {"name": "cpu-2vcpu", "kind": "hourly", "usd_per_hour": 0.08925, "devices": 1, "basis": "cpu", "vcpus": 2}
-COMPUTE = (2e-4, 4e-5, 2e-2, 1e-3, 0.02)  # seconds per unit of each of FEATURES
-OVERHEAD = (2e-5, 0.0, 4e-3, 0.0, 1.5)
+COMPUTE = (2e-4, 4e-5, 2e-2, 6e-2, 1e-3, 2e-3, 0.02)  # seconds per unit of each of FEATURES
+OVERHEAD = (2e-5, 0.0, 4e-3, 4e-3, 0.0, 0.0, 1.5)
 RAG_PROMPTS = {"k1": 220, "k2": 380, "k4": 700}
 
 
 def _records(arm: str, config: str, prompt: int, rates, load: float, rng: random.Random, noise: float,
-             docs: int = 8, q: int = 3, reuse_doc: int | None = None) -> list[dict]:
+             docs: int = 8, q: int = 3, reuse_doc: int | None = None, alone: bool = False) -> list[dict]:
+    """One config's records: each document's q answers decoded together (`alone`: one at a time), each batch running
+    its longest answer's steps."""
     out = []
     for d in range(docs):
         batch = []
@@ -40,6 +42,9 @@ def _records(arm: str, config: str, prompt: int, rates, load: float, rng: random
             if reuse_doc:
                 rec.update(prefix_group_size=q, prefill_cpu_s=0.0, prefill_s=0.0)
             batch.append(rec)
+        for r in batch:
+            r["decode_batch"] = 1 if alone else q
+            r["decode_steps"] = r["completion_tokens"] - 1 if alone else max(b["completion_tokens"] for b in batch) - 1
         truth = sum(float(answer_features(r) @ rates) for r in batch)  # type: ignore[operator]
         measured = truth * load * (rng.lognormvariate(0.0, noise) if noise else 1.0)
         for r in batch:
@@ -47,8 +52,7 @@ def _records(arm: str, config: str, prompt: int, rates, load: float, rng: random
             r["generation_s"] = r["latency_s"] = r["cpu_s"]
             r["cost_usd"] = r["cpu_s"] / PRICE["vcpus"] * PRICE["usd_per_hour"] / 3600
         if reuse_doc:
-            shared = float(answer_features({**batch[0], "prefix_group_size": 1, "prompt_tokens": reuse_doc,
-                                            "completion_tokens": 0}) @ rates) - rates[4]  # type: ignore[operator]
+            shared = float(shared_prefill_features(batch[0]) @ rates)
             for r in batch:
                 r["prefill_cpu_s"] = r["prefill_s"] = shared * load
         out += batch
@@ -61,8 +65,8 @@ def _sweep(rates, loads: dict[str, float], seed: int, noise: float) -> dict[str,
     rates = np.asarray(rates)
     rng = random.Random(seed)
     runs = {"longctx": _records("longctx", "lc", 1100, rates, loads.get("longctx", 1.0), rng, noise, reuse_doc=1060)}
-    for k, prompt in RAG_PROMPTS.items():
-        runs[k] = _records("rag", k, prompt, rates, loads.get(k, 1.0), rng, noise)
+    for k, prompt in RAG_PROMPTS.items():  # k4's answers decoded one at a time
+        runs[k] = _records("rag", k, prompt, rates, loads.get(k, 1.0), rng, noise, alone=k == "k4")
     return runs
 
 
@@ -179,3 +183,69 @@ def test_runs_priced_at_different_probes_keep_their_measured_seconds_and_say_so(
     assert pricing.work is None and "priced at different probes' rates" in pricing.describe()
     with pytest.raises(ValueError, match="features"):
         WorkModel.from_dict({**_probe(COMPUTE), "features": ["prefilled token"]})
+
+
+def _answer(prompt: int, decoded: int, batch: int, steps: int, doc: int = 0, group: int | None = None) -> dict:
+    rec = {"prompt_tokens": prompt, "completion_tokens": decoded, "decode_batch": batch, "decode_steps": steps,
+           "context_tokens": doc, "cpu_s": 1.0}
+    if group:
+        rec.update(prefix_group_size=group, prefill_cpu_s=0.5)
+    return rec
+
+
+def test_a_batch_is_charged_its_steps_once_and_a_shared_document_once_a_step():
+    """Six answers decoded together over a shared 1,800-token document for 20 steps (the longest answer's 21 tokens
+    less the first): together they are charged 20 steps of the batch and 20 reads of the document, not 6 x 20; each
+    its own question's reads; an answer decoded alone is charged its steps at the alone rate."""
+    import numpy as np
+
+    batch = [_answer(1830 + j, 8 + 2 * j, 6, 20, doc=1800, group=6) for j in range(6)]
+    x = np.sum([answer_features(r) for r in batch], axis=0)
+    assert x[2] == pytest.approx(20) and x[3] == 0
+    assert x[5] == pytest.approx(20 * 1.8)  # the document: once a step for the whole batch
+    assert x[4] == pytest.approx(sum(20 * (30 + j + 10) for j in range(6)) / 1e3)  # each its own question and answer
+    assert x[0] == pytest.approx(1800 + sum(30 + j for j in range(6)))  # the document prefilled once
+    padded = [_answer(600, 8 + 2 * j, 6, 20) for j in range(6)]  # RAG: each row reads its own prompt every step
+    y = np.sum([answer_features(r) for r in padded], axis=0)
+    assert y[2] == pytest.approx(20) and y[5] == 0 and y[4] == pytest.approx(6 * 20 * 610 / 1e3)
+    alone = answer_features(_answer(600, 9, 1, 8))
+    assert alone[2] == 0 and alone[3] == 8
+    old = answer_features({"prompt_tokens": 600, "completion_tokens": 9})  # before decode_steps: alone, its own
+    assert old[3] == 8
+
+
+def test_without_reuse_every_answer_prefills_and_reads_its_whole_prompt():
+    from llm.work_model import no_reuse_features
+
+    rec = _answer(1830, 12, 6, 20, doc=1800, group=6)
+    plain = no_reuse_features(rec)
+    assert plain[0] == 1830 and plain[1] == pytest.approx(1830 ** 2 / 2e3)
+    assert plain[4] == pytest.approx(20 * (1830 + 10) / 1e3) and plain[5] == 0 and plain[2] == pytest.approx(20 / 6)
+    work = WorkModel(COMPUTE, 1, 1.0, 0.0)
+    assert work.no_reuse_cpu_s(rec) > work.cpu_s(rec)  # the whole document prefilled and read for this answer
+
+
+def test_the_rates_carry_their_noise_in_their_draws():
+    """Measured units from known rates: without noise every bootstrap refit gives the rates back; with 10% noise the
+    refits spread, and their central 95% holds the true cost of a long-context answer and of a RAG one."""
+    import numpy as np
+
+    from llm.work_model import fit_rows
+
+    rng = np.random.default_rng(3)
+    truth = np.asarray(COMPUTE)
+    shapes = [np.array([p, p * p / 2e3, s / b, 0, s * p / 1e3 * (b > 1), 0, b]) for p in (50, 300, 1200)
+              for s in (0, 15) for b in (2, 4)] + [np.array([p, p * p / 2e3, 0, 15, 15 * p / 1e3, 0, 1])
+                                                     for p in (50, 600)]
+    shapes += [np.array([d, d * d / 2e3, 0, 0, 0, 0, 0]) for d in (1000, 2000, 4000)]
+    shapes += [np.array([40, 40 * d / 1e3, 15, 0, 0.5, 15 * d / 1e3, 4]) for d in (1000, 2000, 4000)]
+    clean = fit_rows([(x, float(x @ truth)) for x in shapes], answers=40)
+    assert clean is not None and np.allclose(clean.rates, truth, rtol=1e-5)
+    assert len(clean.draws) == 200 and np.allclose(clean.draws, truth, rtol=1e-4)
+    noisy = fit_rows([(x, float(x @ truth) * rng.lognormal(0, 0.1)) for x in shapes for _ in range(2)], answers=80)
+    lc = np.array([1830, 1830 * 1830 / 2e3, 20 / 6, 0, 0.8, 20 * 1.8 / 6, 1])  # a long-context answer's features
+    rag = np.array([600, 600 * 600 / 2e3, 20 / 6, 0, 20 * 0.61, 0, 1])
+    for x in (lc, rag):
+        costs = np.asarray(noisy.draws) @ x
+        low, high = np.quantile(costs, [0.025, 0.975])
+        assert low < x @ truth < high and high / low > 1.02, (low, x @ truth, high)

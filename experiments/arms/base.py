@@ -84,7 +84,8 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
     and write rates. `cpu_s`: the process CPU seconds charged to this request (generation share + retrieval; None
     when a call did not measure them, e.g. a remote endpoint's), what `price.basis: cpu` charges;
     `prefill_cpu_s` the same for the shared prefill. `decode_batch`: how many answers were decoded together with
-    this one (the largest of its calls), `decode_policy` the generator's batching setting. `timings_replayed`:
+    this one (the largest of its calls), `decode_steps` the decode steps its batches ran (summed over its calls),
+    `decode_policy` the generator's batching setting. `timings_replayed`:
     an answer the response cache served with timings measured under another configuration (llm/cache.py)."""
     ttft = [g.ttft_s for g in gens if g.ttft_s is not None]
     cached = [g.cached_prompt_tokens for g in gens if g.cached_prompt_tokens is not None]
@@ -93,6 +94,7 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
     shared = [g for g in gens if g.prefill_s is not None]
     cpu = [g.cpu_s for g in gens]
     batches = [g.decode_batch for g in gens if g.decode_batch is not None]
+    steps = [g.decode_steps for g in gens]
     policies = [g.decode_policy for g in gens if g.decode_policy is not None]
     return {
         "prompt_tokens": sum(g.prompt_tokens for g in gens),
@@ -111,6 +113,7 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
         "cpu_s": round(sum(cpu) + (retrieval_cpu_s or 0.0), 4) if gens and None not in cpu else None,
         "prefill_cpu_s": shared[-1].prefill_cpu_s if shared else None,
         "decode_batch": max(batches) if batches else None,
+        "decode_steps": sum(steps) if gens and None not in steps else None,  # type: ignore[arg-type]
         "decode_policy": max(policies) if policies else None,
         "timings_replayed": any(getattr(g, "timings_replayed", False) for g in gens),
     }

@@ -34,6 +34,7 @@ ratio and cheapest-config choice) prices long context with provider caching when
 
 from __future__ import annotations
 
+import copy
 import json
 from statistics import mean
 from typing import Any
@@ -41,7 +42,7 @@ from typing import Any
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
 from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
-                      cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
+                      cache_state_known, cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
 from experiments.report.runs import Run
 from llm.work_model import WorkModel, WorkPriced
 from experiments import records as schema
@@ -132,11 +133,11 @@ class Pricing:
         modelled = token_time_model(self.rec_model) if self.rec_model is not None else None
         if modelled is not None:
             return modelled
-        return fit_token_rates([
+        return fit_token_rates([  # only records that say what a server's prefix cache served them
             (max(0, int(r["prompt_tokens"]) - int(r.get("cached_prompt_tokens") or 0)),
              int(r.get("completion_tokens") or 0), float(r["generation_s"]))
             for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
-            and r.get("generation_s") is not None])
+            and r.get("generation_s") is not None and cache_state_known(r)])
 
     def describe(self) -> str:
         if self.source == "records":
@@ -212,10 +213,27 @@ class Pricing:
         pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
         if pt is None and self.model.needs_tokens():
             return None
-        return self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+        cost = self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
+        return None if cost is None else cost + self.model.retrieval_cost(rec)
 
     def basis(self) -> str:
-        """Which pricing the deployment cost (the verdict's cost ratio) uses, in a phrase."""
+        """Which pricing the deployment cost (the verdict's cost ratio) uses, and what its interval is, in a phrase."""
+        words = self.interval_words()
+        return self._basis() + (f"; {words}" if words else "")
+
+    def interval_words(self) -> str:
+        """What the cost ratio's interval is (experiments/report/verdict/cost_ratio.py), in a phrase."""
+        if self.rate_draws:
+            return ("its interval: where another probe of this setup would put it, 95% of the time (the ratio priced "
+                    "at the probe's refits of its rates on its own noise), \"cost tie\" where it holds 1: neither "
+                    "arm is cheaper")
+        if self.time_priced():
+            return "no interval: measured time, whose noise nothing models here"
+        if self.source in ("tokens", "records") or self.cache_model is not None:
+            return "no interval: exact token counts at published prices (the interval is the point)"
+        return ""
+
+    def _basis(self) -> str:
         if self.cache_model is not None:
             return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
         basis = "" if self.time_basis is None else f" ({self.time_basis} time)"
@@ -242,7 +260,7 @@ class Pricing:
             return self.answer_cost(rec)
         pt, ct, secs = int(rec["prompt_tokens"]), int(rec.get("completion_tokens") or 0), self.charged_seconds(rec)
         if isinstance(m, PerTokenCost) or (isinstance(m, HourlyCost) and m.basis == "throughput"):
-            return m.cost(pt, ct, secs if secs is not None else 0.0)
+            return (m.cost(pt, ct, secs if secs is not None else 0.0) or 0.0) + m.retrieval_cost(rec)
         base = self.answer_cost(rec)
         cached = min(int(rec.get("cached_prompt_tokens") or 0), pt)
         rate = self.time_rate()
@@ -264,8 +282,8 @@ class Pricing:
             base = self.answer_cost_full(rec)
             return None if base is None else (float(prefill) * rate, base - float(prefill) / int(group) * rate)
         doc, pt = rec.get("context_tokens"), rec.get("prompt_tokens")
-        if not shared_prefix or self.token_time is None or not doc or pt is None:
-            return None
+        if not shared_prefix or self.token_time is None or not doc or pt is None or not cache_state_known(rec):
+            return None  # (a server that hid what its prefix cache served: what was prefilled is unknown)
         doc = min(int(doc), int(pt))
         cached = min(int(rec.get("cached_prompt_tokens") or 0), int(pt))
         m = self.rec_model
@@ -281,17 +299,22 @@ class Pricing:
 
     def modelled_prefill_note(self, runs: list[Run]) -> str | None:
         """The sentence that says long context's document prefill was modelled from tokens, and by which rates."""
-        if self.token_time is None:
+        if not self.time_priced():
             return None
-        n = sum(1 for run in runs if run.spec.role == ROLE_LONGCTX for r in run.answered()
-                if r.get("prefill_s") is None and r.get("context_tokens") and r.get("prompt_tokens") is not None)
-        if not n:
-            return None
-        t = self.token_time
-        return (f"{n} long-context answers came from a backend that measured no prefill of its own (an HTTP server, "
+        lc = [r for run in runs if run.spec.role == ROLE_LONGCTX for r in run.answered()
+              if r.get("prefill_s") is None and r.get("context_tokens") and r.get("prompt_tokens") is not None]
+        unknown = sum(1 for r in lc if not cache_state_known(r))
+        hidden = (f"{unknown} long-context answers came from a server that reported no cached-token details: what its "
+                  "prefix cache served them is unknown, so they cost what they cost at every queries per document"
+                  if unknown else None)
+        t, n = self.token_time, len(lc) - unknown
+        if t is None or not n:
+            return hidden
+        text = (f"{n} long-context answers came from a backend that measured no prefill of its own (an HTTP server, "
                 f"vLLM offline): their document's prefill share at each queries per document is modelled from tokens "
                 f"(context_tokens at {t.prefill_tokens_per_s:,.0f} prefill tokens/s, decode at "
                 f"{t.decode_tokens_per_s:,.0f} tokens/s: {t.source})")
+        return text + (f"; {hidden}" if hidden else "")
 
     def answer_cost_provider(self, rec: dict[str, Any], queries_per_doc: float) -> float | None:
         """One long-context answer's generation cost with provider caching when its document gets
@@ -340,7 +363,32 @@ class Pricing:
         if terms is None:
             return self.answer_cost(rec) if prefix_cache else self.answer_cost_full(rec)
         prefill, rest = terms
+        whole = None if prefix_cache else self.no_reuse_cost(rec)
+        if whole is not None:
+            return whole
         return rest + (prefill / max(float(queries_per_doc), 1.0) if prefix_cache else prefill)
+
+    def no_reuse_cost(self, rec: dict[str, Any]) -> float | None:
+        """A prefix-reusing answer priced at the probe's rates as it would compute without reuse (its whole prompt
+        prefilled and read by every decode step, llm.work_model.no_reuse_features); None without a work model."""
+        if not isinstance(self.time_model, WorkPriced) or rec.get("prefix_group_size") is None:
+            return None
+        seconds, rate = self.time_model.no_reuse_seconds(rec), self.time_rate()
+        return None if seconds is None or rate is None else seconds * rate
+
+    @property
+    def rate_draws(self) -> tuple[tuple[float, ...], ...]:
+        """The probe's bootstrap draws of its rates, which price a cost's interval (none: the prices are exact
+        token counts, or measured time with no probe)."""
+        return self.work.draws if self.work is not None and isinstance(self.time_model, WorkPriced) else ()
+
+    def at_rates(self, rates) -> "Pricing":
+        """The same pricing at other rates of the probe's features (experiments/report/cost_interval.py)."""
+        other = copy.copy(self)
+        other.work = WorkModel(tuple(float(r) for r in rates), self.work.n, self.work.r2,  # type: ignore[union-attr]
+                               self.work.rel_error, self.work.source)  # type: ignore[union-attr]
+        other.time_model = WorkPriced(self.time_model.base, other.work)  # type: ignore[attr-defined]
+        return other
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
                             level: str | None = None) -> float | None:
@@ -367,7 +415,8 @@ class Pricing:
                 if base is not None:
                     terms.append((0.0, base, base))
             else:
-                terms.append((split[0], split[1], split[1] + split[0]))
+                whole = self.no_reuse_cost(rec)
+                terms.append((split[0], split[1], split[1] + split[0] if whole is None else whole))
         if not terms:
             return None
         return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]

@@ -116,6 +116,12 @@ def _row(bench: str, role: str, run: Run, pricing: Pricing, settings: ReportSett
                      shared_prefix=run.spec.role == ROLE_LONGCTX)
 
 
+def queries(q: float) -> str:
+    """A break-even in queries per document with its significant digits: "0.0015", "0.42", "3.7", "12.4", "1,234"
+    (two decimals printed a break-even of 0.0015 as "0.00")."""
+    return f"{q:,.0f}" if q >= 100 else f"{q:.3g}"
+
+
 def break_even(index_cost: float, answer_cost: float | None, lc_answer_cost: float | None) -> tuple[float | None, str]:
     if answer_cost is None or lc_answer_cost is None:
         return None, "-"
@@ -124,7 +130,7 @@ def break_even(index_cost: float, answer_cost: float | None, lc_answer_cost: flo
     if index_cost <= 0:
         return 0.0, "from the first query (no indexing cost)"
     q = index_cost / (lc_answer_cost - answer_cost)
-    return q, f"{q:.2f}"
+    return q, queries(q)
 
 
 def break_even_cached(index_cost: float, answer_cost: float | None, lc_terms) -> tuple[float | None, str]:
@@ -136,10 +142,10 @@ def break_even_cached(index_cost: float, answer_cost: float | None, lc_terms) ->
         if index_cost <= prefill:
             return 0.0, "from the first query"
         q = (index_cost - prefill) / (rest - answer_cost)
-        return q, f"{q:.2f}"
+        return q, queries(q)
     if answer_cost > rest and index_cost < prefill:
         q = (prefill - index_cost) / (answer_cost - rest)
-        return q, f"cheaper only below {q:.2f}"
+        return q, f"cheaper only below {queries(q)}"
     return None, "never (no cheaper per answer)"
 
 

@@ -3,11 +3,17 @@ section and the forest plot (experiments.report.page.drawing)."""
 
 from __future__ import annotations
 
+from experiments.report.page.cells import cost_ratio_cell
 from experiments.report.plots.forest import ForestRow
 from experiments.report.verdict.decision import percent
 from experiments.report.verdict.row import VerdictRow, on_scale
 
 FOREST_FILE = "verdict_forest.png"
+
+
+def cost_cell(v: VerdictRow) -> str:
+    """The row's cost ratio with its interval (`cost_ratio_cell`; a summary.json from before it: the point)."""
+    return cost_ratio_cell(v.cost_ratio, getattr(v, "cost_ratio_low", None), getattr(v, "cost_ratio_high", None))
 
 
 def row_name(v: VerdictRow) -> str:

@@ -39,9 +39,10 @@ from __future__ import annotations
 import numpy as np
 
 from eval.metrics.confidence import Estimate
-from experiments.report.pricing import Pricing, deployment_cost
+from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
+from experiments.report.verdict.cost_ratio import cost_ratio
 from experiments.report.verdict.crossfit import document_weights, repeated_crossfit
 from experiments.report.verdict.decision import INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, decide
 from experiments.report.verdict.oracle import oracle_router
@@ -198,8 +199,8 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
         row.naive_diff = naive_est.value if naive_est is not None else None
     row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
-    row.cost_ratio = _ratio(deployment_cost(row.rag, pricing, settings, lvl),
-                            deployment_cost(row.lc, pricing, settings, lvl))
+    cost = cost_ratio(row.rag, row.lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
+    row.cost_ratio, row.cost_ratio_low, row.cost_ratio_high = (cost.point, cost.low, cost.high) if cost else (None,) * 3
     row.cost_basis = pricing.basis() if row.cost_ratio is not None else ""
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,

@@ -118,7 +118,8 @@ def held_by_exact_bound(estimate: Estimate, bounds: tuple[float, float], level: 
 def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None,
            correct_shares: tuple[float, float] | None = None, floor_share: float = 0.05,
            alpha: float = ALPHA) -> Decision:
-    """`estimate`: of RAG - long context (points); `rag_cheaper`: None when the cost is unknown;
+    """`estimate`: of RAG - long context (points); `rag_cheaper`: None when neither arm is known to be the
+    cheaper one (a cost tie, experiments.report.verdict.cost_ratio, or an unknown cost);
     `correct_shares`: (RAG, long context) share of samples answered correctly; `alpha`: the level on the
     common scale (the family passes its adjusted one). Every word is judged at the level of the interval the
     decision reads (the claim's level), so "the whole interval is above 0" is said of that interval."""
@@ -160,6 +161,6 @@ def decide(estimate: Estimate | None, tolerance: float, rag_cheaper: bool | None
                                       f"every claim is tested at the stricter {percent(1 - level[near[0]])} interval "
                                       "(differences between documents can be lopsided), which does not; more "
                                       "documents would settle it")
-    unknown = " or which arm is cheaper is unknown" if rag_cheaper is None else ""
+    unknown = ", or neither arm is known to be the cheaper one" if rag_cheaper is None else ""
     return Decision(INCONCLUSIVE, f"the interval allows a difference of more than {tolerance:g} points either "
                                   f"way{unknown}; more documents would settle it")

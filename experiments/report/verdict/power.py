@@ -210,7 +210,10 @@ def _pair(row: Any) -> tuple[list[float], list[str]] | None:
 
 
 def rag_is_cheaper(row: Any) -> bool | None:
-    """As the verdict reads it: the cost ratio, else the prompt-token ratio (None: unknown)."""
+    """As the verdict reads it (VerdictRow.rag_cheaper: None for a cost tie or an unknown cost); a row built by hand
+    without it: the cost ratio, else the prompt-token ratio."""
+    if hasattr(type(row), "rag_cheaper"):
+        return row.rag_cheaper
     cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
     return None if cheaper is None else cheaper < 1
 

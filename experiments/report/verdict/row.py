@@ -38,6 +38,10 @@ class VerdictRow:
     latency_ratio: float | None = None
     cost_ratio: float | None = None
     cost_basis: str = ""  # what the cost ratio is priced by (experiments.report.pricing.Pricing.basis); "" without one
+    # the cost ratio's interval (experiments.report.verdict.cost_ratio): the probe's uncertainty under price=cpu, the
+    # point itself for exact token prices
+    cost_ratio_low: float | None = None
+    cost_ratio_high: float | None = None
     oracle: OracleResult | None = None
     decision: Decision | None = None
     selection: str = ""  # how the configs were chosen
@@ -64,10 +68,38 @@ class VerdictRow:
     arm_decision: Decision | None = None  # a row decided `route`: the decision between the single arms
 
     @property
+    def cost_tie(self) -> bool:
+        """The cost ratio's interval holds 1: neither arm is the cheaper one."""
+        return cost_tie(self.cost_ratio_low, self.cost_ratio_high)
+
+    @property
     def rag_cheaper(self) -> bool | None:
-        """As the decision reads it: the cost ratio, else the prompt-token ratio (None: unknown)."""
+        """As the decision reads it: the cost ratio, else the prompt-token ratio; None where neither arm is the
+        cheaper one (a cost tie: the cost ratio's interval holds 1) or the cost is unknown."""
+        if self.cost_tie:
+            return None
         cheaper = self.cost_ratio if self.cost_ratio is not None else self.token_ratio
         return None if cheaper is None else cheaper < 1
+
+    @property
+    def cost_words(self) -> str:
+        """Which arm is cheaper, in words: "RAG cheaper", "long context cheaper", "cost tie" (the interval holds 1)
+        or "cost unknown"."""
+        if self.cost_tie:
+            return "cost tie"
+        cheaper = self.rag_cheaper
+        return "cost unknown" if cheaper is None else "RAG cheaper" if cheaper else "long context cheaper"
+
+    def cost_phrase(self) -> str:
+        """", 0.54x the cost per answer [0.48-0.61] (priced by ...)", ", a cost tie: 0.98x the cost per answer
+        [0.85-1.12] ..." (exact prices: no interval), or "" without a cost ratio: what a sentence says of the cost."""
+        if self.cost_ratio is None:
+            return ""
+        low, high = self.cost_ratio_low, self.cost_ratio_high
+        shown = f"{self.cost_ratio:.2f}x the cost per answer" + (
+            f" [{low:.2f}-{high:.2f}]" if low is not None and high is not None and low < high else "")
+        shown += f" (priced by {self.cost_basis})" if self.cost_basis else ""
+        return f", a cost tie: {shown}" if self.cost_tie else f", {shown}"
 
     @property
     def known_correct_shares(self) -> tuple[float, float] | None:
@@ -107,7 +139,8 @@ class VerdictRow:
             "diff_rag_minus_longctx": _r(self.diff), "ci95_low": _r(self.ci[0]) if self.ci else None,
             "ci95_high": _r(self.ci[1]) if self.ci else None, "p_value": _r(self.p_value, 4),
             "prompt_token_ratio": _r(self.token_ratio, 4), "latency_ratio": _r(self.latency_ratio, 4),
-            "cost_ratio": _r(self.cost_ratio, 4),
+            "cost_ratio": _r(self.cost_ratio, 4), "cost_ratio_low": _r(self.cost_ratio_low, 4),
+            "cost_ratio_high": _r(self.cost_ratio_high, 4), "cost_tie": self.cost_tie,
             "best_rag_config": self.best_rag.label if self.best_rag else "", "best_rag_score": _r(self.best_rag_score),
             "oracle_router_score": _r(self.oracle.score) if self.oracle else None,
             "oracle_router_share_rag": _r(self.oracle.share_first, 4) if self.oracle else None,
@@ -132,6 +165,11 @@ class VerdictRow:
             "recommendation": self.recommendation,
         }
 
+
+
+def cost_tie(low: float | None, high: float | None) -> bool:
+    """An interval of RAG ÷ long context's cost that holds 1: neither arm is the cheaper one."""
+    return low is not None and high is not None and low <= 1.0 <= high
 
 
 def _r(v: float | None, digits: int = 2) -> float | None:

@@ -26,8 +26,7 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     ci = _interval_words(row)
     diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
-    cost = "" if row.cost_ratio is None else (f", {row.cost_ratio:.2f}x the cost per answer"
-                                              + (f" (priced by {row.cost_basis})" if row.cost_basis else ""))
+    cost = row.cost_phrase()  # with its interval and basis; "a cost tie" where it holds 1
     decision = row.decision or Decision(INCONCLUSIVE, "no interval")
     if decision.kind == RAG:
         text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."

@@ -31,7 +31,7 @@ from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.sections.lost_answers import main_loss_line
-from experiments.report.page.verdict_cells import delta_cell, no_interval_reason, row_name
+from experiments.report.page.verdict_cells import cost_cell, delta_cell, no_interval_reason, row_name
 from experiments.report.page.viewer_links import row_links
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
@@ -39,7 +39,7 @@ from experiments.report.timing_notes import timing_notes
 from experiments.report.verdict.row import VerdictRow
 
 ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs", "long context (score)",
-               "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost", "to decide"]
+               "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost [interval]", "to decide"]
 ANSWER_NOWRAP = (0, 1, 2, 3, 4, 8)  # values on one line; "to decide" may wrap
 ANSWER_LABELS = (5, 6, 7)  # "label (score)": the label on one line, the score may wrap below it
 MAX_LABEL = 28  # a config label longer than this is cut and tagged with its config hash
@@ -97,7 +97,7 @@ def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[li
     """One line of values per verdict row, in ANSWER_HEAD's order."""
     return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v),
              str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.lc_score), scored(v.rag, v.rag_score),
-             best_scoring_cell(v), ", ".join(ratio(r) for r in (v.token_ratio, v.latency_ratio, v.cost_ratio)),
+             best_scoring_cell(v), f"{ratio(v.token_ratio)}, {ratio(v.latency_ratio)}, {cost_cell(v)}",
              plan["column"]]
             for v, plan in zip(vrows, plans)]
 

@@ -9,7 +9,7 @@ from experiments.report.page.cells import fmt, pct, ratio
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.verdict_cells import delta_cell
+from experiments.report.page.verdict_cells import cost_cell, delta_cell
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
 from experiments.report.verdict.family import ROUTER_SHARE
@@ -148,7 +148,7 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
                       v.lc.label if v.lc else "-", score_cell(v.lc_score, v.lc_own_score),
                       v.rag.label if v.rag else "-", score_cell(v.rag_score, v.rag_own_score), delta,
                       str(v.n_groups), str(v.n_shared), correct, ratio(v.token_ratio), ratio(v.latency_ratio),
-                      ratio(v.cost_ratio), oracle, _selection_cell(v), plan["column"], v.recommendation])
+                      cost_cell(v), oracle, _selection_cell(v), plan["column"], v.recommendation])
     return head, table
 
 
