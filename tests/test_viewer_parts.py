@@ -119,9 +119,9 @@ def test_the_parts_are_read_from_file_as_the_reader_pages_filters_and_searches(t
     late = _dom(browser, url + "#cell=only_rag&bench=c&level=4k")  # hits spread over the later parts
     wanted = [f"q{i:04d}" for i in range(150, 300) if i % 5 == 0 and i % 2 == 1]
     assert re.findall(r'<article data-id="([^"]+)"', late) == wanted and f'data-shown="{len(wanted)}"' in late
-    found = _dom(browser, url + "#q=" + "1297")  # a search reads every part: the answer of the last question
-    assert re.findall(r'<article data-id="([^"]+)"', found) == ["q0297"]
-    opened = _dom(browser, url + "#bench=c&open=q0297&config=rag%20bm25%20c128%20k1")
+    # a search reads every part (the gold answer of a question in the last one), its chunks opened
+    opened = _dom(browser, url + "#q=1297&open=q0297&config=rag%20bm25%20c128%20k1")
+    assert re.findall(r'<article data-id="([^"]+)"', opened) == ["q0297"]
     chunk = re.search(r'<article data-id="q0297">.*?<div class="chunk">(.*?)</div>', opened, re.S)
     assert chunk and "<mark>" in chunk.group(1) and "chunk 297 with the vault code 1297" in chunk.group(1)
     (tmp_path / DATA_DIR / "part-00002.js").unlink()  # a folder shared without its parts: said, not a blank page

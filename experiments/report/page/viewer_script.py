@@ -47,7 +47,7 @@ SCRIPT = r"""
 (function () {
   var I = JSON.parse(document.getElementById('index').textContent), V = window.rolViewer;
   var FILTERS = ['bench', 'level', 'task', 'cell', 'reason', 'config', 'q'];
-  var PAGE = 40, shown = 0, hits = [], epoch = 0, busy = null, waiting = {}, prepared = {};
+  var PAGE = 40, shown = 0, hits = [], epoch = 0, busy = null, waiting = {}, prepared = {}, failed = {};
   var CELLS = Object.keys(I.cells);
   var Q = I.qs.map(function (r, i) {
     return {i: i, id: r[0], bench: I.benches[r[1]], level: I.levels[r[2]], task: I.tasks[r[3]],
@@ -85,7 +85,8 @@ SCRIPT = r"""
     var done = 0, all = [];
     for (var k = 0; k < I.nparts; k++) all.push(load(k).then(function () {
       done++;
-      if (mine === epoch && done < I.nparts) say('searching: ' + done + ' of ' + I.nparts + ' files read');
+      if (mine === epoch && !failed[mine] && done < I.nparts)
+        say('searching: ' + done + ' of ' + I.nparts + ' files read');
     }));
     return Promise.all(all);
   }
@@ -256,7 +257,10 @@ SCRIPT = r"""
       say(hits.length + ' of ' + Q.length + ' questions shown');
       document.body.dataset.shown = String(hits.length);
       return renderMore(s, mine);
-    }).then(function () { if (mine === epoch) ready(); }, function (err) { say(String(err.message || err)); });
+    }).then(function () { if (mine === epoch) ready(); }, function (err) {
+      failed[mine] = true;
+      if (mine === epoch) { say(String(err.message || err)); document.body.dataset.failed = '1'; }
+    });
   }
   function toHash() {
     var parts = [], open = state().open;
