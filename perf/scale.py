@@ -134,12 +134,23 @@ def report_point(stage: str, per_level: int, quick: bool, tmp: Path) -> dict[str
         cmd = [sys.executable, "-c", EXPORT_CHILD, str(root / "export"), *map(str, dirs)]
     figures = {"size": records, "per_level": per_level, **measure(cmd)}
     if stage == "report":
-        figures["files_mb"] = {p.name: round(p.stat().st_size / 1e6, 2) for p in sorted((root / "report").iterdir())
-                               if p.suffix in (".html", ".js", ".json") or p.is_dir()}
+        figures["files_mb"] = report_files(root / "report")
     return figures
 
 
 NOISE_S = 0.5  # CPU seconds above the fixed cost under which a ratio says nothing (a process's start varies so much)
+
+
+def report_files(out: Path) -> dict[str, float]:
+    """MB of the report's pages, its summary and each folder of files beside them (the viewer's parts)."""
+    sizes = {}
+    for p in sorted(out.iterdir()):
+        if p.suffix in (".html", ".json") and not p.name.startswith("router_"):
+            sizes[p.name] = round(p.stat().st_size / 1e6, 2)
+        elif p.is_dir():
+            files = [f for f in p.rglob("*") if f.is_file()]
+            sizes[f"{p.name}/ ({len(files)} files)"] = round(sum(f.stat().st_size for f in files) / 1e6, 2)
+    return sizes
 
 
 def per_step(points: list[dict], fixed: float) -> list[dict]:

@@ -75,7 +75,7 @@ def test_a_large_viewer_is_a_small_page_with_its_rows_in_parts_beside_it(tmp_pat
     assert _resolved(back) == _resolved(payload) and back["held"] == 300
     assert all(p.stat().st_size < 3 * viewer.PART_BYTES for p in parts)
     assert viewer_holds(said).startswith("The viewer holds all 300 questions: questions.html (0.0 MB) reads their")
-    assert f"from {DATA_DIR}/ ({len(parts)} files" in viewer_holds(said)
+    assert f"from {DATA_DIR}/ ({len(parts)} compressed files" in viewer_holds(said)
     small = write_viewer(_payload(5), tmp_path)  # rewritten small: one file, the old parts gone
     assert small["part_files"] == 0 and not list((tmp_path / DATA_DIR).glob("*.js"))
     assert _resolved(read_viewer(tmp_path / "questions.html")) == _resolved(_payload(5))

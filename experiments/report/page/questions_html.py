@@ -5,11 +5,12 @@ benchmark, level, task, outcome cell, each answer's config and loss reason) and 
 (experiments.report.page.viewer_script); the rows themselves (experiments.report.questions.rows: question,
 answers, chunks, context windows) are cut into parts of about `PART_BYTES`, each with its own string table. A small
 report (everything under `ONE_FILE_BYTES`) keeps its parts inside the page: one self-contained file. A larger one
-writes them as scripts under `questions_data/` beside the page, which it reads as the reader pages and filters
-(a text search reads them all): the page opens in the same time at 100k answers as at 2k, and the report folder,
-shared whole, carries them. The index grows by a few dozen bytes a question; past `PAGE_MAX_BYTES` of it, the
-viewer holds the first questions (in its order: benchmark, level, task, id) and the report says how many, the
-others being in lost_answers.csv and `--export details`.
+writes them, gzip-compressed (in base64), as scripts under `questions_data/` beside the page, which it reads as the
+reader pages and filters (a text search reads them all) and decompresses with the browser's own
+DecompressionStream: the page opens in the same time at 100k answers as at 2k, and the report folder, shared
+whole, carries the parts at a fraction of their size. The index grows by a few dozen bytes a question; past
+`PAGE_MAX_BYTES` of it, the viewer holds the first questions (in its order: benchmark, level, task, id) and the
+report says how many, the others being in lost_answers.csv and `--export details`.
 
 The filters live in the URL's hash (`questions.html#cell=only_rag&level=1k`), which is how the report's first
 screen and agreement table link to a filtered view (`questions_link`); `open=<question id>` opens that question's
@@ -18,6 +19,8 @@ chunks and context window. `read_viewer` reads a written viewer back into the ro
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import re
@@ -56,7 +59,7 @@ def _json(payload: Any) -> str:
 
 @dataclass
 class Viewer:
-    """The viewer cut into its page's index and its parts (each a script calling `rolViewer.part`)."""
+    """The viewer cut into its page's index and its parts (each part's rows as JSON)."""
 
     index: dict[str, Any]
     parts: list[str] = field(default_factory=list)
@@ -119,18 +122,26 @@ def split(payload: dict[str, Any]) -> Viewer:
         rows.append(row)
         size += len(chunk[-1])
         if size + sum(map(len, local)) >= PART_BYTES:
-            parts.append(_part_script(len(parts), chunk, local))
+            parts.append(_part_json(chunk, local))
             chunk, local, table, size = [], [], {}, 0
     if chunk:
-        parts.append(_part_script(len(parts), chunk, local))
+        parts.append(_part_json(chunk, local))
     index = {"configs": payload["configs"], "cells": payload["cells"], "levels": names["level"],
              "benches": names["bench"], "tasks": names["task"], "reasons": list(REASONS), "dir": DATA_DIR,
              "nparts": len(parts), "starts": starts, "qs": rows}
     return Viewer(index, parts, len(questions), len(rows))
 
 
-def _part_script(k: int, questions: list[str], texts: list[str]) -> str:
-    return f'rolViewer.part({k},{{"questions":[{",".join(questions)}],"texts":{_json(texts)}}});\n'
+def _part_json(questions: list[str], texts: list[str]) -> str:
+    return f'{{"questions":[{",".join(questions)}],"texts":{_json(texts)}}}'
+
+
+def _part_script(k: int, data: str, compress: bool) -> str:
+    """The script of part `k`: its rows as they are (inline), or gzip-compressed in base64 (a file: text of
+    documents shrinks 3-9x, and the page decompresses a part in milliseconds)."""
+    if compress:
+        data = json.dumps(base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)).decode())
+    return f"rolViewer.part({k},{data});\n"
 
 
 def part_name(k: int) -> str:
@@ -144,7 +155,8 @@ def _page(viewer: Viewer, title: str, inline: bool) -> str:
     held = "" if viewer.held == viewer.questions else (
         f'<p id="held">This viewer holds the first {viewer.held:,} of {viewer.questions:,} questions; every answer is '
         "in lost_answers.csv and, with <code>--export details</code>, in details/.</p>")
-    parts = "".join(f"<script>{p}</script>\n" for p in viewer.parts) if inline else ""
+    parts = "".join(f"<script>{_part_script(k, p, False)}</script>\n" for k, p in enumerate(viewer.parts)) \
+        if inline else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>"
             f"<h1>{html.escape(title)} <a href=\"report.html\" style=\"font-size:.7em\">back to the report</a></h1>"
@@ -169,15 +181,17 @@ def write_viewer(payload: dict[str, Any], out: Path, title: str = TITLE) -> dict
     folder = Path(out) / DATA_DIR
     for old in folder.glob("part-*.js") if folder.is_dir() else []:
         old.unlink()
+    written = 0
     if not inline:
         folder.mkdir(parents=True, exist_ok=True)
-        for k, text in enumerate(viewer.parts):
-            atomic_write_text(Path(out) / part_name(k), text)
+        for k, data in enumerate(viewer.parts):
+            script = _part_script(k, data, compress=True)
+            atomic_write_text(Path(out) / part_name(k), script)
+            written += len(script)
     page = _page(viewer, title, inline)
     atomic_write_text(Path(out) / QUESTIONS_FILE, page)
     return {"questions": viewer.questions, "held": viewer.held, "page_bytes": len(page.encode("utf-8")),
-            "part_files": 0 if inline else len(viewer.parts),
-            "parts_bytes": 0 if inline else sum(len(p.encode("utf-8")) for p in viewer.parts),
+            "part_files": 0 if inline else len(viewer.parts), "parts_bytes": written,
             "folder": None if inline else DATA_DIR}
 
 
@@ -185,8 +199,8 @@ _INLINE_PART = re.compile(r"<script>(rolViewer\.part\(.*?\);)\n</script>", re.S)
 
 
 def _part_data(script: str) -> dict[str, Any]:
-    body = script[script.index(",") + 1:script.rindex(");")]
-    return json.loads(body)
+    data = json.loads(script[script.index(",") + 1:script.rindex(");")])
+    return json.loads(gzip.decompress(base64.b64decode(data))) if isinstance(data, str) else data
 
 
 def read_viewer(page: Path) -> dict[str, Any]:

@@ -42,5 +42,5 @@ def viewer_holds(viewer: dict | None) -> str | None:
     if not viewer.get("part_files"):
         return f"{held}: {QUESTIONS_FILE} ({size}, one file)."
     return (f"{held}: {QUESTIONS_FILE} ({size}) reads their answers, chunks and windows from {viewer['folder']}/ "
-            f"({viewer['part_files']:,} files, {viewer['parts_bytes'] / 1e6:.1f} MB) as you page and filter; share "
-            "the report's folder whole.")
+            f"({viewer['part_files']:,} compressed files, {viewer['parts_bytes'] / 1e6:.1f} MB) as you page and "
+            "filter; share the report's folder whole.")

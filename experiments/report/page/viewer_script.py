@@ -3,9 +3,9 @@
 The page holds an index of every question it holds (benchmark, level, task, outcome cell, its answers' configs
 and loss reasons: what the filters read) and loads the rest (question text, answers, chunks, windows) a part at
 a time: each part is a script that calls `rolViewer.part(k, data)`, inline in a small report's page, or a file
-under `questions_data/` that the page adds as a <script> element when a page of results needs it (a browser
-reads a file:// script where it refuses a fetch). A text search needs every part; the count says how many
-files are loaded meanwhile.
+under `questions_data/` (its rows gzip-compressed in base64) that the page adds as a <script> element when a
+page of results needs it (a browser reads a file:// script where it refuses a fetch). A text search needs every
+part; the count says how many files are loaded meanwhile.
 """
 
 STYLE = """
@@ -40,14 +40,14 @@ details > summary { cursor: pointer; color: #225; }
 """
 
 # Defined before any part: inline parts (a small report's) call it as the page is parsed.
-BOOT = """window.rolViewer = {parts: {}, resolve: {}, part: function (k, data) {
-  this.parts[k] = data; if (this.resolve[k]) this.resolve[k](data); }};"""
+BOOT = """window.rolViewer = {raw: {}, got: {}, part: function (k, data) {
+  this.raw[k] = data; if (this.got[k]) this.got[k](); }};"""
 
 SCRIPT = r"""
 (function () {
   var I = JSON.parse(document.getElementById('index').textContent), V = window.rolViewer;
   var FILTERS = ['bench', 'level', 'task', 'cell', 'reason', 'config', 'q'];
-  var PAGE = 40, shown = 0, hits = [], epoch = 0, busy = null, waiting = {}, prepared = {}, failed = {};
+  var PAGE = 40, shown = 0, hits = [], epoch = 0, busy = null, waiting = {}, parts = {}, failed = {};
   var CELLS = Object.keys(I.cells);
   var Q = I.qs.map(function (r, i) {
     return {i: i, id: r[0], bench: I.benches[r[1]], level: I.levels[r[2]], task: I.tasks[r[3]],
@@ -59,25 +59,37 @@ SCRIPT = r"""
     return e;
   }
   function partName(k) { return I.dir + '/part-' + String(k + 1).padStart(5, '0') + '.js'; }
-  function prepare(k) {  // each question's search text, once a part is here
-    if (prepared[k]) return V.parts[k];
-    prepared[k] = true;
-    V.parts[k].questions.forEach(function (q) {
+  function prepare(data) {  // each question's search text, once its part is here
+    data.questions.forEach(function (q) {
       var words = [q.id, q.q].concat(q.gold, q.ev || []);
       q.a.forEach(function (a) { if (a.p) words.push(a.p); });
       q.hay = words.join(' \n ').toLowerCase();
     });
-    return V.parts[k];
+    return data;
+  }
+  function decode(data) {  // a part as written: its rows, or them gzip-compressed and in base64
+    if (typeof data !== 'string') return Promise.resolve(data);
+    if (typeof DecompressionStream === 'undefined')
+      return Promise.reject(new Error('this browser cannot read the compressed parts in ' + I.dir +
+                                      ': open questions.html in a current Chrome, Edge, Firefox or Safari'));
+    var text = atob(data), bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(JSON.parse);
   }
   function load(k) {
-    if (V.parts[k]) return Promise.resolve(prepare(k));
     if (!waiting[k]) waiting[k] = new Promise(function (resolve, reject) {
-      V.resolve[k] = function () { resolve(prepare(k)); };
+      if (k in V.raw) return resolve();
+      V.got[k] = resolve;
       var tag = document.createElement('script');
       tag.src = partName(k);
       tag.onerror = function () {
         reject(new Error('cannot read ' + tag.src + ': keep questions.html beside its folder ' + I.dir)); };
       document.head.appendChild(tag);
+    }).then(function () { return decode(V.raw[k]); }).then(function (data) {
+      delete V.raw[k];
+      parts[k] = prepare(data);
+      return data;
     });
     return waiting[k];
   }
@@ -90,7 +102,7 @@ SCRIPT = r"""
     }));
     return Promise.all(all);
   }
-  function full(q) { return V.parts[q.part].questions[q.i - I.starts[q.part]]; }
+  function full(q) { return parts[q.part].questions[q.i - I.starts[q.part]]; }
   function say(text) { document.getElementById('count').textContent = text; }
   function state() {
     var s = {};
@@ -199,7 +211,7 @@ SCRIPT = r"""
     return box;
   }
   function article(q, s) {
-    var f = full(q), texts = V.parts[q.part].texts, art = el('article');
+    var f = full(q), texts = parts[q.part].texts, art = el('article');
     art.dataset.id = q.id;
     var meta = el('div', 'meta', q.id + ' · ' + q.bench + ' · level ' + q.level + ' · ' + (q.task || '') +
         (f.depth !== undefined ? ' · evidence at ' + f.depth + '% depth' : ' '));
