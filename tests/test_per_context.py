@@ -138,3 +138,25 @@ def test_per_context_keeps_the_latest_contexts_and_tells_equal_texts_and_other_d
     assert memo.get(a, lambda: 5, docs) == 5 and memo.computed == 4  # the oldest was let go
     with pytest.raises(ValueError, match="at least one"):
         PerContext(size=0)
+
+
+def test_a_verbatim_quote_is_found_through_the_index_where_a_scan_finds_it():
+    from eval.align import TokenIndex, align
+
+    rng = random.Random(3)
+    alphabet = ["vault", "Vault", "code", "4417", "the", "金库", "密码", "naïve", "x_y", ",", ".", " ", "  ", "\n"]
+    for _ in range(400):
+        text = "".join(rng.choice(alphabet) + rng.choice(["", " "]) for _ in range(rng.randint(0, 60)))
+        index = TokenIndex(text)
+        for _ in range(5):
+            if text and rng.random() < 0.7:  # a piece of the text, cut anywhere (mid-word too)
+                a = rng.randrange(len(text))
+                quote = text[a:a + rng.randint(1, 40)]
+            else:
+                quote = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+            got = align(quote, index)
+            at = text.find(quote.strip())
+            if quote.strip() and at >= 0:
+                assert got is not None and (got.start, got.method) == (at, "exact"), (text, quote)
+            else:
+                assert got is None or got.method != "exact", (text, quote)
