@@ -66,18 +66,21 @@ def test_a_large_viewer_is_a_small_page_with_its_rows_in_parts_beside_it(tmp_pat
     payload = _payload(300)
     said = write_viewer(payload, tmp_path)
     parts = sorted((tmp_path / DATA_DIR).glob("part-*.js"))
-    assert said["questions"] == said["held"] == 300 and said["part_files"] == len(parts) > 10
+    beside = sorted((tmp_path / DATA_DIR).iterdir())  # the parts and the questions' search texts
+    assert said["questions"] == said["held"] == 300 and said["part_files"] == len(parts) + 1 == len(beside) > 10
     assert said["page_bytes"] == (tmp_path / "questions.html").stat().st_size < 60_000
-    assert said["parts_bytes"] == sum(p.stat().st_size for p in parts)
+    assert said["parts_bytes"] == sum(p.stat().st_size for p in beside)
+    assert said["files"] == ["questions.html", *(f"{DATA_DIR}/{p.name}" for p in parts), f"{DATA_DIR}/search.js"]
     page = (tmp_path / "questions.html").read_text()
     assert "rolViewer.part(" not in page.split("<script>", 2)[-1].split("</script>")[0]  # no part inline
     back = read_viewer(tmp_path / "questions.html")
     assert _resolved(back) == _resolved(payload) and back["held"] == 300
     assert all(p.stat().st_size < 3 * viewer.PART_BYTES for p in parts)
     assert viewer_holds(said).startswith("The viewer holds all 300 questions: questions.html (0.0 MB) reads their")
-    assert f"from {DATA_DIR}/ ({len(parts)} compressed files" in viewer_holds(said)
+    assert f"from {DATA_DIR}/ ({len(parts) + 1} compressed files" in viewer_holds(said)
     small = write_viewer(_payload(5), tmp_path)  # rewritten small: one file, the old parts gone
-    assert small["part_files"] == 0 and not list((tmp_path / DATA_DIR).glob("*.js"))
+    assert small["part_files"] == 0 and not list((tmp_path / DATA_DIR).glob("*.js")) and small["files"] == [
+        "questions.html"]
     assert _resolved(read_viewer(tmp_path / "questions.html")) == _resolved(_payload(5))
     assert viewer_holds(small) == f"The viewer holds all 5 questions: questions.html " \
                                   f"({small['page_bytes'] / 1e6:.1f} MB, one file)."
@@ -119,13 +122,23 @@ def test_the_parts_are_read_from_file_as_the_reader_pages_filters_and_searches(t
     late = _dom(browser, url + "#cell=only_rag&bench=c&level=4k")  # hits spread over the later parts
     wanted = [f"q{i:04d}" for i in range(150, 300) if i % 5 == 0 and i % 2 == 1]
     assert re.findall(r'<article data-id="([^"]+)"', late) == wanted and f'data-shown="{len(wanted)}"' in late
-    # a search reads every part (the gold answer of a question in the last one), its chunks opened
+    # a search reads the questions' search texts (the gold answer of a question in the last part), chunks opened
     opened = _dom(browser, url + "#q=1297&open=q0297&config=rag%20bm25%20c128%20k1")
     assert re.findall(r'<article data-id="([^"]+)"', opened) == ["q0297"]
     chunk = re.search(r'<article data-id="q0297">.*?<div class="chunk">(.*?)</div>', opened, re.S)
     assert chunk and "<mark>" in chunk.group(1) and "chunk 297 with the vault code 1297" in chunk.group(1)
     (tmp_path / DATA_DIR / "part-00002.js").unlink()  # a folder shared without its parts: said, not a blank page
     res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                          "--virtual-time-budget=8000", "--dump-dom", url + "#q=1297"], capture_output=True,
-                         text=True, timeout=180)
+                          "--virtual-time-budget=8000", "--dump-dom", url], capture_output=True, text=True,
+                         timeout=180)
     assert "cannot read" in res.stdout and "keep questions.html beside its folder questions_data" in res.stdout
+
+
+def test_a_one_file_viewer_searches_its_inline_parts(tmp_path, small_limits):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium not installed: `apt-get install -y chromium` to check the viewer in a browser")
+    said = write_viewer(_payload(20), tmp_path)
+    assert said["part_files"] == 0 and not (tmp_path / DATA_DIR).exists()
+    dom = _dom(browser, (tmp_path / "questions.html").as_uri() + "#q=VAULT%20CODE%201013")  # any case: the evidence
+    assert re.findall(r'<article data-id="([^"]+)"', dom) == ["q0013"]

@@ -42,7 +42,7 @@ from experiments.report.loading import load_runs
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, to_html, to_markdown
 from experiments.report.page.drawing import draw_figures
-from experiments.report.page.questions_html import DATA_DIR, QUESTIONS_FILE, part_name, write_viewer
+from experiments.report.page.questions_html import DATA_DIR, QUESTIONS_FILE, write_viewer
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.sections import SECTIONS
 from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
@@ -116,8 +116,7 @@ def draw_files(s: Summary) -> list[Path]:
     routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
     s.figures = draw_figures(s.runs, s.vrows, s.diagnostics.agreements, s.settings.tolerance, out)
     s.viewer = write_viewer(s.questions, out)
-    viewer = [out / QUESTIONS_FILE, *(out / part_name(k) for k in range(s.viewer["part_files"]))]
-    return routers + s.figures.files(out) + viewer
+    return routers + s.figures.files(out) + [out / name for name in s.viewer["files"]]
 
 
 def present(s: Summary) -> Document:

@@ -35,6 +35,7 @@ from experiments.report.questions.reasons import REASONS
 
 QUESTIONS_FILE = "questions.html"
 DATA_DIR = "questions_data"
+SEARCH_FILE = "search.js"  # in DATA_DIR: every question's searchable text, read when the reader searches
 FILTERS = ("bench", "level", "task", "cell", "reason", "config", "q")
 PART_BYTES = 500_000  # a part: what a page of results reads at most per question it shows
 ONE_FILE_BYTES = 8_000_000  # up to this, parts inline: one file
@@ -63,6 +64,7 @@ class Viewer:
 
     index: dict[str, Any]
     parts: list[str] = field(default_factory=list)
+    search: list[str] = field(default_factory=list)  # each held question's searchable text
     questions: int = 0  # in the rows
     held: int = 0  # in the viewer (all but past PAGE_MAX_BYTES of index)
 
@@ -105,7 +107,7 @@ def split(payload: dict[str, Any]) -> Viewer:
     names = {"bench": list(dict.fromkeys(q["bench"] for q in questions)), "level": list(payload["levels"]),
              "task": sorted({q.get("task") or "" for q in questions})}
     codes = {k: {v: i for i, v in enumerate(vs)} for k, vs in names.items()}
-    rows, parts, starts = [], [], []
+    rows, parts, starts, search = [], [], [], []
     index_bytes, budget = 0, PAGE_MAX_BYTES - len(SCRIPT) - len(STYLE) - 50_000
     chunk: list[str] = []
     local: list[str] = []
@@ -120,6 +122,7 @@ def split(payload: dict[str, Any]) -> Viewer:
             starts.append(i)
         chunk.append(_json(_local(q, texts, table, local)))
         rows.append(row)
+        search.append(_searchable(q))
         size += len(chunk[-1])
         if size + sum(map(len, local)) >= PART_BYTES:
             parts.append(_part_json(chunk, local))
@@ -128,20 +131,32 @@ def split(payload: dict[str, Any]) -> Viewer:
         parts.append(_part_json(chunk, local))
     index = {"configs": payload["configs"], "cells": payload["cells"], "levels": names["level"],
              "benches": names["bench"], "tasks": names["task"], "reasons": list(REASONS), "dir": DATA_DIR,
-             "nparts": len(parts), "starts": starts, "qs": rows}
-    return Viewer(index, parts, len(questions), len(rows))
+             "nparts": len(parts), "starts": starts, "qs": rows, "search": False}
+    return Viewer(index, parts, search, len(questions), len(rows))
+
+
+def _text(x: Any) -> str:
+    """A value as JavaScript's join writes it (null: empty)."""
+    return "" if x is None else "true" if x is True else "false" if x is False else str(x)
+
+
+def _searchable(q: dict[str, Any]) -> str:
+    """What a text search reads of a question: id, question, gold answers, evidence and every prediction."""
+    predictions = [a["p"] for a in q["a"] if a.get("p")]
+    words = [q["id"], q.get("q"), *(q.get("gold") or []), *(q.get("ev") or []), *predictions]
+    return " \n ".join(map(_text, words))
 
 
 def _part_json(questions: list[str], texts: list[str]) -> str:
     return f'{{"questions":[{",".join(questions)}],"texts":{_json(texts)}}}'
 
 
-def _part_script(k: int, data: str, compress: bool) -> str:
+def _part_script(k: int | str, data: str, compress: bool) -> str:
     """The script of part `k`: its rows as they are (inline), or gzip-compressed in base64 (a file: text of
     documents shrinks 3-9x, and the page decompresses a part in milliseconds)."""
     if compress:
         data = json.dumps(base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)).decode())
-    return f"rolViewer.part({k},{data});\n"
+    return f"rolViewer.part({json.dumps(k)},{data});\n"
 
 
 def part_name(k: int) -> str:
@@ -149,6 +164,7 @@ def part_name(k: int) -> str:
 
 
 def _page(viewer: Viewer, title: str, inline: bool) -> str:
+    viewer.index["search"] = not inline  # a file of the questions' search texts beside the parts
     selects = "".join(f'<label>{html.escape(name)} <select id="{key}"></select></label>'
                       for key, name in (("bench", "benchmark"), ("level", "level"), ("task", "task"),
                                         ("cell", "outcome"), ("reason", "lost to"), ("config", "config")))
@@ -174,25 +190,26 @@ def questions_html(payload: dict[str, Any], title: str = TITLE) -> str:
 
 
 def write_viewer(payload: dict[str, Any], out: Path, title: str = TITLE) -> dict[str, Any]:
-    """Write questions.html into `out` (its parts inside it, or under questions_data/ beside it, the folder's
-    earlier parts removed); return what the report says of it: questions held of how many, files and sizes."""
+    """Write questions.html into `out` (its parts inside it, or under questions_data/ beside it with the questions'
+    search texts, the folder's earlier files removed); return what the report says of it: questions held of how
+    many, the files written (relative to `out`) and their sizes."""
     viewer = split(payload)
     inline = viewer.inline
     folder = Path(out) / DATA_DIR
-    for old in folder.glob("part-*.js") if folder.is_dir() else []:
-        old.unlink()
-    written = 0
+    for old in [*folder.glob("part-*.js"), folder / SEARCH_FILE] if folder.is_dir() else []:
+        old.unlink(missing_ok=True)
+    scripts: dict[str, str] = {}
     if not inline:
         folder.mkdir(parents=True, exist_ok=True)
-        for k, data in enumerate(viewer.parts):
-            script = _part_script(k, data, compress=True)
-            atomic_write_text(Path(out) / part_name(k), script)
-            written += len(script)
+        scripts = {part_name(k): _part_script(k, data, compress=True) for k, data in enumerate(viewer.parts)}
+        scripts[f"{DATA_DIR}/{SEARCH_FILE}"] = _part_script("search", _json(viewer.search), compress=True)
+        for name, script in scripts.items():
+            atomic_write_text(Path(out) / name, script)
     page = _page(viewer, title, inline)
     atomic_write_text(Path(out) / QUESTIONS_FILE, page)
     return {"questions": viewer.questions, "held": viewer.held, "page_bytes": len(page.encode("utf-8")),
-            "part_files": 0 if inline else len(viewer.parts), "parts_bytes": written,
-            "folder": None if inline else DATA_DIR}
+            "part_files": len(scripts), "parts_bytes": sum(map(len, scripts.values())),
+            "folder": None if inline else DATA_DIR, "files": [QUESTIONS_FILE, *scripts]}
 
 
 _INLINE_PART = re.compile(r"<script>(rolViewer\.part\(.*?\);)\n</script>", re.S)

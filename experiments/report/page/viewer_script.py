@@ -48,7 +48,7 @@ SCRIPT = r"""
   var I = JSON.parse(document.getElementById('index').textContent), V = window.rolViewer;
   var FILTERS = ['bench', 'level', 'task', 'cell', 'reason', 'config', 'q'];
   var PAGE = 40, shown = 0, hits = [], epoch = 0, busy = null, waiting = {}, parts = {}, failed = {};
-  var CELLS = Object.keys(I.cells);
+  var CELLS = Object.keys(I.cells), SEARCH = 'search', hay = null;
   var Q = I.qs.map(function (r, i) {
     return {i: i, id: r[0], bench: I.benches[r[1]], level: I.levels[r[2]], task: I.tasks[r[3]],
             cell: r[4] < 0 ? undefined : CELLS[r[4]], part: r[5], ac: r[6], ar: r[7]}; });
@@ -58,7 +58,8 @@ SCRIPT = r"""
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
-  function partName(k) { return I.dir + '/part-' + String(k + 1).padStart(5, '0') + '.js'; }
+  function partName(k) {
+    return I.dir + '/' + (k === SEARCH ? 'search' : 'part-' + String(k + 1).padStart(5, '0')) + '.js'; }
   function prepare(data) {  // each question's search text, once its part is here
     data.questions.forEach(function (q) {
       var words = [q.id, q.q].concat(q.gold, q.ev || []);
@@ -88,7 +89,7 @@ SCRIPT = r"""
       document.head.appendChild(tag);
     }).then(function () { return decode(V.raw[k]); }).then(function (data) {
       delete V.raw[k];
-      parts[k] = prepare(data);
+      if (k !== SEARCH) parts[k] = prepare(data);
       return data;
     });
     return waiting[k];
@@ -101,6 +102,12 @@ SCRIPT = r"""
         say('searching: ' + done + ' of ' + I.nparts + ' files read');
     }));
     return Promise.all(all);
+  }
+  function loadHay(mine) {  // every question's search text: its own file, else read off every part
+    if (hay) return Promise.resolve();
+    var texts = I.search ? load(SEARCH) : loadAll(mine).then(function () {
+      return Q.map(function (q) { return full(q).hay; }); });
+    return texts.then(function (t) { hay = t.map(function (x) { return x.toLowerCase(); }); });
   }
   function full(q) { return parts[q.part].questions[q.i - I.starts[q.part]]; }
   function say(text) { document.getElementById('count').textContent = text; }
@@ -137,7 +144,7 @@ SCRIPT = r"""
     if (s.config && !mine.length) return false;
     var reason = s.reason ? I.reasons.indexOf(s.reason) + 1 : 0;
     if (s.reason && !mine.some(function (j) { return q.ar[j] === reason; })) return false;
-    if (s.q && full(q).hay.indexOf(s.q.toLowerCase()) < 0) return false;
+    if (s.q && hay[q.i].indexOf(s.q.toLowerCase()) < 0) return false;
     return true;
   }
   function marked(parent, text, marks, cuts) {
@@ -262,7 +269,7 @@ SCRIPT = r"""
   function apply() {
     var s = state(), mine = ++epoch;
     FILTERS.forEach(function (k) { var c = document.getElementById(k); if (c) c.value = s[k] || ''; });
-    return (s.q ? loadAll(mine) : Promise.resolve()).then(function () {
+    return (s.q ? loadHay(mine) : Promise.resolve()).then(function () {
       if (mine !== epoch) return;
       hits = Q.filter(function (q) { return matches(q, s); });
       list.textContent = ''; shown = 0;
