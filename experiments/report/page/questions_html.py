@@ -6,11 +6,11 @@ benchmark, level, task, outcome cell, each answer's config and loss reason) and 
 answers, chunks, context windows) are cut into parts of about `PART_BYTES`, each with its own string table. A small
 report (everything under `ONE_FILE_BYTES`) keeps its parts inside the page: one self-contained file. A larger one
 writes them, gzip-compressed (in base64), as scripts under `questions_data/` beside the page, which it reads as the
-reader pages and filters (a text search reads them all) and decompresses with the browser's own
-DecompressionStream: the page opens in the same time at 100k answers as at 2k, and the report folder, shared
-whole, carries the parts at a fraction of their size. The index grows by a few dozen bytes a question; past
-`PAGE_MAX_BYTES` of it, the viewer holds the first questions (in its order: benchmark, level, task, id) and the
-report says how many, the others being in lost_answers.csv and `--export details`.
+reader pages and filters (a text search reads one more file, every question's text: `search.js`) and decompresses
+with the browser's own DecompressionStream: the page opens in the same time at 100k answers as at 2k, and the
+report folder, shared whole, carries the parts at a fraction of their size. The index grows by a few dozen bytes
+a question; past `PAGE_MAX_BYTES` of it, the viewer holds the first questions (in its order: benchmark, level,
+task, id) and the report says how many, the others being in lost_answers.csv and `--export details`.
 
 The filters live in the URL's hash (`questions.html#cell=only_rag&level=1k`), which is how the report's first
 screen and agreement table link to a filtered view (`questions_link`); `open=<question id>` opens that question's

@@ -4,8 +4,8 @@ The page holds an index of every question it holds (benchmark, level, task, outc
 and loss reasons: what the filters read) and loads the rest (question text, answers, chunks, windows) a part at
 a time: each part is a script that calls `rolViewer.part(k, data)`, inline in a small report's page, or a file
 under `questions_data/` (its rows gzip-compressed in base64) that the page adds as a <script> element when a
-page of results needs it (a browser reads a file:// script where it refuses a fetch). A text search needs every
-part; the count says how many files are loaded meanwhile.
+page of results needs it (a browser reads a file:// script where it refuses a fetch). A text search reads the
+questions' search texts (`questions_data/search.js`; in a one-file page, every part: all are in it).
 """
 
 STYLE = """
