@@ -12,8 +12,8 @@ Chromium (driven over its DevTools pipe, a fresh browser for each opening): unfi
 (`#cell=only_rag`) and searched (`#q=I do not know`, a prediction: every part read). Figures: the page's own clock
 from navigation start to its first render (`performance.now()` when the script has read the index, filtered, read
 the parts the first 40 questions are in and drawn them), the wall seconds from the navigation to seeing it drawn,
-the DOM's element count then, the page's size, the part files' count, total and largest size, and the machine's
-load average (a shared machine's figures rise with it).
+the DOM's element count then, the page's size, the part files' count, total and largest size, the search file's
+size, and the machine's load average (a shared machine's figures rise with it).
 """
 
 from __future__ import annotations
@@ -190,6 +190,7 @@ def main() -> None:
                    "rows_and_html_s": round(build_s, 2), "held": said["held"], "part_files": len(parts),
                    "parts_bytes": sum(p.stat().st_size for p in parts),
                    "part_max_bytes": max((p.stat().st_size for p in parts), default=0),
+                   "search_file_bytes": sum(p.stat().st_size for p in (Path(tmp) / DATA_DIR).glob("search.js")),
                    "open_ms_median": statistics.median(f["ready-ms"] for f in seen["first"]),
                    "open_ms_max": max(f["ready-ms"] for f in seen["first"]),
                    "open_filtered_only_rag_ms_median": statistics.median(f["ready-ms"] for f in seen["filtered"]),
