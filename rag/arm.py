@@ -201,6 +201,10 @@ class RagArm:
             )
         return self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
 
+    def _documents_by_id(self, sample: Sample) -> dict:
+        """The context's documents by id, built once per context (a folder's thousand, for every question)."""
+        return self._documents.get(sample.context, lambda: {d.doc_id: d for d in sample.documents}, sample.documents)
+
     def _depth(self, n_chunks: int) -> int:
         if self.cfg.budget_tokens is not None:
             return n_chunks  # fill by budget: the whole ranking may be needed
@@ -226,9 +230,7 @@ class RagArm:
         retrieval_s = (retrieval.seconds or 0.0) + remembered.seconds
         ranked_chunks = [chunks[i] for i, _ in ranked]
         if titles_on(self.cfg.doc_titles, len(sample.documents)):
-            by_id = self._documents.get(sample.context, lambda: {d.doc_id: d for d in sample.documents},
-                                        sample.documents)
-            ranked_chunks = with_titles(ranked_chunks, by_id, self.gen.tokenizer.count)
+            ranked_chunks = with_titles(ranked_chunks, self._documents_by_id(sample), self.gen.tokenizer.count)
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
         selected, used = select_chunks(ranked_chunks, room, sep_tokens, top_k, self.cfg.budget_tokens)
