@@ -13,8 +13,10 @@ vocabulary, `model_max_length`, and the chat template rendered as transformers r
 
 It is used only where it gives what transformers would (`readable`): a generic fast tokenizer
 (`PreTrainedTokenizerFast`), or a Llama one whose saved post-processor is the one transformers rebuilds from its
-`add_bos_token` / `add_eos_token`; a template with `{% generation %}` blocks, a class whose loading changes the
-backend, or a folder without `tokenizer.json` is loaded by transformers (`llm.hf_tokenizer.load_hf_tokenizer`).
+`add_bos_token` / `add_eos_token`, and whose loading leaves the saved backend as it is (no truncation or padding in
+the file, special tokens not split, the pre-tokenizer's `add_prefix_space` as the config says, every added and
+special token already in the file); a template with `{% generation %}` blocks, any other class or setting, or a
+folder without `tokenizer.json` is loaded by transformers (`llm.hf_tokenizer.load_hf_tokenizer`).
 tests/test_tokenizer_files.py checks both ways agree on SmolLM2's tokenizer.
 """
 
@@ -59,6 +61,25 @@ def _post_processor_items(tokenizer_json: dict[str, Any]) -> list[str] | None:
     return [item["Sequence"]["id"] if "Sequence" in item else item["SpecialToken"]["id"] for item in post["single"]]
 
 
+def _loaded_as_saved(config: dict[str, Any], saved: dict[str, Any]) -> bool:
+    """Whether transformers' fast tokenizer keeps the saved backend as it is: no truncation or padding set in the
+    file, special tokens not split, the pre-tokenizer's `add_prefix_space` what the config asks (transformers
+    rewrites it otherwise), and every added or special token of the config already in the file."""
+    if saved.get("truncation") or saved.get("padding") or config.get("split_special_tokens"):
+        return False
+    have, want = (saved.get("pre_tokenizer") or {}).get("add_prefix_space"), config.get("add_prefix_space", False)
+    if not (have is None or have == want or (want is None and have is False)):
+        return False
+    added = {t["content"]: t["id"] for t in saved.get("added_tokens") or []}
+    declared = config.get("added_tokens_decoder") or {}
+    if any(added.get(_content(t)) != int(i) for i, t in declared.items()):
+        return False
+    vocab = saved.get("model", {}).get("vocab") or {}
+    specials = [_content(config.get(k)) for k in SPECIAL_KEYS] + list(map(_content, config.get(
+        "additional_special_tokens") or []))
+    return all(t in added or (isinstance(vocab, dict) and t in vocab) for t in specials if t)
+
+
 def readable(folder: Path) -> bool:
     """Whether `folder` holds a tokenizer this module reads exactly as transformers would."""
     if not ((folder / "tokenizer.json").is_file() and (folder / "tokenizer_config.json").is_file()):
@@ -67,14 +88,16 @@ def readable(folder: Path) -> bool:
     if "{% generation" in str(config.get("chat_template") or "") or not isinstance(config.get("chat_template"),
                                                                                       (str, type(None))):
         return False  # assistant-mask blocks, or a template chosen by name: transformers' own machinery
+    saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     kind = config.get("tokenizer_class")
+    if kind not in (*PLAIN, *LLAMA) or not _loaded_as_saved(config, saved):
+        return False
     if kind in PLAIN:
         return True
-    if kind not in LLAMA or config.get("add_prefix_space") is not None:
-        return False  # transformers rebuilds such a backend from the slow tokenizer
+    if config.get("add_prefix_space") is not None:
+        return False  # transformers rebuilds such a Llama backend from the slow tokenizer
     expected = ([_content(config.get("bos_token"))] if config.get("add_bos_token", True) else []) + ["A"] + (
         [_content(config.get("eos_token"))] if config.get("add_eos_token", False) else [])
-    saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     return _post_processor_items(saved) == expected
 
 

@@ -78,8 +78,14 @@ def test_a_tokenizer_whose_loading_changes_it_goes_through_transformers(tiny_llm
         return folder
 
     llama_bos = copy("llama_bos", tokenizer_class="LlamaTokenizerFast", add_bos_token=True)  # BOS not in the file
-    gpt2 = copy("gpt2", tokenizer_class="GPT2Tokenizer")
-    assert not readable(llama_bos) and not readable(gpt2) and not readable(tmp_path)
+    changed = [llama_bos, copy("gpt2", tokenizer_class="GPT2Tokenizer"), copy("split", split_special_tokens=True),
+               copy("prefix", add_prefix_space=True),  # transformers rewrites the pre-tokenizer
+               copy("added", added_tokens_decoder={"49152": {"content": "<extra>", "special": True}}),
+               copy("special", pad_token="<pad-not-in-vocab>")]
+    assert not any(map(readable, changed)) and not readable(tmp_path)
+    prefix, added, special = (load_counting_tokenizer(str(f)) for f in changed[3:])  # each changed by its loading:
+    assert prefix("word")["input_ids"] != TokenizerFiles(changed[3])("word")["input_ids"]  # a space put before
+    assert len(added.get_vocab()) == len(special.get_vocab()) == len(TokenizerFiles(tiny_llm).get_vocab()) + 1
     assert readable(copy("llama_plain", tokenizer_class="LlamaTokenizerFast", add_bos_token=False))
     loaded = load_counting_tokenizer(str(llama_bos))
     assert not isinstance(loaded, TokenizerFiles)
