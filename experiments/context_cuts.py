@@ -34,28 +34,39 @@ def _documents(sample: Sample) -> list[tuple[str, int, int]]:
     return [(str(sample.group or sample.id), 0, len(sample.context))]
 
 
+def _context_key(sample: Sample) -> tuple:
+    """What a sample's documents depend on: its context and documents (the same objects for every question over
+    them), or, without documents, its context and the group it is named by."""
+    return (id(sample.context), id(sample.documents)) if sample.documents else \
+        (id(sample.context), str(sample.group or sample.id))
+
+
 def context_cuts(samples: Iterable[Sample], records: Iterable[dict[str, Any]], window: int | None) -> dict | None:
     """{"window", "questions", "questions_cut", "documents", "documents_cut": [{"document", "chars", "kept"}],
     "evidence_lost": [ids], "evidence_gone": [ids]} for the records that say whether they were truncated;
-    None when none does."""
+    None when none does. Each context's documents are read once, and each of its cuts once (questions over a
+    whole folder share both)."""
     by_id = {s.id: s for s in samples}
     told = [r for r in records if schema.has_context(r) and r.get("truncated") is not None and r.get("id") in by_id]
     if not told:
         return None
     names: set[str] = set()
     cut: dict[str, dict[str, Any]] = {}
+    documents: dict[tuple, list[tuple[str, int, int]]] = {}  # by context (the samples outlive this call)
+    cuts_seen: set[tuple] = set()
     lost, gone, cut_questions, with_evidence = [], [], 0, 0
     for r in told:
         sample = by_id[r["id"]]
-        docs = _documents(sample)
-        names.update(name for name, _, _ in docs)
+        context = _context_key(sample)
+        if context not in documents:
+            documents[context] = _documents(sample)
+            names.update(name for name, _, _ in documents[context])
         if r.get("truncated"):
             cut_questions += 1
-            kept = [list(span) for span in r.get("kept_spans") or []]
-            for name, start, end in docs:
-                parts = _kept_in(kept, start, end)
-                if parts != [(0, end - start)] and name not in cut:
-                    cut[name] = {"document": name, "chars": end - start, "kept": [list(p) for p in parts]}
+            kept = tuple(tuple(span) for span in r.get("kept_spans") or [])
+            if (context, kept) not in cuts_seen:
+                cuts_seen.add((context, kept))
+                _add_cut(cut, documents[context], [list(span) for span in kept])
         retained = r.get("evidence_retained")
         with_evidence += retained is not None
         if retained is not None and retained < 1 - EPS:
@@ -67,6 +78,14 @@ def context_cuts(samples: Iterable[Sample], records: Iterable[dict[str, Any]], w
             "documents_cut": list(cut.values())[:MAX_NAMED], "n_documents_cut": len(cut),
             "evidence_lost": lost[:MAX_NAMED], "n_evidence_lost": len(lost), "evidence_gone": gone[:MAX_NAMED],
             "n_evidence_gone": len(gone)}
+
+
+def _add_cut(cut: dict[str, dict[str, Any]], docs: list[tuple[str, int, int]], kept: list[list[int]]) -> None:
+    """Each document the cut `kept` left incomplete, added to `cut` unless a question before named it."""
+    for name, start, end in docs:
+        parts = _kept_in(kept, start, end)
+        if parts != [(0, end - start)] and name not in cut:
+            cut[name] = {"document": name, "chars": end - start, "kept": [list(p) for p in parts]}
 
 
 def kept_words(doc: dict[str, Any]) -> str:

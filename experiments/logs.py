@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 # libraries whose INFO lines are one per request or per batch (httpx: `HTTP Request: POST ... 200 OK`; newer
 # openai releases send through httpx2, which logs under its own name)
@@ -19,10 +21,21 @@ def set_log_level(level: str) -> None:
     logging.getLogger().setLevel(level.upper())
     for name in CHATTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
-    try:
+    quiet_transformers()
+
+
+def quiet_transformers() -> None:
+    """transformers at ERROR and without progress bars: set now where it is loaded, else through the variables it
+    reads when it is (importing it only to silence it costs a retrieval-only run seconds: it imports torch)."""
+    if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
-    except ImportError:
-        pass
+        return
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()

@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+from experiments.report.blas_threads import report_threads
 from experiments.report.verdict.power import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.loading import load_runs
@@ -33,10 +34,11 @@ def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, s
     runs = load_runs(paths).runs
     if not runs:
         raise ValueError(f"no records.jsonl in any run directory under {', '.join(paths)}: nothing to plan from")
-    rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
-    if not rows:
-        raise ValueError("no verdict rows: the runs have no scored records")
-    return plan_rows(rows, settings, power, difference, observed)
+    with report_threads():  # its simulations multiply small matrices thousands of times
+        rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
+        if not rows:
+            raise ValueError("no verdict rows: the runs have no scored records")
+        return plan_rows(rows, settings, power, difference, observed)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,9 +36,9 @@ class TokenizerOnlyGenerator(Generator):
     generates = False
 
     def __init__(self, tokenizer: str = "bundled:smollm2", context_window: int | None = None, model: str = "none"):
-        from llm.hf_tokenizer import load_hf_tokenizer, tokenizer_context_window
+        from llm.hf_tokenizer import load_counting_tokenizer, tokenizer_context_window
 
-        self._hf_tok = load_hf_tokenizer(tokenizer)
+        self._hf_tok = load_counting_tokenizer(tokenizer)  # without transformers where its saved files allow
         self.tokenizer = HFTokenizer(self._hf_tok)
         self.context_window = tokenizer_context_window(self._hf_tok, tokenizer, context_window)
         self.model_id = model

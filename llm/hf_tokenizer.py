@@ -44,6 +44,35 @@ def _load_hf_tokenizer(spec: str, trust_remote_code: bool):
         ) from err
 
 
+def load_counting_tokenizer(spec: str):
+    """A tokenizer for counting and cutting tokens only (no model behind it: `generator=none`): read from its saved
+    files without importing transformers (and torch) where that gives what transformers would
+    (llm/tokenizer_files.py), else `load_hf_tokenizer`'s."""
+    from llm.tokenizer_files import readable
+
+    folder = saved_folder(str(spec))
+    if folder is not None and readable(folder):
+        return _tokenizer_files(str(folder))
+    return load_hf_tokenizer(spec)
+
+
+@lru_cache(maxsize=8)
+def _tokenizer_files(folder: str):
+    from llm.tokenizer_files import TokenizerFiles
+
+    return TokenizerFiles(Path(folder))
+
+
+def saved_folder(spec: str) -> Path | None:
+    """The folder a model spec's tokenizer is saved in: a model folder, or the converted copy of a GGUF file's
+    tokenizer once a first load has made it; None for a hub id or a GGUF file not converted yet."""
+    path, gguf_file = resolve_model(spec)
+    if gguf_file:
+        saved = converted_copy(Path(path) / gguf_file)
+        return saved if saved.is_dir() else None
+    return Path(path) if Path(path).is_dir() else None
+
+
 def tokenizer_cache_dir() -> Path:
     """Where tokenizers converted from GGUF files are kept: `$RAGLC_TOKENIZER_CACHE`, else
     `$XDG_CACHE_HOME/rag-or-long-context/tokenizers` (`~/.cache/...`)."""
@@ -55,13 +84,13 @@ def tokenizer_cache_dir() -> Path:
 
 def converted_copy(gguf_path: Path) -> Path:
     """Where the tokenizer converted from `gguf_path` is kept: named by the file (path, size, modification time) and
-    the transformers and tokenizers versions that converted it."""
-    import tokenizers
-    import transformers
+    the transformers and tokenizers versions that converted it (read from their installed metadata: importing
+    transformers takes seconds)."""
+    from importlib.metadata import version
 
     stat = gguf_path.stat()
     key = hashlib.sha256(json.dumps([str(gguf_path.resolve()), stat.st_size, stat.st_mtime_ns,
-                                     transformers.__version__, tokenizers.__version__]).encode()).hexdigest()[:16]
+                                     version("transformers"), version("tokenizers")]).encode()).hexdigest()[:16]
     return tokenizer_cache_dir() / f"{gguf_path.stem}-{key}"
 
 

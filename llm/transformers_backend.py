@@ -26,7 +26,8 @@ from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
 from llm.gguf_weights import load_kept
 from llm.prompt import Generation, Prompt
-from llm.hf_tokenizer import load_hf_tokenizer, render_prompt, tokenizer_context_window, uses_chat_template
+from llm.hf_tokenizer import (count_prompt_tokens, load_hf_tokenizer, render_prompt, tokenizer_context_window,
+                              uses_chat_template)
 from llm.kv_cache import cache_arg, fixed_width, grow_in_place, steady_attention
 from llm.stopping import finish_after_stop, first_stop, looping, stop_strings
 from llm.timing import DeviceClock
@@ -191,7 +192,9 @@ class TransformersGenerator(Generator):
         return self._hf_tok(text, add_special_tokens=True, return_tensors="pt")["input_ids"].to(self.device)
 
     def prompt_tokens(self, prompt: Prompt) -> int:
-        return int(self._encode(prompt)["input_ids"].shape[1])
+        """The tokens `_encode` gives the model, counted without building tensors (a dry run counts every prompt:
+        making an 8k-token tensor to read its length took transformers longer than tokenizing)."""
+        return count_prompt_tokens(self._hf_tok, prompt)
 
     def sampling_params(self) -> dict:
         params = {"temperature": self.temperature, "dtype": self.dtype}

@@ -3,15 +3,18 @@ truncated by the benchmark's policy when prompt + generation would exceed the mo
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from eval.evidence import Region, present_fraction, split_kinds
 from eval.evidence_text import answer_in_text, window_around
+from eval.per_context import PerContext
 from eval.replay import replayed_shuffle
-from eval.sample import Sample
+from eval.sample import Document, Sample
 from llm.base import Generator
 from llm.prompt import Prompt, PromptTooLong
 from longctx import truncation
+from longctx.context_tokens import ContextTokens
 
 
 @dataclass
@@ -59,6 +62,8 @@ class LongContextArm:
         if cfg.truncation is not None and cfg.truncation not in truncation.POLICIES:
             raise ValueError(f"longctx.truncation={cfg.truncation!r}; allowed: null, {', '.join(truncation.POLICIES)}")
         self._group: tuple[str, frozenset[str], _Limits] | None = None  # the prepared group
+        self.tokens = ContextTokens(generator.tokenizer)  # each context tokenized once, whatever its questions
+        self._documents: PerContext[_DocumentIndex] = PerContext()
 
     def _limits(self, sample: Sample) -> _Limits:
         tpl = sample.template
@@ -101,7 +106,7 @@ class LongContextArm:
         own = self._limits(sample)  # raises PromptTooLong when nothing fits
         prepared = self._group
         lim = prepared[2] if prepared and prepared[0] == sample.group and sample.id in prepared[1] else own
-        offsets = self.gen.tokenizer.offsets(sample.context)
+        offsets = self.tokens.of(sample.context)
         policy = self.cfg.truncation or tpl.truncation
         budget = lim.budget
         if policy == "prompt_middle" and self.cfg.budget_tokens is not None:
@@ -122,7 +127,9 @@ class LongContextArm:
         context = truncation.apply(sample.context, kept)
         head, _ = tpl.parts()
         prefix_chars = len(head.replace("{question}", sample.question)) + len(context)
-        regions = _regions_with_documents(kept, sample)
+        documents_index = self._documents.get(sample.context, lambda: _DocumentIndex(sample.documents),
+                                              sample.documents)
+        regions = documents_index.regions(kept)
         spans, docs = split_kinds(sample.evidence)
         return Prompt.from_template(
             tpl, context, sample.question, prefix_chars=prefix_chars,
@@ -158,15 +165,27 @@ def _second_shuffle(sample: Sample):
     return replayed_shuffle(sample.metadata.get("second_shuffle"))
 
 
-def _regions_with_documents(kept: list[tuple[int, int]], sample: Sample) -> list[Region]:
-    """Kept char regions, split at document borders so document-level evidence can be checked."""
-    if not sample.documents:
-        return [Region(a, b) for a, b in kept]
-    regions = []
-    for a, b in kept:
-        for d in sample.documents:
-            lo, hi = max(a, d.start), min(b, d.end)
-            if hi > lo:
-                regions.append(Region(lo, hi, d.doc_id))
-        regions.append(Region(a, b))
-    return regions
+class _DocumentIndex:
+    """A context's documents by position (built once per context): the kept char regions split at document
+    borders, so document-level evidence can be checked, finding the documents a region overlaps by bisection."""
+
+    def __init__(self, documents: list[Document]):
+        self.documents = sorted(documents, key=lambda d: (d.start, d.end))
+        self.ends = [d.end for d in self.documents]
+        # documents that do not overlap: ordered by start, their ends are ordered too (else every one is looked at)
+        self.searchable = all(a.end <= b.start for a, b in zip(self.documents, self.documents[1:]))
+
+    def regions(self, kept: list[tuple[int, int]]) -> list[Region]:
+        if not self.documents:
+            return [Region(a, b) for a, b in kept]
+        regions = []
+        for a, b in kept:
+            first = bisect_right(self.ends, a) if self.searchable else 0
+            for d in self.documents[first:]:
+                if self.searchable and d.start >= b:
+                    break
+                lo, hi = max(a, d.start), min(b, d.end)
+                if hi > lo:
+                    regions.append(Region(lo, hi, d.doc_id))
+            regions.append(Region(a, b))
+        return regions

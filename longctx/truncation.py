@@ -65,6 +65,13 @@ def keep_ends(offsets: Offsets, text_len: int, head: int, tail: int) -> list[tup
     return regions
 
 
+def token_ends(offsets: Offsets) -> Sequence[int]:
+    """The end of each token, in order: kept with the offsets where they come from a context's cache
+    (`longctx.context_tokens.TokenSpans.ends`), else read off them."""
+    ends = getattr(offsets, "ends", None)
+    return ends if ends is not None else [b for _, b in offsets]
+
+
 def apply(text: str, regions: list[tuple[int, int]]) -> str:
     return "".join(text[a:b] for a, b in regions)
 
@@ -72,9 +79,9 @@ def apply(text: str, regions: list[tuple[int, int]]) -> str:
 def _whole_documents(offsets: Offsets, budget: int, documents: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Whole documents, in order, skipping each one that would overflow what is left of the budget
     (as Loong's released code does: a later, shorter document may still fit)."""
-    ends = [b for _, b in offsets]
+    ends = token_ends(offsets)
     docs = sorted(documents)
-    text_end = ends[-1] if ends else 0
+    text_end = int(ends[-1]) if len(ends) else 0
 
     def tokens(a: int, b: int) -> int:
         return bisect_right(ends, b) - bisect_right(ends, a)
@@ -108,9 +115,9 @@ def released_documents(offsets: Offsets, text_len: int, budget: int, documents: 
         return [(0, text_len)]
     if budget <= 0:
         return []
-    ends = [b for _, b in offsets]
+    ends = token_ends(offsets)
     docs = sorted(documents, key=lambda d: d[1])
-    text_end = ends[-1] if ends else 0
+    text_end = int(ends[-1]) if len(ends) else 0
     piece = {d[0]: (d[1], docs[i + 1][1] if i + 1 < len(docs) else max(d[2], text_end)) for i, d in enumerate(docs)}
     lead: list[tuple[int, int]] = [(0, docs[0][1])] if docs and docs[0][1] > 0 else []
     used = sum(bisect_right(ends, b) - bisect_right(ends, a) for a, b in lead)

@@ -16,6 +16,7 @@ from typing import Any
 from eval.evidence import Region, present_fraction, recall_at, split_kinds
 from eval.evidence_text import answer_in_text
 from eval.lexical_overlap import lexical_overlap
+from eval.per_context import PerContext
 from eval.sample import Sample
 from llm.prompt import Prompt, PromptTooLong
 from llm.timing import DeviceClock
@@ -85,6 +86,9 @@ class RagArm:
         # embedding and reranking may run on a GPU: their timed regions wait for it (llm/timing.py)
         self.clock = DeviceClock(devices_of(retriever, reranker))
         self.warmups: list[float] = []  # seconds of the untimed warm-up (once per arm), outside the records
+        # per context, not per question: its cache key (a hash of the whole text) and its documents by id
+        self._keys: PerContext[str] = PerContext()
+        self._documents: PerContext[dict] = PerContext()
 
     def _warm_up(self, index: SearchIndex, chunks: list[Chunk]) -> None:
         """Before the first timed retrieval, run it once untimed, as the generator warms up before its first timed
@@ -105,8 +109,13 @@ class RagArm:
                    or type(self.gen.tokenizer).__name__)
 
     def chunk_key(self, sample: Sample) -> str:
-        docs = [(d.doc_id, d.start, d.end) for d in sample.documents]
-        return content_key("chunks", text_hash(sample.context), docs, self.chunker.key(), self._tokenizer_id())
+        """The context's chunks' cache key: its text, its documents, the chunker and the tokenizer (hashed once per
+        context)."""
+        def key() -> str:
+            docs = [(d.doc_id, d.start, d.end) for d in sample.documents]
+            return content_key("chunks", text_hash(sample.context), docs, self.chunker.key(), self._tokenizer_id())
+
+        return self._keys.get(sample.context, key, sample.documents)
 
     def chunks_for(self, sample: Sample, key: str | None = None) -> list[Chunk]:
         key = key or self.chunk_key(sample)
@@ -192,6 +201,10 @@ class RagArm:
             )
         return self.gen.context_window - tpl.max_new_tokens - overhead - self.cfg.margin_tokens
 
+    def _documents_by_id(self, sample: Sample) -> dict:
+        """The context's documents by id, built once per context (a folder's thousand, for every question)."""
+        return self._documents.get(sample.context, lambda: {d.doc_id: d for d in sample.documents}, sample.documents)
+
     def _depth(self, n_chunks: int) -> int:
         if self.cfg.budget_tokens is not None:
             return n_chunks  # fill by budget: the whole ranking may be needed
@@ -217,7 +230,7 @@ class RagArm:
         retrieval_s = (retrieval.seconds or 0.0) + remembered.seconds
         ranked_chunks = [chunks[i] for i, _ in ranked]
         if titles_on(self.cfg.doc_titles, len(sample.documents)):
-            ranked_chunks = with_titles(ranked_chunks, sample.documents, self.gen.tokenizer.count)
+            ranked_chunks = with_titles(ranked_chunks, self._documents_by_id(sample), self.gen.tokenizer.count)
         sep_tokens = self.gen.tokenizer.count(self.cfg.separator)
         top_k = None if self.cfg.budget_tokens is not None else self.cfg.top_k
         selected, used = select_chunks(ranked_chunks, room, sep_tokens, top_k, self.cfg.budget_tokens)

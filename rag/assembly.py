@@ -14,7 +14,7 @@ document under its title. `with_titles` heads each such chunk with its document'
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from eval.sample import Document
 from rag.chunking import Chunk
@@ -38,10 +38,12 @@ def hashed_rag(rag: dict[str, Any], multi_document: bool) -> dict[str, Any]:
     return rag
 
 
-def with_titles(chunks: Sequence[Chunk], documents: Sequence[Document], count: Callable[[str], int]) -> list[Chunk]:
+def with_titles(chunks: Sequence[Chunk], documents: Sequence[Document] | Mapping[str, Document],
+                count: Callable[[str], int]) -> list[Chunk]:
     """Each chunk headed by its document's header (`Document.heading()`), its tokens counted in
-    `n_tokens`; a chunk that begins its document already holds the header and is left as it is."""
-    docs = {d.doc_id: d for d in documents}
+    `n_tokens`; a chunk that begins its document already holds the header and is left as it is. `documents`: the
+    context's documents, or them by id (built once per context by a caller that asks for many questions)."""
+    docs = documents if isinstance(documents, Mapping) else {d.doc_id: d for d in documents}
     costs: dict[str, int] = {}
     out = []
     for c in chunks:

@@ -55,7 +55,8 @@ FLOORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                      "experiments.report.loading", "experiments.pairwise"), ("run records", "arms")),
     "statistics": (("experiments.report.verdict", "experiments.report.summary", "experiments.report.losses",
                     "experiments.report.overlap", "experiments.report.latency", "experiments.report.reproducibility",
-                    "experiments.report.upper_bound", "experiments.report.timing_notes", "experiments.report.overview"),
+                    "experiments.report.upper_bound", "experiments.report.timing_notes", "experiments.report.overview",
+                    "experiments.report.blas_threads"),
                    ("run records", "arms", "run reading")),
     # the router reads the verdict's decision, family-wise control and oracle, not how its rows are built
     "router": (("experiments.report.router",),

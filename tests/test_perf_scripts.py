@@ -139,6 +139,15 @@ def test_truncation(tiny_llm):
     assert figures["context_tokens"] > 8192 >= figures["kept_tokens"] > 0 and figures["seconds"] > 0
 
 
+def test_scale_bm25(tiny_llm):
+    """Retrieval-only BM25 over generated folders: one process per size, CPU, peak memory and the ratio per step."""
+    figures = run_script("scale.py", "--quick", "--stages", "bm25", "--bm25-docs", "2,8", "--model", tiny_llm)
+    curve = figures["bm25"]
+    assert [p["size"] for p in curve["points"]] == [2, 8] and curve["fixed"]["size"] == 1
+    assert all(p["cpu_s"] > 0 and p["peak_mb"] > 50 for p in [curve["fixed"], *curve["points"]])
+    assert curve["per_step"][0]["size_ratio"] == 4.0 and curve["per_step"][0]["cpu_ratio"] > 0
+
+
 def test_retrieval_scale_bm25(tiny_llm):
     figures = run_script("retrieval_scale.py", "--no-dense", "--tokens", "3000", "--model", tiny_llm)
     assert figures["chunks"] > 10 and figures["context_tokens"] > 3000 and figures["bm25_seconds"] > 0
@@ -223,6 +232,18 @@ def test_corpus_parity(tiny_llm):
 
 
 # -- minutes: the integration tier ----------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_scale_every_stage_quick(tiny_llm):
+    """perf/scale.py --quick, as CI's smoke run: every stage's curve at its small sizes, the start costs."""
+    figures = run_script("scale.py", "--quick", "--model", tiny_llm, timeout=1800)
+    for stage in ("bm25", "minilm", "longctx", "report", "export"):
+        curve = figures[stage]
+        assert len(curve["points"]) == 2 and all(p["cpu_s"] > 0 for p in curve["points"]), stage
+    assert figures["report"]["points"][0]["size"] == 2 * 9 * 3 * 2  # 2 benchmarks x 9 configs x 3 levels x 2
+    assert "questions.html" in figures["report"]["points"][-1]["files_mb"]
+    assert figures["start"]["run_help"]["cpu_s"] > 0 and figures["start"]["report_help"]["cpu_s"] > 0
 
 
 @pytest.mark.integration

@@ -1,7 +1,6 @@
 """The question viewer (questions.html), why each answer was lost, and the evidence text records keep."""
 
 import csv
-import json
 import re
 import shutil
 import subprocess
@@ -11,7 +10,7 @@ import pytest
 from eval.evidence_text import answer_in_text, evidence_quotes, window_around
 from eval.sample import Span
 from experiments.report.page.build import build_report
-from experiments.report.page.questions_html import questions_html, questions_link
+from experiments.report.page.questions_html import questions_html, questions_link, read_viewer
 from experiments.report.diagnostics import diagnose
 from experiments.report.questions.reasons import loss_reason, loss_rows
 from experiments.report.questions.rows import question_rows
@@ -119,11 +118,6 @@ def test_loss_table_counts_each_wrong_answer_once(tmp_path):
     assert dict(lc.reasons) == {"truncated away": 1, "reading miss": 1} and lc.signal == "evidence"
 
 
-def _payload(html_text):
-    m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html_text, re.S)
-    return json.loads(m.group(1).replace("<\\/", "</"))
-
-
 def _with_oracle(root):
     """The two runs and the oracle retriever's run: the evidence chunk for every question."""
     _two_runs(root)
@@ -147,7 +141,7 @@ def built(tmp_path_factory):
 def test_report_writes_the_viewer_with_every_question_and_links_to_it(built):
     files = built
     page = files["questions.html"].read_text()
-    data = _payload(page)
+    data = read_viewer(files["questions.html"])
     assert [q["id"] for q in data["questions"]] == [f"q{i}" for i in range(6)]
     cells = {q["id"]: q["cell"] for q in data["questions"]}
     assert cells == {"q0": "both_right", "q1": "only_lc", "q2": "both_wrong", "q3": "only_rag", "q4": "only_lc",
@@ -197,10 +191,13 @@ def test_details_export_loads_with_datasets_and_pandas(built):
 
 def test_viewer_survives_hostile_text(tmp_path):
     data = {"configs": [], "questions": [{"id": "x", "bench": "b", "level": "1k", "task": "t",
-                                          "q": "</script><script>alert(1)</script>", "gold": [], "a": []}],
-            "texts": [], "cells": {}, "levels": ["1k"]}
-    page = questions_html(data)
-    assert page.count("</script>") == 2 and _payload(page)["questions"][0]["q"].startswith("</script>")
+                                          "q": "</script><script>alert(1)</script><!-- x", "gold": [], "a": []}],
+            "texts": ["<!--", "</script>"], "cells": {}, "levels": ["1k"]}
+    page = tmp_path / "questions.html"
+    page.write_text(questions_html(data))
+    assert page.read_text().count("</script>") == 4  # the index, the loader, one part, the script: nothing more
+    back = read_viewer(page)
+    assert back["questions"][0]["q"] == data["questions"][0]["q"] and back["texts"] == []  # texts no answer uses
     assert questions_link(cell="only_rag", config="rag bm25 c128 k4") == \
         "questions.html#cell=only_rag&config=rag%20bm25%20c128%20k4"
     with pytest.raises(ValueError, match="unknown viewer filter"):

@@ -140,12 +140,14 @@ def _joined(docs: list[ParsedDocument]) -> tuple[str, list[Document]]:
 
 
 class _Contexts:
-    """Joined contexts and their token indexes, built once per set of documents."""
+    """Joined contexts, their token indexes and approximate token counts, built once per set of documents (every
+    question over the whole folder shares one)."""
 
     def __init__(self, docs: dict[str, ParsedDocument]):
         self.docs = docs
         self._made: dict[tuple[str, ...], tuple[str, list[Document]]] = {}
         self._index: dict[tuple[str, ...], TokenIndex] = {}
+        self._tokens: dict[tuple[str, ...], int] = {}
 
     def get(self, ids: tuple[str, ...]) -> tuple[str, list[Document]]:
         if ids not in self._made:
@@ -156,6 +158,11 @@ class _Contexts:
         if ids not in self._index:
             self._index[ids] = TokenIndex(self.get(ids)[0])
         return self._index[ids]
+
+    def approx_tokens(self, ids: tuple[str, ...]) -> int:
+        if ids not in self._tokens:
+            self._tokens[ids] = approx_tokens(self.get(ids)[0])
+        return self._tokens[ids]
 
 
 def _doc_at(documents: list[Document], offset: int) -> Document | None:
@@ -500,7 +507,7 @@ class CorpusBenchmark(Benchmark):
             group = "docs:" + hashlib.sha256("\n".join(ids).encode()).hexdigest()[:12]
         else:  # the bootstrap resamples documents: the one the evidence lies in, else the question
             group = next((s.doc_id for s in evidence if s.doc_id), None) or f"question:{q.id}"
-        tokens = approx_tokens(context)
+        tokens = contexts.approx_tokens(ids)
         language = language_of(q.question)
         overlap = lexical_overlap(q.question, quotes, language) if quotes else None
         return Sample(

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.storage import atomic_write_text
+from experiments.report.blas_threads import report_threads
 from experiments.report.decision_order import verdicts
 from experiments.report.diagnostics import diagnose
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
@@ -41,7 +42,7 @@ from experiments.report.loading import load_runs
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, to_html, to_markdown
 from experiments.report.page.drawing import draw_figures
-from experiments.report.page.questions_html import QUESTIONS_FILE, questions_html
+from experiments.report.page.questions_html import DATA_DIR, QUESTIONS_FILE, write_viewer
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.sections import SECTIONS
 from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
@@ -109,11 +110,13 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
 
 def draw_files(s: Summary) -> list[Path]:
     """What the page shows as files, written into the report's folder before it is rendered: the router files
-    (their names go into the router rows) and the figures (into `s.figures`)."""
+    (their names go into the router rows), the figures (into `s.figures`) and the question viewer (what it holds
+    into `s.viewer`)."""
     out = Path(s.out)
     routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
     s.figures = draw_figures(s.runs, s.vrows, s.diagnostics.agreements, s.settings.tolerance, out)
-    return routers + s.figures.files(out)
+    s.viewer = write_viewer(s.questions, out)
+    return routers + s.figures.files(out) + [out / name for name in s.viewer["files"]]
 
 
 def present(s: Summary) -> Document:
@@ -131,7 +134,13 @@ def build_report(paths: list[str], out_dir: Path | None = None,
                  settings: ReportSettings | None = None, pool_data: bool = False,
                  export: tuple[str, ...] = ()) -> dict[str, Path]:
     """Write every report file; return them by name. `export=("details",)`: the records as Parquet files too
-    (experiments.report.export)."""
+    (experiments.report.export). Its arithmetic runs with one BLAS thread (experiments.report.blas_threads)."""
+    with report_threads():
+        return _write_report(paths, out_dir, settings, pool_data, export)
+
+
+def _write_report(paths: list[str], out_dir: Path | None, settings: ReportSettings | None, pool_data: bool,
+                  export: tuple[str, ...]) -> dict[str, Path]:
     settings = settings or load_settings()
     out = Path(out_dir) if out_dir else default_out_dir(paths)
     s = summarize(paths, settings, pool_data, out)
@@ -156,11 +165,10 @@ def build_report(paths: list[str], out_dir: Path | None = None,
         files["lost_answers.csv"] = out / "lost_answers.csv"
         _write_csv(files["lost_answers.csv"], [r.as_csv() for r in s.lost_answers])
     files[QUESTIONS_FILE] = out / QUESTIONS_FILE
-    atomic_write_text(files[QUESTIONS_FILE], questions_html(s.questions))
     if s.splits:
         files["overlap.csv"] = out / "overlap.csv"
         _write_csv(files["overlap.csv"], [r.as_csv() for r in s.splits])
-    files.update({p.name: p for p in written})
+    files.update({(p.relative_to(out).as_posix() if p.parent.name == DATA_DIR else p.name): p for p in written})
     if "details" in export:
         files.update({f"{DETAILS_DIR}/{p.name}": p for p in export_details(s.runs, out, settings.correct_threshold,
                                                                            settings.evidence_threshold)})

@@ -1,23 +1,46 @@
-"""questions.html: the question viewer, one self-contained static page beside report.html.
+"""questions.html: the question viewer, a static page beside report.html that stays small at any size.
 
-No network, no CDN, works from file://. The rows (experiments.report.questions.rows) go in as one JSON block;
-a small script of its own filters them (benchmark, level, task, outcome cell, loss reason, config, a text
-search) and renders only what is in view: 40 questions at a time, more as the reader scrolls, and a
-question's chunks and context window only when its box is opened, so 2,000 questions x 5 configs stay a
-light page. The filters live in the URL's hash (`questions.html#cell=only_rag&level=1k`), which is how the
-report's first screen and agreement table link to a filtered view (`questions_link`); `open=<question id>`
-opens that question's chunks and context window.
+No network, no CDN, works from file://. The page holds an index of its questions (what the filters read:
+benchmark, level, task, outcome cell, each answer's config and loss reason) and the script
+(experiments.report.page.viewer_script); the rows themselves (experiments.report.questions.rows: question,
+answers, chunks, context windows) are cut into parts of about `PART_BYTES`, each with its own string table. A small
+report (everything under `ONE_FILE_BYTES`) keeps its parts inside the page: one self-contained file. A larger one
+writes them, gzip-compressed (in base64), as scripts under `questions_data/` beside the page, which it reads as the
+reader pages and filters (a text search reads one more file, every question's text: `search.js`) and decompresses
+with the browser's own DecompressionStream: the page opens in the same time at 100k answers as at 2k, and the
+report folder, shared whole, carries the parts at a fraction of their size. The index grows by a few dozen bytes
+a question; past `PAGE_MAX_BYTES` of it, the viewer holds the first questions (in its order: benchmark, level,
+task, id) and the report says how many, the others being in lost_answers.csv and `--export details`.
+
+The filters live in the URL's hash (`questions.html#cell=only_rag&level=1k`), which is how the report's first
+screen and agreement table link to a filtered view (`questions_link`); `open=<question id>` opens that question's
+chunks and context window. `read_viewer` reads a written viewer back into the rows it was written from (tests).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from eval.storage import atomic_write_text
+from experiments.report.page.viewer_script import BOOT, SCRIPT, STYLE
+from experiments.report.questions.reasons import REASONS
+
 QUESTIONS_FILE = "questions.html"
+DATA_DIR = "questions_data"
+SEARCH_FILE = "search.js"  # in DATA_DIR: every question's searchable text, read when the reader searches
 FILTERS = ("bench", "level", "task", "cell", "reason", "config", "q")
+PART_BYTES = 500_000  # a part: what a page of results reads at most per question it shows
+ONE_FILE_BYTES = 8_000_000  # up to this, parts inline: one file
+PAGE_MAX_BYTES = 15_000_000  # the page a reader opens, at most
+TITLE = "Every question: RAG vs long context"
 
 
 def questions_link(**filters: Any) -> str:
@@ -29,247 +52,194 @@ def questions_link(**filters: Any) -> str:
     return QUESTIONS_FILE + ("#" + "&".join(parts) if parts else "")
 
 
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #1a1a1a; line-height: 1.4; }
-header { position: sticky; top: 0; background: #f6f8fb; border-bottom: 1px solid #ccd; padding: .6em 1em; z-index: 2; }
-header h1 { font-size: 1.15em; margin: 0 0 .4em; }
-header label { margin-right: .8em; font-size: .88em; white-space: nowrap; }
-header select, header input { font-size: .95em; max-width: 16em; }
-#count { font-size: .88em; margin: .4em 0 0; color: #333; }
-main { padding: .5em 1em 3em; }
-article { border: 1px solid #ccd; border-radius: 4px; margin: .8em 0; padding: .5em .7em; }
-.meta { font-size: .82em; color: #555; }
-.qtext { font-weight: 600; margin: .25em 0; }
-.gold, .ev { font-size: .88em; }
-.cell { display: inline-block; padding: 0 .4em; border-radius: 3px; font-size: .8em; background: #eee; }
-.cell.only_rag { background: #d8efd8; } .cell.only_lc { background: #dde6f7; }
-.cell.both_wrong { background: #f6dcdc; } .cell.both_right { background: #eef0e2; }
-.arms { display: flex; gap: .6em; overflow-x: auto; margin-top: .4em; }
-.arm { flex: 1 1 0; min-width: 15em; border: 1px solid #dde; border-radius: 3px; padding: .35em .5em;
-       font-size: .86em; }
-.arm.right { border-left: 4px solid #4a4; } .arm.wrong { border-left: 4px solid #c44; }
-.arm h3 { font-size: .95em; margin: 0 0 .2em; }
-.pred { background: #f7f7f7; padding: .15em .3em; white-space: pre-wrap; }
-.reason { color: #a22; font-weight: 600; }
-.chunk { border-top: 1px dotted #bbb; padding-top: .2em; margin-top: .2em; white-space: pre-wrap; font-size: .92em; }
-.chunk.dropped { color: #777; }
-.cut { color: #999; text-decoration: line-through; }
-mark { background: #ffe066; }
-details > summary { cursor: pointer; color: #225; }
-#more { margin: 1em; }
-"""
-
-SCRIPT = r"""
-(function () {
-  var D = JSON.parse(document.getElementById('data').textContent);
-  var FILTERS = ['bench', 'level', 'task', 'cell', 'reason', 'config', 'q'];
-  var PAGE = 40, shown = 0, hits = [];
-  var REASONS = ['retrieval miss', 'cut by the prompt budget', 'truncated away', 'reading miss',
-                 'no evidence known', 'not served'];
-  D.questions.forEach(function (q) {
-    var words = [q.id, q.q].concat(q.gold, q.ev || []);
-    q.a.forEach(function (a) { if (a.p) words.push(a.p); });
-    q.hay = words.join(' \n ').toLowerCase();
-  });
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function state() {
-    var s = {};
-    location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
-      if (!kv) return;
-      var i = kv.indexOf('=');
-      var k = decodeURIComponent(i < 0 ? kv : kv.slice(0, i));
-      if (FILTERS.indexOf(k) >= 0 || k === 'open') s[k] = decodeURIComponent(i < 0 ? '' : kv.slice(i + 1));
-    });
-    return s;
-  }
-  function options(id, values, label) {
-    var sel = document.getElementById(id);
-    sel.appendChild(el('option', '', 'any ' + label)).value = '';
-    values.forEach(function (v) { var o = el('option', '', v[1]); o.value = v[0]; sel.appendChild(o); });
-  }
-  function uniq(xs) { var seen = {}; return xs.filter(function (x) { return x && !seen[x] && (seen[x] = 1); }); }
-  function pairs(xs) { return xs.map(function (x) { return [x, x]; }); }
-  var benches = uniq(D.questions.map(function (q) { return q.bench; }));
-  options('bench', pairs(benches), 'benchmark');
-  options('level', D.levels.map(function (l) { return [l, l]; }), 'level');
-  options('task', pairs(uniq(D.questions.map(function (q) { return q.task; })).sort()), 'task');
-  options('cell', Object.keys(D.cells).map(function (k) { return [k, D.cells[k]]; }), 'outcome');
-  options('reason', REASONS.map(function (r) { return [r, r]; }), 'loss reason');
-  options('config', D.configs.map(function (c) {
-    return [c.label, c.label + (benches.length > 1 ? ' (' + c.bench + ')' : '')]; }), 'config');
-  function matches(q, s) {
-    if (s.bench && q.bench !== s.bench) return false;
-    if (s.level && q.level !== s.level) return false;
-    if (s.task && q.task !== s.task) return false;
-    if (s.cell && q.cell !== s.cell) return false;
-    var answers = s.config ? q.a.filter(function (a) { return D.configs[a.c].label === s.config; }) : q.a;
-    if (s.config && !answers.length) return false;
-    if (s.reason && !answers.some(function (a) { return a.r === s.reason; })) return false;
-    if (s.q && q.hay.indexOf(s.q.toLowerCase()) < 0) return false;
-    return true;
-  }
-  function marked(parent, text, marks, cuts) {
-    var edges = [0, text.length];
-    (marks || []).concat(cuts || []).forEach(function (m) {
-      edges.push(Math.min(m[0], text.length), Math.min(m[1], text.length)); });
-    edges.sort(function (a, b) { return a - b; });
-    function inside(list, a) { return (list || []).some(function (m) { return m[0] <= a && a < m[1]; }); }
-    for (var i = 0; i + 1 < edges.length; i++) {
-      var a = edges[i], b = edges[i + 1];
-      if (b <= a) continue;
-      var piece = text.slice(a, b), node = document.createTextNode(piece);
-      if (inside(marks, a)) { var m = el('mark'); m.appendChild(node); node = m; }
-      if (inside(cuts, a)) { var c = el('span', 'cut'); c.appendChild(node); node = c; }
-      parent.appendChild(node);
-    }
-  }
-  function num(x, d) { return x === undefined || x === null ? '-' : Number(x).toFixed(d); }
-  function lazy(parent, title, fill, open) {
-    var det = el('details'), sum = el('summary', '', title), done = false;
-    det.appendChild(sum);
-    det.addEventListener('toggle', function () { if (det.open && !done) { done = true; fill(det); } });
-    parent.appendChild(det);
-    if (open) det.open = true;  // #open=<question id>: that question's boxes start open
-    return det;
-  }
-  function chunkList(box, chunks, dropped) {
-    chunks.forEach(function (c) {
-      var d = el('div', 'chunk');
-      d.appendChild(el('strong', '', 'rank ' + c[0] + ': '));
-      marked(d, D.texts[c[1]], c[2]);
-      box.appendChild(d);
-    });
-    dropped.forEach(function (c) {
-      var d = el('div', 'chunk dropped');
-      d.appendChild(el('strong', '', 'rank ' + c[0] + ', dropped by the prompt budget: '));
-      marked(d, D.texts[c[1]], c[2]);
-      box.appendChild(d);
-    });
-  }
-  function armBox(a, open) {
-    var cfg = D.configs[a.c];
-    var right = a.s !== undefined && a.r === undefined && a.st === 'ok';
-    var box = el('div', 'arm ' + (a.r ? 'wrong' : right ? 'right' : ''));
-    box.dataset.config = cfg.label;
-    box.appendChild(el('h3', '', cfg.label));
-    if (a.st !== 'ok') box.appendChild(el('div', 'meta', a.st + (a.why ? ': ' + a.why : '')));
-    if (a.p !== undefined) box.appendChild(el('div', 'pred', a.p));
-    box.appendChild(el('div', 'meta', 'score ' + num(a.s, 2) + ' · ended: ' + (a.f || '-') +
-        (a.route ? ' · answered by ' + a.route : '')));
-    box.appendChild(el('div', 'meta', num(a.pt, 0) + ' prompt + ' + num(a.ct, 0) + ' answer tokens · ' +
-        num(a.lat, 2) + ' s' + (a.usd !== undefined ? ' · $' + Number(a.usd).toPrecision(3) : '')));
-    if (a.r) box.appendChild(el('div', 'reason', 'lost: ' + a.r + (a.sig ? ' (by ' + a.sig + ')' : '')));
-    if (a.aic !== undefined)
-      box.appendChild(el('div', 'meta', 'gold answer in the context: ' + (a.aic ? 'yes' : 'no')));
-    if (a.ch) {
-      box.appendChild(el('div', 'meta', 'evidence first at rank ' +
-          (a.fr === undefined ? '- (not in the ranking)' : a.fr) +
-          ' · evidence in prompt ' + (a.ip === undefined ? '-' : Math.round(100 * a.ip) + '%') +
-          (a.dr && a.dr.length ? ' · ' + a.dr.length + ' chunk(s) dropped by the budget' : '')));
-      if (a.ch.length || (a.dr && a.dr.length))
-        lazy(box, 'chunks in the prompt (' + a.ch.length + ')', function (det) { chunkList(det, a.ch, a.dr || []); },
-             open);
-    }
-    if (a.w !== undefined || a.tr !== undefined) {
-      box.appendChild(el('div', 'meta', 'truncated: ' + (a.tr ? 'yes' : 'no') + ' · evidence kept ' +
-          (a.er === undefined ? '-' : Math.round(100 * a.er) + '%')));
-      if (a.w) lazy(box, 'context around the evidence', function (det) {
-        var d = el('div', 'chunk'); marked(d, D.texts[a.w[0]], a.w[1], a.w[2]); det.appendChild(d); }, open);
-    }
-    return box;
-  }
-  function article(q, s) {
-    var art = el('article');
-    art.dataset.id = q.id;
-    var meta = el('div', 'meta', q.id + ' · ' + q.bench + ' · level ' + q.level + ' · ' + (q.task || '') +
-        (q.depth !== undefined ? ' · evidence at ' + q.depth + '% depth' : ' '));
-    if (q.cell) {
-      meta.appendChild(document.createTextNode(' '));
-      meta.appendChild(el('span', 'cell ' + q.cell, D.cells[q.cell]));
-    }
-    art.appendChild(meta);
-    art.appendChild(el('div', 'qtext', q.q || '(no question text)'));
-    art.appendChild(el('div', 'gold', 'gold: ' + q.gold.join(' | ')));
-    if (q.ev) {
-      var ev = el('div', 'ev', 'evidence: ');
-      q.ev.forEach(function (t, i) {
-        if (i) ev.appendChild(document.createTextNode(' … '));
-        ev.appendChild(el('mark', '', t));
-      });
-      art.appendChild(ev);
-    }
-    var arms = el('div', 'arms');
-    q.a.forEach(function (a) {
-      if (!s.config || D.configs[a.c].label === s.config) arms.appendChild(armBox(a, s.open === q.id)); });
-    art.appendChild(arms);
-    return art;
-  }
-  var list = document.getElementById('list'), more = document.getElementById('more');
-  function renderMore(s) {
-    var end = Math.min(hits.length, shown + PAGE), frag = document.createDocumentFragment();
-    for (; shown < end; shown++) frag.appendChild(article(hits[shown], s));
-    list.appendChild(frag);
-    more.hidden = shown >= hits.length;
-    more.textContent = 'show ' + Math.min(PAGE, hits.length - shown) + ' more of ' + (hits.length - shown);
-  }
-  function apply() {
-    var s = state();
-    FILTERS.forEach(function (k) { var c = document.getElementById(k); if (c) c.value = s[k] || ''; });
-    hits = D.questions.filter(function (q) { return matches(q, s); });
-    list.textContent = ''; shown = 0;
-    document.getElementById('count').textContent = hits.length + ' of ' + D.questions.length + ' questions shown';
-    document.body.dataset.shown = String(hits.length);
-    renderMore(s);
-  }
-  function toHash() {
-    var parts = [], open = state().open;
-    FILTERS.forEach(function (k) {
-      var v = document.getElementById(k).value;
-      if (v) parts.push(k + '=' + encodeURIComponent(v));
-    });
-    if (open) parts.push('open=' + encodeURIComponent(open));
-    history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname);
-    apply();
-  }
-  FILTERS.forEach(function (k) {
-    document.getElementById(k).addEventListener(k === 'q' ? 'input' : 'change', toHash); });
-  more.addEventListener('click', function () { renderMore(state()); });
-  if ('IntersectionObserver' in window)
-    new IntersectionObserver(function (es) {
-      if (es[0].isIntersecting && shown < hits.length) renderMore(state()); }).observe(more);
-  window.addEventListener('hashchange', apply);
-  apply();
-  document.body.dataset.ready = '1';
-  document.body.dataset.readyMs = String(Math.round(performance.now()));  // from navigation start
-  document.body.dataset.nodes = String(document.getElementsByTagName('*').length);
-})();
-"""
-
-
-def _json_block(payload: dict[str, Any]) -> str:
-    """The payload as JSON safe inside a <script> element."""
+def _json(payload: Any) -> str:
+    """JSON safe inside a <script> element, read by JSON.parse or as a script (`</` and `<!--` escaped)."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
-def questions_html(payload: dict[str, Any], title: str = "Every question: RAG vs long context") -> str:
-    """The whole page: filters, the JSON rows, the script."""
+@dataclass
+class Viewer:
+    """The viewer cut into its page's index and its parts (each part's rows as JSON)."""
+
+    index: dict[str, Any]
+    parts: list[str] = field(default_factory=list)
+    search: list[str] = field(default_factory=list)  # each held question's searchable text
+    questions: int = 0  # in the rows
+    held: int = 0  # in the viewer (all but past PAGE_MAX_BYTES of index)
+
+    @property
+    def inline(self) -> bool:
+        return sum(map(len, self.parts)) + len(_json(self.index)) <= ONE_FILE_BYTES
+
+
+def _local(q: dict[str, Any], texts: list[str], table: dict[int, int], local: list[str]) -> dict[str, Any]:
+    """`q` with its text ids moved from the rows' string table into a part's own (`table`: old id -> new)."""
+    def tid(i: int) -> int:
+        if i not in table:
+            table[i] = len(local)
+            local.append(texts[i])
+        return table[i]
+
+    answers = []
+    for a in q["a"]:
+        a = dict(a)
+        for key in ("ch", "dr"):
+            if a.get(key):
+                a[key] = [[c[0], tid(c[1]), c[2]] for c in a[key]]
+        if a.get("w"):
+            a["w"] = [tid(a["w"][0]), *a["w"][1:]]
+        answers.append(a)
+    return {**q, "a": answers}
+
+
+def _index_row(q: dict[str, Any], part: int, codes: dict[str, dict[Any, int]], cells: list[str]) -> list[Any]:
+    """What the filters read of a question: [id, benchmark, level, task, cell, part, answers' configs, reasons]."""
+    reason = {r: i + 1 for i, r in enumerate(REASONS)}
+    return [q["id"], codes["bench"][q["bench"]], codes["level"][q["level"]], codes["task"][q.get("task") or ""],
+            cells.index(q["cell"]) if q.get("cell") in cells else -1, part, [a["c"] for a in q["a"]],
+            [reason.get(a.get("r"), 0) for a in q["a"]]]
+
+
+def split(payload: dict[str, Any]) -> Viewer:
+    """The rows cut into parts of about PART_BYTES, and the index of the questions the page holds."""
+    questions, texts, cells = payload["questions"], payload["texts"], list(payload["cells"])
+    names = {"bench": list(dict.fromkeys(q["bench"] for q in questions)), "level": list(payload["levels"]),
+             "task": sorted({q.get("task") or "" for q in questions})}
+    codes = {k: {v: i for i, v in enumerate(vs)} for k, vs in names.items()}
+    rows, parts, starts, search = [], [], [], []
+    index_bytes, budget = 0, PAGE_MAX_BYTES - len(SCRIPT) - len(STYLE) - 50_000
+    chunk: list[str] = []
+    local: list[str] = []
+    table: dict[int, int] = {}
+    size = 0
+    for i, q in enumerate(questions):
+        row = _index_row(q, len(parts), codes, cells)
+        index_bytes += len(_json(row).encode("utf-8")) + 1
+        if index_bytes > budget:
+            break
+        if not chunk:
+            starts.append(i)
+        chunk.append(_json(_local(q, texts, table, local)))
+        rows.append(row)
+        search.append(_searchable(q))
+        size += len(chunk[-1])
+        if size + sum(map(len, local)) >= PART_BYTES:
+            parts.append(_part_json(chunk, local))
+            chunk, local, table, size = [], [], {}, 0
+    if chunk:
+        parts.append(_part_json(chunk, local))
+    index = {"configs": payload["configs"], "cells": payload["cells"], "levels": names["level"],
+             "benches": names["bench"], "tasks": names["task"], "reasons": list(REASONS), "dir": DATA_DIR,
+             "nparts": len(parts), "starts": starts, "qs": rows, "search": False}
+    return Viewer(index, parts, search, len(questions), len(rows))
+
+
+def _text(x: Any) -> str:
+    """A value as JavaScript's join writes it (null: empty)."""
+    return "" if x is None else "true" if x is True else "false" if x is False else str(x)
+
+
+def _searchable(q: dict[str, Any]) -> str:
+    """What a text search reads of a question: id, question, gold answers, evidence and every prediction."""
+    predictions = [a["p"] for a in q["a"] if a.get("p")]
+    words = [q["id"], q.get("q"), *(q.get("gold") or []), *(q.get("ev") or []), *predictions]
+    return " \n ".join(map(_text, words))
+
+
+def _part_json(questions: list[str], texts: list[str]) -> str:
+    return f'{{"questions":[{",".join(questions)}],"texts":{_json(texts)}}}'
+
+
+def _part_script(k: int | str, data: str, compress: bool) -> str:
+    """The script of part `k`: its rows as they are (inline), or gzip-compressed in base64 (a file: text of
+    documents shrinks 3-9x, and the page decompresses a part in milliseconds)."""
+    if compress:
+        data = json.dumps(base64.b64encode(gzip.compress(data.encode("utf-8"), compresslevel=6, mtime=0)).decode())
+    return f"rolViewer.part({json.dumps(k)},{data});\n"
+
+
+def part_name(k: int) -> str:
+    return f"{DATA_DIR}/part-{k + 1:05d}.js"
+
+
+def _page(viewer: Viewer, title: str, inline: bool) -> str:
+    viewer.index["search"] = not inline  # a file of the questions' search texts beside the parts
     selects = "".join(f'<label>{html.escape(name)} <select id="{key}"></select></label>'
                       for key, name in (("bench", "benchmark"), ("level", "level"), ("task", "task"),
                                         ("cell", "outcome"), ("reason", "lost to"), ("config", "config")))
+    held = "" if viewer.held == viewer.questions else (
+        f'<p id="held">This viewer holds the first {viewer.held:,} of {viewer.questions:,} questions; every answer is '
+        "in lost_answers.csv and, with <code>--export details</code>, in details/.</p>")
+    parts = "".join(f"<script>{_part_script(k, p, False)}</script>\n" for k, p in enumerate(viewer.parts)) \
+        if inline else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>"
             f"<h1>{html.escape(title)} <a href=\"report.html\" style=\"font-size:.7em\">back to the report</a></h1>"
             f"{selects}<label>search <input id=\"q\" type=\"search\" placeholder=\"question, answer, id\"></label>"
-            "<p id=\"count\"></p></header>\n<main><div id=\"list\"></div>"
+            f"<p id=\"count\"></p>{held}</header>\n<main><div id=\"list\"></div>"
             "<button id=\"more\" hidden></button></main>\n"
-            f"<script type=\"application/json\" id=\"data\">{_json_block(payload)}</script>\n"
-            f"<script>{SCRIPT}</script>\n</body>\n</html>\n")
+            f"<script type=\"application/json\" id=\"index\">{_json(viewer.index)}</script>\n"
+            f"<script>{BOOT}</script>\n{parts}<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
 
-__all__ = ["FILTERS", "QUESTIONS_FILE", "questions_html", "questions_link"]
+def questions_html(payload: dict[str, Any], title: str = TITLE) -> str:
+    """The viewer as one self-contained page, every part inside it (what `write_viewer` writes for a small
+    report)."""
+    return _page(split(payload), title, inline=True)
+
+
+def write_viewer(payload: dict[str, Any], out: Path, title: str = TITLE) -> dict[str, Any]:
+    """Write questions.html into `out` (its parts inside it, or under questions_data/ beside it with the questions'
+    search texts, the folder's earlier files removed); return what the report says of it: questions held of how
+    many, the files written (relative to `out`) and their sizes."""
+    viewer = split(payload)
+    inline = viewer.inline
+    folder = Path(out) / DATA_DIR
+    for old in [*folder.glob("part-*.js"), folder / SEARCH_FILE] if folder.is_dir() else []:
+        old.unlink(missing_ok=True)
+    scripts: dict[str, str] = {}
+    if not inline:
+        folder.mkdir(parents=True, exist_ok=True)
+        scripts = {part_name(k): _part_script(k, data, compress=True) for k, data in enumerate(viewer.parts)}
+        scripts[f"{DATA_DIR}/{SEARCH_FILE}"] = _part_script("search", _json(viewer.search), compress=True)
+        for name, script in scripts.items():
+            atomic_write_text(Path(out) / name, script)
+    page = _page(viewer, title, inline)
+    atomic_write_text(Path(out) / QUESTIONS_FILE, page)
+    return {"questions": viewer.questions, "held": viewer.held, "page_bytes": len(page.encode("utf-8")),
+            "part_files": len(scripts), "parts_bytes": sum(map(len, scripts.values())),
+            "folder": None if inline else DATA_DIR, "files": [QUESTIONS_FILE, *scripts]}
+
+
+_INLINE_PART = re.compile(r"<script>(rolViewer\.part\(.*?\);)\n</script>", re.S)
+
+
+def _part_data(script: str) -> dict[str, Any]:
+    data = json.loads(script[script.index(",") + 1:script.rindex(");")])
+    return json.loads(gzip.decompress(base64.b64decode(data))) if isinstance(data, str) else data
+
+
+def read_viewer(page: Path) -> dict[str, Any]:
+    """A written viewer read back into the rows it was written from (each part's string table joined into one)."""
+    text = Path(page).read_text(encoding="utf-8")
+    index = json.loads(re.search(r'<script type="application/json" id="index">(.*?)</script>', text, re.S).group(1))
+    scripts = _INLINE_PART.findall(text) or [(Path(page).parent / part_name(k)).read_text(encoding="utf-8")
+                                             for k in range(index["nparts"])]
+    questions, texts = [], []
+    for script in scripts:
+        data, shift = _part_data(script), len(texts)
+        texts += data["texts"]
+        for q in data["questions"]:
+            for a in q["a"]:
+                for key in [k for k in ("ch", "dr") if k in a]:
+                    a[key] = [[c[0], c[1] + shift, c[2]] for c in a[key]]
+                if a.get("w"):
+                    a["w"] = [a["w"][0] + shift, *a["w"][1:]]
+            questions.append({k: v for k, v in q.items() if k != "hay"})
+    return {"configs": index["configs"], "questions": questions, "texts": texts, "cells": index["cells"],
+            "levels": index["levels"], "held": len(index["qs"])}
+
+
+__all__ = ["DATA_DIR", "FILTERS", "QUESTIONS_FILE", "questions_html", "questions_link", "read_viewer", "split",
+           "write_viewer"]

@@ -83,6 +83,7 @@ class Summary:
     data_mix: list[DataSet] = field(default_factory=list)  # the data sets pooled (--pool-data); empty: one
     lost_answers: list[LossRow] = field(default_factory=list)  # why answers were lost (lost_answers.csv)
     questions: dict[str, Any] = field(default_factory=dict, metadata=NOT_IN_JSON)  # the viewer's rows (questions.html)
+    viewer: dict[str, Any] = field(default_factory=dict)  # what questions.html holds, its files (draw_files)
     upper_bound: list[UpperBoundRow] = field(default_factory=list)  # the oracle retriever: what retrieval costs
     timing: list[str] = field(default_factory=list)  # how the runs' costs were not measured alike (first screen)
     figures: Figures = field(default_factory=Figures)  # the PNG files build_report drew (draw_files)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from experiments.report.diagnostics import Agreement
-from experiments.report.page.questions_html import questions_link
+from experiments.report.page.questions_html import QUESTIONS_FILE, questions_link
 from experiments.report.verdict.row import ALL, VerdictRow
 
 
@@ -27,3 +27,20 @@ def cell_link(a: Agreement, cell: str, count: int) -> str:
     n = max(a.n, 1)
     text = f"{count} ({count / n:.0%})"
     return f"[{text}]({questions_link(bench=a.benchmark, level=level_param(a.level), cell=cell)})" if count else text
+
+
+def viewer_holds(viewer: dict | None) -> str | None:
+    """What the question viewer holds and where its rows are, in one sentence (None: no viewer written)."""
+    if not viewer:
+        return None
+    size = f"{viewer['page_bytes'] / 1e6:.1f} MB"
+    if viewer["held"] < viewer["questions"]:
+        held = (f"The viewer holds the first {viewer['held']:,} of {viewer['questions']:,} questions (its page stays "
+                "under 15 MB); every answer is in lost_answers.csv and, with `--export details`, in details/")
+    else:
+        held = f"The viewer holds all {viewer['questions']:,} questions"
+    if not viewer.get("part_files"):
+        return f"{held}: {QUESTIONS_FILE} ({size}, one file)."
+    return (f"{held}: {QUESTIONS_FILE} ({size}) reads their answers, chunks and windows from {viewer['folder']}/ "
+            f"({viewer['part_files']:,} compressed files, {viewer['parts_bytes'] / 1e6:.1f} MB) as you page and "
+            "filter; share the report's folder whole.")

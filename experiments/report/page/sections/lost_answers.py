@@ -9,7 +9,7 @@ from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.questions_html import questions_link
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.viewer_links import level_param
+from experiments.report.page.viewer_links import level_param, viewer_holds
 from experiments.report.questions.reasons import REASONS, LossRow, loss_rows
 from experiments.report.verdict.lookups import overall_row
 from experiments.report.verdict.row import ALL, VerdictRow
@@ -33,13 +33,16 @@ def rows(f: Facts) -> dict[str, Any]:
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
     doc.add(Heading(3, "Why answers were lost"))
+    holds = viewer_holds(getattr(s, "viewer", None))  # a summary.json from before the viewer was split has none
     if not s.lost_answers:
-        doc.add(Paragraph("No scored config with a context."))
+        doc.add(Paragraph("No scored config with a context."), *([Paragraph(holds)] if holds else []))
         return
     shown = [r for r in REASONS if any(row.reasons.get(r, 0) for row in s.lost_answers)] or list(REASONS[:4])
     body = [[row.benchmark, row.config, row.level, str(row.scored), str(row.wrong),
              *(_count_cell(row, reason) for reason in shown), row.signal] for row in s.lost_answers]
     doc.add(Table(["benchmark", "config", "level", "scored", "wrong", *shown, "signal"], body), Paragraph(EXPLAINED))
+    if holds:
+        doc.add(Paragraph(holds))
 
 
 def _count_cell(row: LossRow, reason: str) -> str:
