@@ -127,7 +127,9 @@ export_details(runs, Path(sys.argv[1]), 0.5, 0.5)
 def report_point(stage: str, per_level: int, quick: bool, tmp: Path) -> dict[str, float]:
     root = tmp / f"{stage}_{per_level}"
     dirs = sweep_dirs(root / "sweep", per_level, quick)
-    records = sum(1 for d in dirs for _ in open(d / "records.jsonl"))
+    from experiments.report.loading import load_runs  # the records counted as the report reads them
+
+    records = sum(len(run.records) for run in load_runs(dirs).runs)
     if stage == "report":
         cmd = [sys.executable, "-m", "experiments.report", *map(str, dirs), "--out", str(root / "report")]
     else:

@@ -82,6 +82,7 @@ RUN_FOLDER_ACCESS = {
     "experiments.records": "the record schema: its one reader and its one writer",
     "experiments.run_writer": "lays a run folder out",
     "experiments.run": "the runner writes its records and resumes from them",
+    "experiments.spend_cap": "the runner's spend cap totals what this point's and the sweep's points have spent",
     "experiments.pairwise": "the pairwise pass writes its judgments beside a RAG run's records and resumes from them",
     "experiments.report.runs": "find_runs, load_runs's reader",
     "experiments.report.loading": "load_runs",
@@ -339,7 +340,15 @@ def computed_imports(tree: Tree) -> list[str]:
     and `runpy` too; it cannot see the rest."""
     return sorted(f"{tree.modules[m].relative_to(tree.root)}:{node.lineno}: {what}"
                   for m in tree.syntax if m != REGISTRY and _top(m) != "tests"
-                  for node in tree.nodes[m] if (what := _computed_import(node)))
+                  for node in tree.nodes[m]
+                  if (what := _computed_import(node)) and id(node) not in _membership_tests(tree.nodes[m]))
+
+
+def _membership_tests(nodes: list[ast.AST]) -> set[int]:
+    """The ids of the nodes that a module only asks `in` / `not in` of (`"transformers" in sys.modules`: whether a
+    package is loaded, which imports nothing)."""
+    return {id(c) for n in nodes if isinstance(n, ast.Compare)
+            for op, c in zip(n.ops, n.comparators, strict=True) if isinstance(op, (ast.In, ast.NotIn))}
 
 
 def arm_names(tree: Tree, names: set[str], allowed: dict[tuple[str, str], str]) -> list[str]:

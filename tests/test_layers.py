@@ -200,6 +200,14 @@ def test_the_checker_flags_each_kind_of_violation(tmp_path, case):
     assert {k for k, v in found.items() if v} == kinds, (case, found)
 
 
+def test_asking_whether_a_module_is_loaded_imports_nothing(tmp_path):
+    """`"transformers" in sys.modules` (whether a package is loaded) is no computed import; reading from it is."""
+    quiet = {"llm/gen.py": "import sys\nLOADED = 'transformers' in sys.modules or 'x' not in sys.modules\n"}
+    assert not any(house_rules.check(_house(tmp_path / "a", quiet), ARMS_HERE).values())
+    read = {"llm/gen.py": "import sys\nLOADED = 'x' in sys.modules and sys.modules['x']\n"}
+    assert house_rules.check(_house(tmp_path / "b", read), ARMS_HERE)["computed import"]
+
+
 def test_every_kind_has_a_planted_case():
     assert {k for case in VIOLATIONS for k in _planted(case)[0]} == set(house_rules.KINDS)
 
