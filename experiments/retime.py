@@ -23,6 +23,7 @@ from typing import Any
 from eval.sample import Sample
 from experiments import records as schema
 from experiments.records import RecordStore
+from llm.cost import record_cost
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +95,7 @@ def repriced(rec: dict[str, Any], cost_model) -> dict[str, Any]:
     a price that does not charge time)."""
     if cost_model is None or getattr(cost_model, "kind", None) != "hourly" or rec.get("cost_usd") is None:
         return rec
-    seconds = cost_model.charged_seconds(rec)
-    cost = cost_model.cost(rec.get("prompt_tokens") or 0, rec.get("completion_tokens") or 0, seconds,
-                           rec.get("cached_prompt_tokens") or 0, rec.get("cache_write_tokens") or 0)
-    return {**rec, "cost_usd": None if cost is None else cost + cost_model.retrieval_cost(rec)}
+    return {**rec, "cost_usd": record_cost(cost_model, rec)}
 
 
 def retimed_latency(rec: dict[str, Any]) -> float | None:

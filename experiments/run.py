@@ -54,8 +54,9 @@ from experiments import dry_run, redact
 from experiments.dry_run import TokenCounter
 from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
 from experiments.versions import run_versions
-from llm.cost import HourlyCost, build_cost_model, cache_state_note, cost_basis, full_rate_note
-from llm.work_model import WorkModel, WorkPriced
+from llm.cost import HourlyCost, cache_state_note, cost_basis, full_rate_note, record_cost
+from llm.priced_with import PricedWith
+from llm.work_model import WorkModel
 from llm.work_probe import calibrated, kept
 from experiments import records as schema
 from experiments.records import RecordStore, write_json_atomic
@@ -111,11 +112,7 @@ def _record(ans: Answer, knobs: dict[str, Any], chash: str, cost_model, judge=No
     u = ans.usage
     # charged: the generator's share of its batch plus this request's retrieval (not the user's wait), by the wall
     # clock or (price basis cpu) in process CPU seconds
-    seconds = cost_model.charged_seconds({**ans.meta, **u}) if cost_model else None  # the arm's token counts too
-    cost = cost_model.cost(u["prompt_tokens"], u["completion_tokens"], seconds, u.get("cached_prompt_tokens") or 0,
-                           u.get("cache_write_tokens") or 0) if cost_model else None
-    if cost is not None:
-        cost += cost_model.retrieval_cost({**ans.meta, **u})  # the throughput basis prices tokens, not the search
+    cost = record_cost(cost_model, {**ans.meta, **u}) if cost_model else None  # the arm's token counts too
     if is_pairwise(sample.metric):  # judged against another arm's answer after the sweep
         if ans.texts:
             raise ValueError("generator.samples > 1 cannot be judged pairwise (a question without references)")
@@ -261,16 +258,16 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
             sweep_dir: Path | None = None) -> dict[str, Any]:
     """Answer every loaded sample not yet recorded, within the spend caps (experiments/spend_cap.py), then write
     metrics.json (`run.dry_run`: only count and price every prompt)."""
-    price = OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None
-    cost_model = build_cost_model(price)
+    price = PricedWith(_price_of(cfg))
+    base_cost = price.cost_model()
     knobs, chash = arm_knobs(cfg), config_hash(cfg)
     if cfg.run.get("dry_run"):
-        return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, cost_model, knobs)
+        return _dry_run(cfg, run_dir, spec, TokenCounter(generator), loaded.samples, price, knobs)
     judge = _build_judge(cfg, loaded.samples)
-    base_cost = cost_model
-    work = _work_rates(cost_model, generator, cfg.run.cache_dir, budget_s=float(cfg.run.get("probe_budget_s") or 90))
-    if work is not None:  # price basis cpu: every answer's tokens at the probe's rates, whatever the load
-        cost_model = WorkPriced(cost_model, work)
+    # price basis cpu: every answer's tokens at the probe's rates, whatever the load
+    price = PricedWith(price.price, _work_rates(base_cost, generator, cfg.run.cache_dir,
+                                                budget_s=float(cfg.run.get("probe_budget_s") or 90)))
+    cost_model = price.cost_model()
     arm = spec.build(generator, OmegaConf.to_container(cfg, resolve=True))
     if callable(getattr(arm, "check", None)):  # e.g. retriever=oracle on a benchmark without evidence: one line
         arm.check(loaded.samples)
@@ -306,9 +303,8 @@ def _answer(cfg: DictConfig, run_dir: Path, spec, generator, loaded, t0: float,
               "index_builds": spec.index_builds(arm), "index_seconds": spec.index_seconds(arm),
               "index_cost": spec.index_cost(arm),
               "n_documents": len({s.group or s.id for s in loaded.samples}), "cache_stats": cache_stats,
-              "embedder_truncation": truncation, "price": price,
+              "embedder_truncation": truncation, **price.to_metrics(),  # what it priced with, as data
               "cost_basis": cost_basis(base_cost, [r for r in records if schema.is_answered(r)]),
-              "work_rates": None if work is None else work.to_dict(),
               "decode_batch_policy": decode_policy(generator),
               "versions": run_versions(),
               "wall_s": round(time.perf_counter() - t0, 2)}
@@ -368,14 +364,14 @@ def _estimated_usd(cfg: DictConfig, spec, generator, samples: list[Sample], cost
                               decode_policy(counter) or 1)
 
 
-def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, samples: list[Sample], cost_model,
+def _dry_run(cfg: DictConfig, run_dir: Path, spec, counter: TokenCounter, samples: list[Sample], price: PricedWith,
              knobs: dict[str, Any]) -> dict[str, Any]:
     """`run.dry_run=true`: every prompt built and counted as the run would, nothing generated
     (experiments/dry_run.py)."""
     groups = _counted(cfg, spec, counter, samples)
-    work = _work_rates(cost_model, counter, cfg.run.cache_dir, measure=False)  # price=cpu: an earlier probe's rates
-    if work is not None:
-        cost_model = WorkPriced(cost_model, work)
+    # price=cpu: an earlier probe's rates
+    cost_model = PricedWith(price.price, _work_rates(price.cost_model(), counter, cfg.run.cache_dir,
+                                                     measure=False)).cost_model()
     reuse = bool(getattr(_backend_of(counter), "reuse_prefix", False))
     figures = dry_run.estimate(groups, spec.role, cost_model, reuse_prefix=reuse,
                                decode_batch=decode_policy(counter) or 1)
@@ -390,9 +386,14 @@ def _dry_run_key(cfg: DictConfig) -> str:
     as a whole and the price."""
     parts = {"config": config_hash(cfg), "benchmark": OmegaConf.to_container(cfg.benchmark, resolve=True),
              "generator": OmegaConf.to_container(cfg.generator, resolve=True),
-             "price": OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None,
+             "price": _price_of(cfg),
              "cache_dir": str(cfg.run.cache_dir)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _price_of(cfg: DictConfig) -> dict[str, Any] | None:
+    """The run's price config (conf/price), as plain data; None without one."""
+    return OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None  # type: ignore[return-value]
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

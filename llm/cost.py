@@ -300,6 +300,22 @@ def token_time_model(model: CostModel) -> TokenTimeModel | None:
     return None
 
 
+def record_cost(model: CostModel, rec: Mapping[str, Any]) -> float | None:
+    """What one answer (a record, or an answer's usage and timings) costs under `model`: its tokens, the prompt
+    tokens its endpoint read from and wrote to a prompt cache at their rates (bounded by its prompt), or its charged
+    seconds, plus its retrieval where the price's seconds come from tokens alone (`retrieval_cost`). The runner
+    prices each answer by it and the report prices again by it. None: no price, or no token counts where the price
+    needs them."""
+    prompt = rec.get("prompt_tokens")
+    if prompt is None and model.needs_tokens():
+        return None
+    prompt = int(prompt or 0)
+    read = min(int(rec.get("cached_prompt_tokens") or 0), prompt)
+    written = min(int(rec.get("cache_write_tokens") or 0), prompt - read)
+    cost = model.cost(prompt, int(rec.get("completion_tokens") or 0), model.charged_seconds(rec), read, written)
+    return None if cost is None else cost + model.retrieval_cost(rec)
+
+
 def wall_seconds(rec: Mapping[str, Any]) -> float | None:
     """Machine time a record (or a usage dict) took by the wall clock: generation share + retrieval; records from
     before those fields: `latency_s`. A record re-timed (`run.timing_repeats`) is charged the median of its

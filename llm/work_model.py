@@ -277,6 +277,12 @@ class WorkPriced(CostModel):
              cache_write_tokens: int = 0) -> float | None:
         return self.base.cost(prompt_tokens, completion_tokens, latency_s, cached_tokens, cache_write_tokens)
 
+    def needs_tokens(self) -> bool:
+        return self.base.needs_tokens()
+
+    def retrieval_cost(self, rec: Mapping[str, Any]) -> float:
+        return self.base.retrieval_cost(rec)
+
     def describe(self) -> dict[str, Any]:
         return {**self.base.describe(), "work_rates": self.work.to_dict()}
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.report import pricing_words
 from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import Price, ReportSettings
@@ -67,7 +68,7 @@ def test_claude_gets_no_provider_caching_this_client_cannot_obtain_and_the_repor
     run = _lc_run({})
     claude = Pricing(ReportSettings(price=Price(load_price("claude-sonnet-4"), from_command_line=True)), [run])
     assert claude.cache_model is None
-    assert "caches only prompt blocks marked `cache_control`" in claude.describe()
+    assert "caches only prompt blocks marked `cache_control`" in pricing_words.describe(claude)
     full = (8000 * 3.0 + 100 * 15.0) / 1e6
     assert claude.mean_answer_cost_at(run, 10) == pytest.approx(full)  # before issue 38: a cache read for 9 of 10
     gpt = Pricing(ReportSettings(price=Price(load_price("gpt-4o"), from_command_line=True)), [run])

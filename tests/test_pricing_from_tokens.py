@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from experiments.report import pricing_words
 from llm.cost import build_cost_model, fit_token_rates, token_time_model
 from perf import pricing_checks
 
@@ -39,7 +40,7 @@ def test_the_report_says_the_prefill_share_was_modelled_and_by_which_rates():
     price = {"name": "h", "kind": "hourly", "usd_per_hour": 3.6, "basis": "latency"}
     runs = pricing_checks._runs(price, lambda pt, ct, secs, cached: secs / 1000)
     pricing = pricing_checks._pricing(price, runs)
-    text = pricing.describe()
+    text = pricing_words.describe(pricing)
     assert "8 long-context answers came from a backend that measured no prefill" in text
     assert "20,000 prefill tokens/s" in text and "fitted on 16 records" in text
     # the hand case of the issue: a document's prefill 0.4 s, the rest 0.03 s; q = 1, 4, 20

@@ -63,6 +63,35 @@ def test_cached_tokens_are_priced_at_the_cached_rate(caching_server, tiny_llama,
     assert metrics["cached_prompt_tokens_full_rate_note"] is None
 
 
+def test_the_run_writes_what_it_priced_with_as_data_and_the_report_prices_by_the_same_road(caching_server, tiny_llama,
+                                                                                           tmp_path):
+    """metrics.json holds the price as a mapping (no JSON string inside JSON); read back, it builds the model that
+    gives each record its cost_usd, and the report's own setting (the same preset) prices the records alike."""
+    from experiments.report.loading import load_runs
+    from experiments.report.pricing import Pricing
+    from experiments.report.settings import Price, ReportSettings
+    from llm.cost import record_cost
+    from llm.priced_with import PricedWith
+
+    cfg, _, records = run_through(caching_server, tiny_llama, tmp_path, ["price=gpt-4o"])
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert isinstance(saved["price"], dict) and saved["price"] == OmegaConf.to_container(cfg.price, resolve=True)
+    assert saved["work_rates"] is None  # a per-token price: no probe
+    read_back = PricedWith.from_metrics(saved)
+    assert read_back == PricedWith(load_price("gpt-4o")) and read_back.to_metrics() == {
+        "price": saved["price"], "work_rates": None}
+    answered = [r for r in records if r["status"] == "ok"]
+    assert answered and any(r["cached_prompt_tokens"] for r in answered)
+    model = read_back.cost_model()
+    assert [record_cost(model, r) for r in answered] == pytest.approx([r["cost_usd"] for r in answered], rel=1e-12)
+    runs = load_runs([tmp_path]).runs
+    own = Pricing(ReportSettings(price=Price(load_price("gpt-4o"), from_command_line=True)), runs)
+    recorded = Pricing(ReportSettings(price=Price(load_price("h100"))), runs)  # the records' own cost_usd
+    assert own.source == "tokens" and recorded.source == "records" and recorded.cache_model is not None
+    for r in answered:
+        assert own.answer_cost(r) == pytest.approx(r["cost_usd"], rel=1e-12) == recorded.answer_cost(r)
+
+
 def test_a_price_without_a_cached_rate_prices_them_in_full_and_says_so(caching_server, tiny_llama, tmp_path, caplog):
     # a per-token price made from the default hourly one (conf/price/cpu.yaml) without its hourly keys, which a
     # per-token price refuses by name

@@ -10,6 +10,7 @@ fitted on such records cannot tell a config run under load from a dearer one; ra
 from __future__ import annotations
 
 import csv
+import json
 import random
 import re
 
@@ -136,6 +137,7 @@ def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | Non
     """(the RAG config the report's prices make cheapest, long context's cost over its cost, the pricing sentence,
     the verdict's pricing phrase)."""
     from experiments.report.loading import load_runs
+    from experiments.report import pricing_words
     from experiments.report.pricing import Pricing, deployment_cost
 
     _write(tmp_path / name, _sweep(COMPUTE, loads, seed=4, noise=0.05), work)
@@ -144,7 +146,7 @@ def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | Non
     pricing = Pricing(settings, runs)
     cost = {run.path.name: deployment_cost(run, pricing, settings) for run in runs}
     cheapest = min(RAG_PROMPTS, key=cost.get)
-    return cheapest, cost["lc"] / cost[cheapest], pricing.describe(), pricing.basis()
+    return cheapest, cost["lc"] / cost[cheapest], pricing_words.describe(pricing), pricing_words.basis(pricing)
 
 
 def test_the_prices_rank_the_configs_alike_whatever_the_load_each_ran_under(tmp_path):
@@ -177,10 +179,11 @@ def test_runs_priced_at_different_probes_keep_their_measured_seconds_and_say_so(
     data["work_rates"] = _probe(OVERHEAD)
     metrics.write_text(json.dumps(data))
     from experiments.report.loading import load_runs
+    from experiments.report import pricing_words
     from experiments.report.pricing import Pricing
 
     pricing = Pricing(load_settings(), load_runs([tmp_path / "mixed"]).runs)
-    assert pricing.work is None and "priced at different probes' rates" in pricing.describe()
+    assert pricing.work is None and "priced at different probes' rates" in pricing_words.describe(pricing)
     with pytest.raises(ValueError, match="features"):
         WorkModel.from_dict({**_probe(COMPUTE), "features": ["prefilled token"]})
 
@@ -249,3 +252,29 @@ def test_the_rates_carry_their_noise_in_their_draws():
         costs = np.asarray(noisy.draws) @ x
         low, high = np.quantile(costs, [0.025, 0.975])
         assert low < x @ truth < high and high / low > 1.02, (low, x @ truth, high)
+
+
+def test_what_a_run_priced_with_builds_the_same_model_read_back():
+    """llm.priced_with: the runner's price and probe rates, written as data and read back, give the same model; the
+    rates price only an hourly price on the cpu basis; rates this version cannot read are refused by name."""
+    from llm.cost import HourlyCost, PerTokenCost, load_price, record_cost
+    from llm.priced_with import PricedWith
+    from llm.work_model import WorkPriced
+
+    work = WorkModel(COMPUTE, 1, 1.0, 0.0)
+    cpu = PricedWith(load_price("cpu"), work)
+    written = json.loads(json.dumps(cpu.to_metrics()))  # through metrics.json
+    assert isinstance(written["price"], dict) and isinstance(written["work_rates"], dict)
+    back = PricedWith.from_metrics(written)
+    assert back == cpu and isinstance(back.cost_model(), WorkPriced)
+    rec = {"prompt_tokens": 900, "completion_tokens": 20, "cpu_s": 30.0, "generation_s": 9.0, "decode_batch": 1}
+    assert record_cost(back.cost_model(), rec) == pytest.approx(record_cost(cpu.cost_model(), rec), rel=1e-12)
+    assert record_cost(back.cost_model(), rec) != pytest.approx(record_cost(PricedWith(load_price("cpu")).cost_model(),
+                                                                            rec))  # the tokens' rates, not 30 s
+    assert isinstance(PricedWith(load_price("h100"), work).cost_model(), HourlyCost)  # wall clock: no rates
+    assert isinstance(PricedWith(load_price("gpt-4o"), work).cost_model(), PerTokenCost)
+    assert PricedWith.from_metrics({}) == PricedWith() and PricedWith().cost_model().cost(1, 1, 1.0) is None
+    with pytest.raises(ValueError, match="features"):
+        PricedWith.from_metrics({"work_rates": {**written["work_rates"], "features": ["tokens"]}})
+    with pytest.raises(ValueError, match="'n'"):
+        PricedWith.from_metrics({"work_rates": {k: v for k, v in written["work_rates"].items() if k != "n"}})

@@ -2,8 +2,11 @@
 
 Generation: the records' own `cost_usd` when every answered record of the report has one and no
 price was given on the command line; otherwise the report's price (conf/report.yaml `price:`, in
-the conf/price vocabulary, or the command-line flags) through llm.cost's CostModel, the same model
-the runner prices records with.
+the conf/price vocabulary, or the command-line flags). One road for the price: a price becomes a cost
+model by `llm.priced_with.PricedWith.cost_model`, the runner's price and the report's alike, and an answer
+is priced by `llm.cost.record_cost`, as the runner priced it. What the runs priced with is read back from
+their metrics.json (`price`, `work_rates`: data, compared as data). The pricing in words is
+experiments/report/pricing_words.py.
 
 Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded, estimated as the
 document's chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted
@@ -29,20 +32,20 @@ time-to-live (`llm.cost.PerTokenCost.cache_terms`): `answer_cost_provider` per a
 the break-even. The cached price is the report's when it names a per-token one, else that of the runs' records
 (metrics.json `price`) when they were all priced by one per-token price. `deployment_cost` (the verdict's cost
 ratio and cheapest-config choice) prices long context with provider caching when such a price is known, and
-`basis()` names the pricing it used.
+`pricing_words.basis` names the pricing it used.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from statistics import mean
-from typing import Any
+from typing import Any, Iterable
 
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
-from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, build_cost_model,
-                      cache_state_known, cost_basis, fit_token_rates, full_rate_note, token_time_model, wall_seconds)
+from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, cache_state_known,
+                      cost_basis, fit_token_rates, record_cost, token_time_model)
+from llm.priced_with import PricedWith
 from experiments.report.runs import Run
 from llm.work_model import WorkModel, WorkPriced
 from experiments import records as schema
@@ -53,14 +56,15 @@ class Pricing:
 
     def __init__(self, settings: ReportSettings, runs: list[Run]):
         self.price, self.ix = settings.price, settings.indexing
-        self.model = self.price.model()
+        self.model = PricedWith(self.price.spec).cost_model()  # the report's own price, as the runner builds one
         answered = [r for run in runs for r in run.answered()]
         use_records = (not self.price.from_command_line and answered
                        and all(r.get("cost_usd") is not None for r in answered))
         self.source = ("records" if use_records else "hourly" if isinstance(self.model, HourlyCost)
                        else "tokens" if isinstance(self.model, PerTokenCost) else "none")
-        self.run_prices = sorted({json.dumps(run.metrics.get("price"), sort_keys=True) for run in runs
-                                  if run.metrics.get("price")})
+        # the prices the runs' records were priced by (metrics.json `price`, as the runner wrote it)
+        self.run_prices = _distinct(run.metrics["price"] for run in runs if run.metrics.get("price"))
+        self.recorded = self._single_run_price()
         self.hourly_rate = self._hourly_rate()
         self._price_time(runs, answered)
         self.cache_model, self.uncacheable_note = self._cache_model()
@@ -68,8 +72,7 @@ class Pricing:
         if self.source == "tokens":
             self.full_rate_cached = sum(int(r.get("cached_prompt_tokens") or 0) for r in answered)
         # the model that can price a record again without a cache (None: records' own costs of several prices)
-        self.rec_model: CostModel | None = (self.model if self.source in ("hourly", "tokens")
-                                            else self._single_run_price())
+        self.rec_model: CostModel | None = self.model if self.source in ("hourly", "tokens") else self.recorded
         self.token_time = self._token_time(answered)
         self.prefill_note = self.modelled_prefill_note(runs)
 
@@ -79,8 +82,8 @@ class Pricing:
         if self.source != "records" or len(self.run_prices) != 1:
             return None
         try:
-            return build_cost_model(json.loads(self.run_prices[0]))
-        except ValueError:
+            return PricedWith(self.run_prices[0]).cost_model()
+        except ValueError:  # a run's price this version cannot read
             return None
 
     def _hourly_rate(self) -> float | None:
@@ -88,34 +91,30 @@ class Pricing:
         priced by (conf/price/cpu.yaml, h100.yaml), at which indexing is priced by time too; None: neither."""
         if self.source == "hourly":
             return self.model.hourly_rate
-        spec = json.loads(self.run_prices[0]) if self.source == "records" and len(self.run_prices) == 1 else None
-        if not (isinstance(spec, dict) and spec.get("kind") == "hourly"):
-            return None
-        try:
-            return build_cost_model(spec).hourly_rate
-        except ValueError:  # a run's price this version cannot read: price indexing by tokens
-            return None
+        return self.recorded.hourly_rate if isinstance(self.recorded, HourlyCost) else None
 
     def _price_time(self, runs: list[Run], answered: list[dict[str, Any]]) -> None:
         """What prices a record's time (`time_model`) and its basis (`time_basis`: wall seconds, or process CPU
         seconds over the machine's vcpus); basis cpu charges each answer its tokens at the CPU rates the runs'
         probe measured (`work`, llm/work_model.py; `work_note` when it could not)."""
-        self.time_model: CostModel = self.model if self.source == "hourly" else CostModel()
-        if self.source == "records" and self.hourly_rate is not None:
-            self.time_model = build_cost_model(json.loads(self.run_prices[0]))
+        price = None  # time is not priced
+        if self.source == "hourly":
+            price = self.price.spec  # the report's own hourly price
+        elif self.source == "records" and self.hourly_rate is not None:
+            price = self.run_prices[0]  # the one hourly price the records were priced by
+        self.time_model: CostModel = PricedWith(price).cost_model()
         timed = [r for r in answered if r.get("generation_s") is not None or r.get("latency_s") is not None]
         self.time_basis = cost_basis(self.time_model, timed) if self.hourly_rate is not None else None
         self.work: WorkModel | None = None
         self.work_note: str | None = None
         if self.time_basis == "cpu" and isinstance(self.time_model, HourlyCost):
             self.work, self.work_note = _work_rates(runs)
-            if self.work is not None:
-                self.time_model = WorkPriced(self.time_model, self.work)
+            self.time_model = PricedWith(price, self.work).cost_model()
 
     def _cache_model(self) -> tuple[PerTokenCost | None, str | None]:
         """The per-token price with a cached rate that prices provider caching (the report's, else the records'
         one price), or None; and why provider caching is not priced though the price names a rate."""
-        model = self.model if self.source == "tokens" else self._single_run_price()
+        model = self.model if self.source == "tokens" else self.recorded
         if not isinstance(model, PerTokenCost) or not model.caches:
             return None, None
         if model.cache_control_required:
@@ -139,65 +138,6 @@ class Pricing:
             for r in answered if r.get("prefill_s") is None and r.get("prompt_tokens") is not None
             and r.get("generation_s") is not None and cache_state_known(r)])
 
-    def describe(self) -> str:
-        if self.source == "records":
-            text = "Generation cost: each record's own `cost_usd` (the price configured when the runs were made"
-            text += f": `{self.run_prices[0]}`)." if len(self.run_prices) == 1 else ")."
-        elif self.source == "hourly":
-            text = (f"Generation cost: measured {self.time_words()} x ${self.model.hourly_rate:g} per machine hour.")
-        elif self.source == "tokens":
-            text = (f"Generation cost: ${self.model.input_usd_per_million:g} per million prompt tokens and "
-                    f"${self.model.output_usd_per_million:g} per million completion tokens.")
-        else:
-            text = "Generation cost: no price configured (price kind none)."
-        if self.cache_model is not None:
-            m = self.cache_model
-            ttl = f" within its {m.cache_ttl_s:g}-second time-to-live" if m.cache_ttl_s else ""
-            text += (f" Provider prompt caching ({m.name or 'the per-token price'}): cached prompt tokens at "
-                     f"${m.cached_input_usd_per_million:g} per million, cache writes at ${m.write_rate:g}, prefixes "
-                     f"from {m.min_cached_prefix_tokens} tokens; long context's document is written by a document's "
-                     f"first question and read by the others{ttl}.")
-        if self.source == "records" and self.time_basis:
-            text += f" Time priced by {self.time_words()}."
-        note = full_rate_note(self.model, self.full_rate_cached)
-        if note:
-            text += f" Note: {note}."
-        if self.prefill_note:
-            text += f" {self.prefill_note}."
-        if self.uncacheable_note:
-            text += f" {self.uncacheable_note}."
-        tiers = self.model if isinstance(self.model, PerTokenCost) else self.cache_model
-        if isinstance(tiers, PerTokenCost) and tiers.long_prompt_threshold_tokens is not None:
-            text += (f" Prompts above {tiers.long_prompt_threshold_tokens:,} tokens are billed whole at "
-                     f"${tiers.long_input_usd_per_million:g} / ${tiers.long_output_usd_per_million:g} per million.")
-        if isinstance(tiers, PerTokenCost) and tiers.batch:
-            text += f" Priced through the provider's batch API ({tiers.batch_discount:.0%} off every token)."
-        if self.hourly_rate is not None:
-            text += (f" Indexing: embedded tokens (chunks x chunk_size per document) at {self.ix.embed_tokens_per_s:g} "
-                     f"tokens/s of machine time at ${self.hourly_rate:g} per hour, or the measured index build time "
-                     f"when the run recorded one (`index_seconds`, every retriever); without it lexical retrievers "
-                     f"(as the retriever declares, e.g. BM25) cost nothing.")
-        else:
-            text += (f" Indexing: embedded tokens (chunks x chunk_size per document, an upper bound) at "
-                     f"${self.ix.embed_usd_per_million:g} per million for dense retrievers, "
-                     f"${self.ix.lexical_usd_per_million:g} for lexical ones "
-                     f"(as the retriever declares, e.g. BM25).")
-        return text
-
-    def time_words(self) -> str:
-        """The clock that priced time, in words (the report says which basis priced it)."""
-        vcpus = getattr(self.time_model, "vcpus", 1)
-        if self.work is not None:
-            return (f"process CPU seconds / {vcpus} vCPUs, each answer charged its tokens at per-token rates one "
-                    f"probe measured for every run alike, so the machine's load while a config ran cannot make it "
-                    f"dearer: {self.work.describe()}")
-        cpu = f"process CPU seconds / {vcpus} vCPUs (the work done, not the load-dependent wall clock)"
-        return {"cpu": cpu + (f"; {self.work_note}" if self.work_note else ""),
-                "cpu and wall": f"process CPU seconds / {vcpus} vCPUs where recorded, wall-clock seconds for the "
-                                "records without CPU time (old runs, remote endpoints): mixed bases",
-                "wall": "wall-clock seconds (they grow with the machine's load)"}.get(
-                    str(self.time_basis), "wall-clock seconds (they grow with the machine's load)")
-
     def charged_seconds(self, rec: dict[str, Any]) -> float | None:
         """The seconds a record is charged under the report's time basis (wall, or CPU over vcpus)."""
         return self.time_model.charged_seconds(rec)
@@ -210,45 +150,7 @@ class Pricing:
             return None if seconds is None else seconds * self.time_rate()  # type: ignore[operator]
         if self.source == "records":
             return float(rec["cost_usd"])
-        pt, ct = rec.get("prompt_tokens"), rec.get("completion_tokens")
-        if pt is None and self.model.needs_tokens():
-            return None
-        cost = self.model.cost(pt or 0, ct or 0, self.charged_seconds(rec), *_cache_tokens(rec, pt or 0))
-        return None if cost is None else cost + self.model.retrieval_cost(rec)
-
-    def basis(self) -> str:
-        """Which pricing the deployment cost (the verdict's cost ratio) uses, and what its interval is, in a phrase."""
-        words = self.interval_words()
-        return self._basis() + (f"; {words}" if words else "")
-
-    def interval_words(self) -> str:
-        """What the cost ratio's interval is (experiments/report/verdict/cost_ratio.py), in a phrase."""
-        if self.rate_draws:
-            return ("its interval: where another probe of this setup would put it, 95% of the time (the ratio priced "
-                    "at the probe's refits of its rates on its own noise), \"cost tie\" where it holds 1: neither "
-                    "arm is cheaper")
-        if self.time_priced():
-            return "no interval: measured time, whose noise nothing models here"
-        if self.source in ("tokens", "records") or self.cache_model is not None:
-            return "no interval: exact token counts at published prices (the interval is the point)"
-        return ""
-
-    def _basis(self) -> str:
-        if self.cache_model is not None:
-            return f"{self.cache_model.name or 'a'} per-token price with provider prompt caching for long context"
-        basis = "" if self.time_basis is None else f" ({self.time_basis} time)"
-        if self.work is not None:  # every answer's tokens at the probe's rates: no measured second prices it
-            return (f"CPU time at the runs' probe's per-token rates at ${self.hourly_rate:g} per hour, long context "
-                    "with a prefix cache")
-        if self.source == "records":
-            return "the records' own cost_usd" + ("" if self.hourly_rate is None else
-                                                  f"{basis}, long context with a prefix cache")
-        if self.source == "hourly":
-            return (f"measured machine time{basis} at ${self.hourly_rate:g} per hour, long context with a "
-                    "prefix cache")
-        if self.source == "tokens":
-            return f"{self.model.name or 'a'} per-token price without prompt caching"  # type: ignore[attr-defined]
-        return "no price"
+        return record_cost(self.time_model if self.source == "hourly" else self.model, rec)  # as the runner prices
 
     def answer_cost_full(self, rec: dict[str, Any]) -> float | None:
         """One answer's generation cost with no cache of any kind: every prompt token at the full input rate (no
@@ -443,17 +345,27 @@ class Pricing:
 def _work_rates(runs: list[Run]) -> tuple[WorkModel | None, str | None]:
     """The per-token CPU rates the runs were priced at (metrics.json `work_rates`, one probe for them all), or None
     and why each answer's measured CPU seconds are kept instead."""
-    found = {json.dumps(run.metrics.get("work_rates"), sort_keys=True) for run in runs}
-    if found == {"null"} or not found:
+    found = _distinct(run.metrics.get("work_rates") for run in runs)
+    if found == [None] or not found:
         return None, ("measured as they came: the runs carry no probe of per-token rates (made before it, or by a "
                       "backend without CPU time), so the machine's load moves these costs")
     if len(found) > 1:
         return None, ("measured as they came: the runs were priced at different probes' rates (another machine or "
                       "setup, or runs without a probe), so no one set of rates prices them all")
     try:
-        return WorkModel.from_dict(json.loads(found.pop())), None
-    except (ValueError, KeyError, TypeError) as exc:
+        return PricedWith.from_metrics({"work_rates": found[0]}).work, None
+    except ValueError as exc:
         return None, f"measured as they came: the runs' work rates cannot be read ({exc})"
+
+
+def _distinct(values: Iterable[Any]) -> list[Any]:
+    """The distinct values, in their first order (JSON values as the runs wrote them: compared, never turned into
+    strings)."""
+    out: list[Any] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return out
 
 
 def index_cost_of(run: Run) -> str | None:
@@ -463,18 +375,6 @@ def index_cost_of(run: Run) -> str | None:
         return str(run.metrics["index_cost"])
     retriever = run.config.get("retriever") if isinstance(run.config, dict) else None
     return INDEX_LEXICAL if isinstance(retriever, dict) and retriever.get("kind") == "bm25" else None
-
-
-def _cache_tokens(rec: dict[str, Any], prompt_tokens: int) -> tuple[int, int]:
-    """A record's prompt tokens read from and written to the endpoint's prompt cache (0 where it said nothing),
-    bounded by its prompt."""
-    read = min(int(rec.get("cached_prompt_tokens") or 0), prompt_tokens)
-    return read, min(int(rec.get("cache_write_tokens") or 0), prompt_tokens - read)
-
-
-def charged_seconds(rec: dict[str, Any]) -> float | None:
-    """Machine time a record is charged by the wall clock: generation share + retrieval; old records: `latency_s`."""
-    return wall_seconds(rec)
 
 
 def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:

@@ -8,7 +8,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from llm.cost import CostModel, IndexingPrice, build_cost_model, load_price
+from llm.cost import CostModel, IndexingPrice, load_price
+from llm.priced_with import PricedWith
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "conf" / "report.yaml"
 
@@ -27,7 +28,8 @@ class Price:
     from_command_line: bool = False  # a price given on the command line wins over records' own cost_usd
 
     def model(self) -> CostModel:
-        return build_cost_model(self.spec)
+        """The price's cost model, built as the runner builds its own (llm.priced_with)."""
+        return PricedWith(self.spec).cost_model()
 
 
 Indexing = IndexingPrice  # conf/report.yaml `indexing:` (llm/cost.py)

@@ -40,6 +40,7 @@ import numpy as np
 
 from eval.metrics.confidence import Estimate
 from experiments.report.pricing import Pricing
+from experiments.report import pricing_words
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.cost_ratio import cost_ratio
@@ -201,7 +202,7 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
     row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
     cost = cost_ratio(row.rag, row.lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
     row.cost_ratio, row.cost_ratio_low, row.cost_ratio_high = (cost.point, cost.low, cost.high) if cost else (None,) * 3
-    row.cost_basis = pricing.basis() if row.cost_ratio is not None else ""
+    row.cost_basis = pricing_words.basis(pricing) if row.cost_ratio is not None else ""
     row.oracle = oracle_router(row.best_rag, row.lc, lvl)
     row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
                                             row.known_correct_shares, settings)

@@ -33,6 +33,7 @@ from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.sections.lost_answers import main_loss_line
 from experiments.report.page.verdict_cells import cost_cell, delta_cell, no_interval_reason, row_name
 from experiments.report.page.viewer_links import row_links
+from experiments.report import pricing_words
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.timing_notes import timing_notes
@@ -50,8 +51,9 @@ ANCHOR, TITLE = "answer", None
 def rows(f: Facts) -> dict[str, Any]:
     """What the report read, what the cost ratios are priced by, what was lost before scoring, the data sets pooled
     and the costs not measured alike (the verdict rows and their plans are the verdict section's)."""
-    return {"overview": overview(f.runs, f.loaded.missing, f.loaded.duplicates), "cost_basis": f.pricing.basis(),
-            "lost": losses(f.runs) or None, "data_mix": f.loaded.data_mix, "timing": timing_notes(f.runs, f.pricing)}
+    return {"overview": overview(f.runs, f.loaded.missing, f.loaded.duplicates),
+            "cost_basis": pricing_words.basis(f.pricing), "lost": losses(f.runs) or None,
+            "data_mix": f.loaded.data_mix, "timing": timing_notes(f.runs, f.pricing)}
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:

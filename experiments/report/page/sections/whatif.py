@@ -11,6 +11,7 @@ from experiments.report.page.cells import fmt, usd
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
+from experiments.report import pricing_words
 from experiments.report.settings import ReportSettings
 from experiments.report.whatif import WhatIfRow, what_if
 
@@ -46,7 +47,7 @@ def rows(f: Facts) -> dict[str, Any]:
     """The what-if rows (whatif.csv), how the runs were priced, and the latency of the configs they name
     (latency.csv)."""
     whatif = what_if(f.runs, f.vrows, f.pricing, f.settings)
-    return {"whatif": whatif, "pricing_note": f.pricing.describe(),
+    return {"whatif": whatif, "pricing_note": pricing_words.describe(f.pricing),
             "latency": latency_rows(f.runs, [(w.benchmark, w.label) for w in whatif])}
 
 
