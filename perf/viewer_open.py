@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 import common  # sets up the path
 
-from experiments.report.diagnostics import diagnose
+from experiments.report.agreement import agreements
 from experiments.report.page.questions_html import DATA_DIR, QUESTIONS_FILE, write_viewer
 from experiments.report.questions.rows import question_rows
 from experiments.report.runs import Run
@@ -171,7 +171,7 @@ def main() -> None:
     runs = make_runs(args.questions)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        data = question_rows(runs, diagnose(runs, 0.5, 1.0).agreements, 0.5, 1.0)
+        data = question_rows(runs, agreements(runs, 0.5), 0.5, 1.0)
         said = write_viewer(data, Path(tmp))
         build_s = time.perf_counter() - t0
         page = Path(tmp) / QUESTIONS_FILE

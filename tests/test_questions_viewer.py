@@ -11,7 +11,7 @@ from eval.evidence_text import answer_in_text, evidence_quotes, window_around
 from eval.sample import Span
 from experiments.report.page.build import build_report
 from experiments.report.page.questions_html import questions_html, questions_link, read_viewer
-from experiments.report.diagnostics import diagnose
+from experiments.report.agreement import agreements
 from experiments.report.questions.reasons import loss_reason, loss_rows
 from experiments.report.questions.rows import question_rows
 from experiments.report.runs import find_runs
@@ -213,7 +213,7 @@ def test_viewer_filters_in_headless_chromium(tmp_path):
     if browser is None:
         pytest.skip("chromium not installed: `apt-get install -y chromium` to check the viewer in a browser")
     runs = find_runs([_two_runs(tmp_path / "runs")], with_records=True)
-    data = question_rows(runs, diagnose(runs, 0.5, 1.0).agreements, 0.5, 1.0)
+    data = question_rows(runs, agreements(runs, 0.5), 0.5, 1.0)
     page = tmp_path / "questions.html"
     page.write_text(questions_html(data))
     res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

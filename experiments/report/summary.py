@@ -36,7 +36,7 @@ def _mean(vals: list[float]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def summary_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+def config_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One row per config point, computed from its records (metrics.json as a fallback for old runs)."""
     levels, ns, doc_ns = levels_of(runs), _recall_ns(runs), _recall_ns(runs, "doc_recall")
     shares = [k for k in schema.SHARE_KEYS

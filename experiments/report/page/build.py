@@ -36,7 +36,7 @@ from typing import Any
 from eval.storage import atomic_write_text
 from experiments.report.blas_threads import report_threads
 from experiments.report.decision_order import verdicts
-from experiments.report.diagnostics import diagnose
+from experiments.report.agreement import agreements
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.loading import load_runs
 from experiments.report.page.contents import Outline
@@ -44,11 +44,12 @@ from experiments.report.page.document import Document, Heading, to_html, to_mark
 from experiments.report.page.drawing import draw_figures
 from experiments.report.page.questions_html import DATA_DIR, QUESTIONS_FILE, write_viewer
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.sections import SECTIONS
+from experiments.report.page.sections import SECTIONS, configs, lost_answers, overlap, whatif
 from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
 from experiments.report.pricing import Pricing
 from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
+from experiments.report.verdict.power import plan_rows
 from experiments.report.settings import ReportSettings, load_settings
 
 
@@ -75,26 +76,19 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def facts(paths: list[str], settings: ReportSettings, pool_data: bool, out: Path) -> Facts:
     """Read the runs under `paths` and compute what every section's rows share: the pricing, the decisions and
-    the diagnostics."""
+    their plans, and the agreements."""
     loaded = load_runs(paths, pool_data)  # questions without references get their scores from pairwise judgments
     if not loaded.runs:
         raise ValueError("no records.jsonl in any run directory: nothing to report on")
     pricing = Pricing(settings, loaded.runs)
     vrows = verdicts(loaded.runs, pricing, settings)
     return Facts(settings=settings, out=out, loaded=loaded, pricing=pricing, vrows=vrows,
-                 diagnostics=diagnose(loaded.runs, settings.correct_threshold, settings.evidence_threshold))
+                 plans=plan_rows(vrows, settings), agreements=agreements(loaded.runs, settings.correct_threshold))
 
 
 def section_rows(f: Facts) -> dict[str, Any]:
-    """Every section's rows, by the Summary field each fills (a field claimed by two sections is refused)."""
-    rows: dict[str, Any] = {}
-    for section in SECTIONS:
-        mine = section.rows(f)
-        twice = rows.keys() & mine.keys()
-        if twice:
-            raise RuntimeError(f"report section {section.ANCHOR!r} computes {sorted(twice)}, computed before it")
-        rows.update(mine)
-    return rows
+    """Every section's rows, by its ANCHOR (None: a section with no rows of its own)."""
+    return {section.ANCHOR: section.rows(f) for section in SECTIONS}
 
 
 def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = False, out: Path | None = None) -> Summary:
@@ -102,10 +96,9 @@ def summarize(paths: list[str], settings: ReportSettings, pool_data: bool = Fals
     questions only with `pool_data`: experiments/report/data_mix.py); `out`: the report's folder (default: beside
     the runs)."""
     f = facts(paths, settings, pool_data, Path(out) if out else default_out_dir(paths))
-    questions = question_rows(f.runs, f.diagnostics.agreements, settings.correct_threshold,
-                              settings.evidence_threshold)
-    return Summary(settings=settings, out=str(f.out), runs=f.runs, pricing=f.pricing, questions=questions,
-                   **section_rows(f))
+    questions = question_rows(f.runs, f.agreements, settings.correct_threshold, settings.evidence_threshold)
+    return Summary(settings=settings, out=str(f.out), runs=f.runs, pricing=f.pricing, vrows=f.vrows, plans=f.plans,
+                   agreements=f.agreements, sections=section_rows(f), questions=questions)
 
 
 def draw_files(s: Summary) -> list[Path]:
@@ -114,7 +107,7 @@ def draw_files(s: Summary) -> list[Path]:
     into `s.viewer`)."""
     out = Path(s.out)
     routers = write_routers([v.router for v in s.vrows if v.router is not None], out)
-    s.figures = draw_figures(s.runs, s.vrows, s.diagnostics.agreements, s.settings.tolerance, out)
+    s.figures = draw_figures(s.runs, s.vrows, s.agreements, s.settings.tolerance, out)
     s.viewer = write_viewer(s.questions, out)
     return routers + s.figures.files(out) + [out / name for name in s.viewer["files"]]
 
@@ -153,21 +146,22 @@ def _write_report(paths: list[str], out_dir: Path | None, settings: ReportSettin
              "agreement.csv": out / "agreement.csv"}
     atomic_write_text(files["report.md"], to_markdown(doc))
     atomic_write_text(files["report.html"], to_html(doc))
-    _write_csv(files["summary.csv"], s.summary)
+    costs, lost, split = s.sections[whatif.ANCHOR], s.sections[lost_answers.ANCHOR], s.sections[overlap.ANCHOR]
+    _write_csv(files["summary.csv"], s.sections[configs.ANCHOR].rows)
     _write_csv(files["verdict.csv"], [{**v.as_csv(), "to_decide": p["column"], "to_decide_sentence": p["sentence"]}
                                       for v, p in zip(s.vrows, s.plans)])
-    _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in s.whatif])
-    _write_csv(files["agreement.csv"], [a.as_csv() for a in s.diagnostics.agreements])
-    if s.latency:
+    _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in costs.rows])
+    _write_csv(files["agreement.csv"], [a.as_csv() for a in s.agreements])
+    if costs.latency:
         files["latency.csv"] = out / "latency.csv"
-        _write_csv(files["latency.csv"], [{k: getattr(r, k) for k in r.__dataclass_fields__} for r in s.latency])
-    if s.lost_answers:
+        _write_csv(files["latency.csv"], [{k: getattr(r, k) for k in r.__dataclass_fields__} for r in costs.latency])
+    if lost:
         files["lost_answers.csv"] = out / "lost_answers.csv"
-        _write_csv(files["lost_answers.csv"], [r.as_csv() for r in s.lost_answers])
+        _write_csv(files["lost_answers.csv"], [r.as_csv() for r in lost])
     files[QUESTIONS_FILE] = out / QUESTIONS_FILE
-    if s.splits:
+    if split.splits:
         files["overlap.csv"] = out / "overlap.csv"
-        _write_csv(files["overlap.csv"], [r.as_csv() for r in s.splits])
+        _write_csv(files["overlap.csv"], [r.as_csv() for r in split.splits])
     files.update({(p.relative_to(out).as_posix() if p.parent.name == DATA_DIR else p.name): p for p in written})
     if "details" in export:
         files.update({f"{DETAILS_DIR}/{p.name}": p for p in export_details(s.runs, out, settings.correct_threshold,

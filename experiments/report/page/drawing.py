@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from experiments.report.diagnostics import Agreement
+from experiments.report.agreement import Agreement
 from experiments.report.page.verdict_cells import FOREST_FILE, forest_rows
 from experiments.report.plots import figures as plots
 from experiments.report.plots.context_share import score_vs_context_share

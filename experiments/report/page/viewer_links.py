@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from experiments.report.diagnostics import Agreement
+from experiments.report.agreement import Agreement
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_link
 from experiments.report.verdict.row import ALL, VerdictRow
 

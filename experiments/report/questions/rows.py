@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from eval.answers import shown
 from eval.sample import level_sort_key
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.diagnostics import Agreement
+from experiments.report.agreement import Agreement
 from experiments.report.questions.reasons import is_wrong, loss_reason
 from experiments.report.runs import Run
 

@@ -3,7 +3,6 @@ that config (rows: experiments.report.verdict.budget)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from experiments.report.page.cells import fmt
 from experiments.report.page.contents import Outline
@@ -22,14 +21,15 @@ EXPLAINED = (
     "what choosing the text (retrieval) is worth at equal length.")
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    return {"budget": budget_pairs(f.runs, f.settings)}
+def rows(f: Facts) -> list[BudgetPair]:
+    return budget_pairs(f.runs, f.settings)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    if s.budget:
+    mine: list[BudgetPair] = s.sections[ANCHOR]
+    if mine:
         doc.add(Heading(3, "Same token budget: better text or less text?"), Paragraph(EXPLAINED),
-                Table(HEAD, [_cells(p) for p in s.budget]))
+                Table(HEAD, [_cells(p) for p in mine]))
 
 
 def _cells(p: BudgetPair) -> list[str]:

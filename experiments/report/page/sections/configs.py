@@ -12,7 +12,7 @@ from experiments.report.page.cells import fmt, pct, usd
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.summary import SHARE_COLUMNS, summary_rows
+from experiments.report.summary import SHARE_COLUMNS, config_rows
 from experiments.report.verdict.lookups import oracle_rows
 from experiments.report.verdict.row import VerdictRow
 
@@ -27,18 +27,25 @@ EXPLAINED = (
     "runs (no generator) show recall without a score.")
 
 
-def rows(f: Facts) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ConfigTable:
     """One row per config point (summary.csv), the length levels and the recall depths its columns name."""
-    summary, levels, ns = summary_rows(f.runs, f.pricing)
-    return {"summary": summary, "levels": levels, "recall_ns": ns}
+    rows: list[dict[str, Any]]
+    levels: list[str]
+    recall_ns: list[str]
+
+
+def rows(f: Facts) -> ConfigTable:
+    return ConfigTable(*config_rows(f.runs, f.pricing))
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    columns = Columns.of(s.summary, s.levels, s.recall_ns)
-    table = [columns.cells(row) for row in s.summary] + [columns.oracle_cells(v) for v in oracle_rows(s.vrows)]
-    doc.add(Heading(3, "All configs"), Paragraph(EXPLAINED), Table(columns.head(), table))
-    doc.add(*[Paragraph(note) for note in (official_note(s.summary), cut_answers_note(s.summary),
-                                           embedder_note(s.summary)) if note])
+    table: ConfigTable = s.sections[ANCHOR]
+    columns = Columns.of(table.rows, table.levels, table.recall_ns)
+    cells = [columns.cells(row) for row in table.rows] + [columns.oracle_cells(v) for v in oracle_rows(s.vrows)]
+    doc.add(Heading(3, "All configs"), Paragraph(EXPLAINED), Table(columns.head(), cells))
+    doc.add(*[Paragraph(note) for note in (official_note(table.rows), cut_answers_note(table.rows),
+                                           embedder_note(table.rows)) if note])
 
 
 @dataclass

@@ -4,9 +4,9 @@ subsections "Why answers were lost" and "By lexical overlap" follow as sections 
 
 from __future__ import annotations
 
-from typing import Any
 
-from experiments.report.diagnostics import Agreement, Diagnostics, EvidenceRow
+from experiments.report.agreement import Agreement
+from experiments.report.diagnostics import Diagnostics, EvidenceRow, diagnose
 from experiments.report.page.cells import fmt, pct
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
@@ -31,16 +31,18 @@ EVIDENCE_EXPLAINED = ("Distractor hit rate: mean share of the benchmark's known 
                       "to long context only.")
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    """The diagnostics every part of the report shares (the agreement figure and the viewer read them too)."""
-    return {"diagnostics": f.diagnostics}
+def rows(f: Facts) -> Diagnostics:
+    """Correctness given the evidence, distractors and truncation, and which path a routing arm took (the
+    agreements are the Summary's: the agreement figure and the viewer read them too)."""
+    return diagnose(f.runs, f.settings.correct_threshold, f.settings.evidence_threshold)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
+    mine: Diagnostics = s.sections[ANCHOR]
     doc.add(Paragraph(thresholds(s.settings)))
-    agreement(doc, s.diagnostics)
-    evidence(doc, s.diagnostics)
-    routes(doc, s.diagnostics)
+    agreement(doc, s.agreements)
+    evidence(doc, mine)
+    routes(doc, mine)
 
 
 def thresholds(settings: ReportSettings) -> str:
@@ -51,12 +53,12 @@ def thresholds(settings: ReportSettings) -> str:
             "answered.")
 
 
-def agreement(doc: Document, diag: Diagnostics) -> None:
+def agreement(doc: Document, agreements: list[Agreement]) -> None:
     doc.add(Heading(3, "Agreement: long context vs best RAG"))
-    if not diag.agreements:
+    if not agreements:
         doc.add(Paragraph("No benchmark has both a scored long-context and a scored RAG run."))
         return
-    doc.add(Table(AGREEMENT_HEAD, [_agreement_cells(a) for a in diag.agreements]), Paragraph(AGREEMENT_EXPLAINED))
+    doc.add(Table(AGREEMENT_HEAD, [_agreement_cells(a) for a in agreements]), Paragraph(AGREEMENT_EXPLAINED))
 
 
 def _agreement_cells(a: Agreement) -> list[str]:

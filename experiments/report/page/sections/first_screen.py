@@ -18,6 +18,7 @@ cheapest config within the tolerance, and a team should see what it gave up.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from experiments.report.page.cells import ratio
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Image, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
+from experiments.report.page.sections import lost_answers
 from experiments.report.page.sections.lost_answers import main_loss_line
 from experiments.report.page.verdict_cells import cost_cell, delta_cell, no_interval_reason, row_name
 from experiments.report.page.viewer_links import row_links
@@ -48,23 +50,34 @@ WITHHELD = ("the interval would say", "the row's own interval alone says")  # a 
 ANCHOR, TITLE = "answer", None
 
 
-def rows(f: Facts) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FirstScreen:
+    """The first screen's own rows (the verdict rows and their plans are the Summary's, shared)."""
+    overview: Overview  # what the report read
+    cost_basis: str  # what the cost ratios are priced by
+    lost: Losses | None  # documents cut to fit the window, what the load left out
+    data_mix: list[DataSet]  # the data sets pooled (--pool-data); empty: one
+    timing: list[str]  # how the runs' costs were not measured alike
+
+
+def rows(f: Facts) -> FirstScreen:
     """What the report read, what the cost ratios are priced by, what was lost before scoring, the data sets pooled
-    and the costs not measured alike (the verdict rows and their plans are the verdict section's)."""
-    return {"overview": overview(f.runs, f.loaded.missing, f.loaded.duplicates),
-            "cost_basis": pricing_words.basis(f.pricing), "lost": losses(f.runs) or None,
-            "data_mix": f.loaded.data_mix, "timing": timing_notes(f.runs, f.pricing)}
+    and the costs not measured alike."""
+    return FirstScreen(overview=overview(f.runs, f.loaded.missing, f.loaded.duplicates),
+                       cost_basis=pricing_words.basis(f.pricing), lost=losses(f.runs) or None,
+                       data_mix=f.loaded.data_mix, timing=timing_notes(f.runs, f.pricing))
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
     """The answer, what was lost before scoring, the forest plot, then what the report read and its contents."""
+    mine: FirstScreen = s.sections[ANCHOR]
     forest = Path(s.out) / s.figures.forest if s.figures.forest else None
-    add_answer(doc, s.vrows, s.plans, s.settings, forest, outline, s.cost_basis, s.lost)
-    add_data_mix(doc, s.data_mix)
-    lines = (main_loss_line(s.vrows, s.lost_answers, outline), row_links(s.vrows))
+    add_answer(doc, s.vrows, s.plans, s.settings, forest, outline, mine.cost_basis, mine.lost)
+    add_data_mix(doc, mine.data_mix)
+    lines = (main_loss_line(s.vrows, s.sections[lost_answers.ANCHOR], outline), row_links(s.vrows))
     doc.add(*[Paragraph(line) for line in lines if line is not None])
-    add_timing_notes(doc, s.timing)
-    add_overview(doc, s.overview, outline.contents())
+    add_timing_notes(doc, mine.timing)
+    add_overview(doc, mine.overview, outline.contents())
 
 
 def short_label(run: Run | None) -> str:

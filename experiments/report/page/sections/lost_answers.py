@@ -3,7 +3,6 @@ from experiments.report.questions, and each count links to its questions in the 
 
 from __future__ import annotations
 
-from typing import Any
 
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
@@ -26,20 +25,21 @@ EXPLAINED = (
     "context**) stands in for the evidence. Each count opens its questions in the viewer (questions.html).")
 
 
-def rows(f: Facts) -> dict[str, Any]:
+def rows(f: Facts) -> list[LossRow]:
     """Why each config lost its answers (lost_answers.csv)."""
-    return {"lost_answers": loss_rows(f.runs, f.settings.correct_threshold, f.settings.evidence_threshold)}
+    return loss_rows(f.runs, f.settings.correct_threshold, f.settings.evidence_threshold)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
     doc.add(Heading(3, "Why answers were lost"))
-    holds = viewer_holds(getattr(s, "viewer", None))  # a summary.json from before the viewer was split has none
-    if not s.lost_answers:
+    mine: list[LossRow] = s.sections[ANCHOR]
+    holds = viewer_holds(s.viewer)
+    if not mine:
         doc.add(Paragraph("No scored config with a context."), *([Paragraph(holds)] if holds else []))
         return
-    shown = [r for r in REASONS if any(row.reasons.get(r, 0) for row in s.lost_answers)] or list(REASONS[:4])
+    shown = [r for r in REASONS if any(row.reasons.get(r, 0) for row in mine)] or list(REASONS[:4])
     body = [[row.benchmark, row.config, row.level, str(row.scored), str(row.wrong),
-             *(_count_cell(row, reason) for reason in shown), row.signal] for row in s.lost_answers]
+             *(_count_cell(row, reason) for reason in shown), row.signal] for row in mine]
     doc.add(Table(["benchmark", "config", "level", "scored", "wrong", *shown, "signal"], body), Paragraph(EXPLAINED))
     if holds:
         doc.add(Paragraph(holds))

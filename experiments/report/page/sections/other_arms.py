@@ -3,7 +3,6 @@ context (rows: experiments.report.other_arms)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from experiments.report.other_arms import ArmBest, OtherArmsRow, other_arm_specs, other_arms
 from experiments.report.page.cells import fmt, pct
@@ -18,12 +17,12 @@ EXPLAINED = ("Closed book (no context) is the memorisation floor; Self-Route tri
              "separating \"less text\" from \"better text\".")
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    return {"other": other_arms(f.vrows, f.runs)}
+def rows(f: Facts) -> list[OtherArmsRow]:
+    return other_arms(f.vrows, f.runs)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    table = [_cells(o) for o in s.other]
+    table = [_cells(o) for o in s.sections[ANCHOR]]
     if table:
         doc.add(Heading(3, "Other arms"), Paragraph(EXPLAINED),
                 Table(["benchmark", "level", "long context", *(spec.display() for spec in other_arm_specs()),

@@ -3,7 +3,7 @@ carries an overlap, pages or a question-level group (rows: experiments.report.ov
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from eval.lexical_overlap import BUCKET_EDGES
 from experiments.report.overlap import SplitRow, question_groups, split_rows, spread
@@ -15,25 +15,33 @@ from experiments.report.page.report_summary import Facts, Summary
 ANCHOR, TITLE = "overlap", None
 
 
-def rows(f: Facts) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Overlap:
+    splits: list[SplitRow]  # scores and recall by overlap bucket and by where the evidence lies (overlap.csv)
+    spread: dict[str, float]  # per config: recall high - low overlap
+    question_groups: dict[str, tuple[int, int]]  # per benchmark: questions grouped alone, questions
+
+
+def rows(f: Facts) -> Overlap:
     """Scores and recall split by overlap and by where the evidence lies (overlap.csv), each config's recall gap
     high - low overlap, and per benchmark the questions grouped alone (no evidence in a corpus document)."""
     splits = split_rows(f.runs)
-    return {"splits": splits, "overlap_spread": spread(splits), "question_groups": question_groups(f.runs)}
+    return Overlap(splits, spread(splits), question_groups(f.runs))
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    if not s.splits and not s.question_groups:
+    mine: Overlap = s.sections[ANCHOR]
+    if not mine.splits and not mine.question_groups:
         return
     doc.add(Heading(3, "By lexical overlap and where the evidence lies"))
-    if s.splits:
+    if mine.splits:
         doc.add(Table(["benchmark", "config", "split", "part", "n", "score", "evidence recall"],
-                      [_cells(r) for r in s.splits]), Paragraph(explained()))
-        lean = s.overlap_spread
+                      [_cells(r) for r in mine.splits]), Paragraph(explained()))
+        lean = mine.spread
         if lean:
             worst = max(lean, key=lambda c: lean[c])
             doc.add(Paragraph(f"Recall gap high − low overlap: largest for {worst} ({lean[worst]:+.2f})."))
-    for benchmark, (own, n) in sorted(s.question_groups.items()):
+    for benchmark, (own, n) in sorted(mine.question_groups.items()):
         doc.add(Paragraph(f"{benchmark}: {own} of {n} questions have no evidence inside a document of the corpus, so "
                           "the bootstrap resamples each of them alone (its group is the question); the others are "
                           "grouped by the document their evidence lies in."))

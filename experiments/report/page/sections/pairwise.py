@@ -3,7 +3,7 @@ long context's, judged in both orders (rows: experiments.report.pairwise)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from experiments.report.page.cells import pct
 from experiments.report.page.contents import Outline
@@ -24,21 +24,27 @@ EXPLAINED = (
     "answers: read the win rate beside the answer lengths.")
 
 
-def rows(f: Facts) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Pairwise:
+    rows: list[PairwiseRow]  # the judged pairs per benchmark
+    unjudged: int  # answers that still wait for a judgment
+
+
+def rows(f: Facts) -> Pairwise:
     """The judged pairs per benchmark, and how many answers still wait for a judgment."""
-    return {"pairwise": pairwise_rows(f.loaded.judged, f.settings.resamples, f.settings.seed),
-            "unjudged": waiting(f.runs)}
+    return Pairwise(pairwise_rows(f.loaded.judged, f.settings.resamples, f.settings.seed), waiting(f.runs))
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    if not s.pairwise and not s.unjudged:
+    mine: Pairwise = s.sections[ANCHOR]
+    if not mine.rows and not mine.unjudged:
         return
     doc.add(Heading(3, "Questions without references: pairwise preference", "pairwise"), Paragraph(EXPLAINED))
-    if s.unjudged:
-        doc.add(Paragraph(f"{s.unjudged} answer(s) wait for a pairwise judgment and are left out of every score: run "
-                          "`python -m experiments.pairwise RUN_DIRS --judge-model MODEL`, then the report again."))
-    if s.pairwise:
-        doc.add(Table(HEAD, [_cells(r) for r in s.pairwise]))
+    if mine.unjudged:
+        doc.add(Paragraph(f"{mine.unjudged} answer(s) wait for a pairwise judgment and are left out of every score: "
+                          "run `python -m experiments.pairwise RUN_DIRS --judge-model MODEL`, then the report again."))
+    if mine.rows:
+        doc.add(Table(HEAD, [_cells(r) for r in mine.rows]))
 
 
 def _cells(r: PairwiseRow) -> list[str]:

@@ -4,7 +4,6 @@ rendered), and those with nothing to draw."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Image, Paragraph
@@ -13,9 +12,9 @@ from experiments.report.page.report_summary import Facts, Summary
 ANCHOR, TITLE = "plots", "Plots"
 
 
-def rows(f: Facts) -> dict[str, Any]:
+def rows(f: Facts) -> None:
     """Nothing yet: the figures are drawn after summarize (build.draw_files) into the Summary's `figures`."""
-    return {}
+    return None
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:

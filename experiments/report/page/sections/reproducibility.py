@@ -3,7 +3,6 @@ how to rerun each config (rows: experiments.report.reproducibility)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from experiments.report.page.cells import fmt
 from experiments.report.page.contents import Outline
@@ -20,12 +19,12 @@ EXPLAINED = ("Data fingerprint: sha256 of the run's benchmark config and the sor
              "records. Rerun a config with `python -m experiments.run` and the overrides shown.")
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    return {"reproducibility": reproducibility(f.runs, f.out, f.loaded.duplicates)}
+def rows(f: Facts) -> Reproducibility:
+    return reproducibility(f.runs, f.out, f.loaded.duplicates)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    rep = s.reproducibility
+    rep: Reproducibility = s.sections[ANCHOR]
     doc.add(Paragraph(EXPLAINED), Heading(3, "Package versions"), Paragraph(
         "Recorded by the runs." if rep.versions_recorded else
         "Of the environment that wrote this report (the runs did not record theirs)."))

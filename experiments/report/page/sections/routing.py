@@ -34,9 +34,9 @@ HEAD = ["benchmark", "level", "router", "features", "score", "best arm", "by-doc
         "prompt tokens", "latency s", "cost/answer", "decision", "file"]
 
 
-def rows(f: Facts) -> dict[str, Any]:
+def rows(f: Facts) -> None:
     """Nothing of its own: each verdict row carries its router (experiments.report.decision_order fits them)."""
-    return {}
+    return None
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:

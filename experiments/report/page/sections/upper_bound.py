@@ -3,7 +3,6 @@ and long context, what retrieval costs (rows: experiments.report.upper_bound).""
 
 from __future__ import annotations
 
-from typing import Any
 
 from experiments.report.page.cells import fmt
 from experiments.report.page.contents import Outline
@@ -24,14 +23,15 @@ EXPLAINED = (
     "level (the verdict's columns are on the questions both arms share).")
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    return {"upper_bound": upper_bound_rows(f.runs, f.vrows)}
+def rows(f: Facts) -> list[UpperBoundRow]:
+    return upper_bound_rows(f.runs, f.vrows)
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    if s.upper_bound:
+    mine: list[UpperBoundRow] = s.sections[ANCHOR]
+    if mine:
         doc.add(Heading(3, "Retrieval's upper bound: what retrieval costs"),
-                Table(HEAD, [_cells(r) for r in s.upper_bound]), Paragraph(EXPLAINED))
+                Table(HEAD, [_cells(r) for r in mine]), Paragraph(EXPLAINED))
 
 
 def _cells(r: UpperBoundRow) -> list[str]:

@@ -13,15 +13,15 @@ from experiments.report.page.verdict_cells import cost_cell, delta_cell
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
 from experiments.report.verdict.family import ROUTER_SHARE
-from experiments.report.verdict.power import plan_rows
 from experiments.report.verdict.row import VerdictRow
 
 ANCHOR, TITLE = "verdict", "Verdict"
 
 
-def rows(f: Facts) -> dict[str, Any]:
-    """The verdict rows (the decisions) and, per row, the documents a sweep needs to decide it."""
-    return {"vrows": f.vrows, "plans": plan_rows(f.vrows, f.settings)}
+def rows(f: Facts) -> None:
+    """Nothing of its own: the verdict rows (the decisions) and their plans are the Summary's, shared with the first
+    screen, the other sections and verdict.csv."""
+    return None
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:

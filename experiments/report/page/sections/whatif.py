@@ -4,7 +4,7 @@ then what one user waits per config and length level (experiments.report.latency
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from experiments.report.latency import LatencyRow, latency_rows
 from experiments.report.page.cells import fmt, usd
@@ -43,21 +43,29 @@ LATENCY_EXPLAINED = (
     "slower than the rest carried a device warm-up (runs made before the untimed warm-up existed).")
 
 
-def rows(f: Facts) -> dict[str, Any]:
+@dataclass(frozen=True)
+class WhatIf:
+    rows: list[WhatIfRow]  # whatif.csv
+    pricing_note: str  # how the runs were priced
+    latency: list[LatencyRow]  # p50 / p90 per config and level of the configs the rows name (latency.csv)
+
+
+def rows(f: Facts) -> WhatIf:
     """The what-if rows (whatif.csv), how the runs were priced, and the latency of the configs they name
     (latency.csv)."""
     whatif = what_if(f.runs, f.vrows, f.pricing, f.settings)
-    return {"whatif": whatif, "pricing_note": pricing_words.describe(f.pricing),
-            "latency": latency_rows(f.runs, [(w.benchmark, w.label) for w in whatif])}
+    return WhatIf(whatif, pricing_words.describe(f.pricing),
+                  latency_rows(f.runs, [(w.benchmark, w.label) for w in whatif]))
 
 
 def render(doc: Document, s: Summary, outline: Outline) -> None:
-    """The what-if table under its assumptions (`s.pricing_note`: how the runs were priced), then the latency."""
+    """The what-if table under its assumptions (`pricing_note`: how the runs were priced), then the latency."""
+    mine: WhatIf = s.sections[ANCHOR]
     doc.add(Paragraph(assumptions(s.settings) + " " + COSTS_EXPLAINED),
-            Paragraph(s.pricing_note + " Measured times come from the machine that ran the sweep."),
-            Table(HEAD, [_cells(r) for r in s.whatif]))
-    if s.latency:
-        latency_table(doc, s.latency)
+            Paragraph(mine.pricing_note + " Measured times come from the machine that ran the sweep."),
+            Table(HEAD, [_cells(r) for r in mine.rows]))
+    if mine.latency:
+        latency_table(doc, mine.latency)
 
 
 def assumptions(settings: ReportSettings) -> str:
