@@ -244,7 +244,7 @@ def pairwise_record(base: dict[str, Any], question: str, prediction: str, usage:
                     cost_usd: float | None, meta: dict[str, Any]) -> dict[str, Any]:
     """An answer that no metric scores on its own (a question with neither reference answers nor
     evidence): ok, without a score, until `python -m experiments.pairwise` compares it with another
-    arm's answer; the report then reads the judgment (experiments/report/pairwise.py)."""
+    arm's answer; the report then reads the judgment (experiments/report/loading.py)."""
     return {**base, "status": OK, "scoring": PAIRWISE, "question": question, "prediction": prediction, **usage,
             "cost_usd": cost_usd, **meta}
 

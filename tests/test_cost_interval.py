@@ -134,7 +134,7 @@ def test_exact_prices_have_the_point_for_an_interval_and_say_so(tmp_path):
 
 
 def test_break_evens_keep_their_significant_digits():
-    from experiments.report.whatif import break_even, break_even_cached, queries
+    from experiments.report.page.sections.whatif import break_even, break_even_cached, queries
 
     assert break_even(0.003, 1.0, 3.0) == (pytest.approx(0.0015), "0.0015")
     assert [queries(q) for q in (0.0015, 0.4213, 3.74, 12.345, 1234.5)] == ["0.0015", "0.421", "3.74", "12.3",

@@ -1,5 +1,6 @@
 """The report's split of each config's score and evidence recall by lexical-overlap bucket and by whether the
-evidence lies on PDF pages (experiments/report/overlap.py), and the records that carry what it splits by."""
+evidence lies on PDF pages (experiments/report/page/sections/overlap.py), and the records that carry what it splits
+by."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments import records as schema
-from experiments.report.overlap import split_rows, spread
+from experiments.report.page.sections.overlap import split_rows, spread
 from experiments.report.runs import Run
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml
 
-from experiments.report.reproducibility import escaped_yaml
+from experiments.report.page.sections.reproducibility import escaped_yaml
 from experiments.run import PROGRESS_BAR
 
 

@@ -17,7 +17,7 @@ def test_router_beats_the_best_arm_when_the_arms_differ_by_document_length():
     # 60 documents: at 40 the interval cleared 0 in 8 of 10 seeds (perf/router_simulation.py measures the rate)
     lc, rag = simulated_pair("length", n_docs=60, per_doc=5, seed=0)
     result = route(router_features(lc, rag), seed=0, n_resamples=500)
-    assert result.ci[0] > 0, result.summary()
+    assert result.ci[0] > 0, result.describe()
     assert result.diff > 10
     assert result.gap_closed is not None and result.gap_closed > 0.5
     assert result.router_mean > result.best_arm_mean and result.oracle_mean >= result.router_mean

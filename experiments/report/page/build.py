@@ -16,10 +16,11 @@ benchmark and length level, how it was reached; 2 deployment what-if; 3 plots; 4
 each with its subsections: one module each, in the order of the list in experiments/report/page/sections/.
 
 Summarize, then present (as HELM does): `summarize` reads the runs, computes what the sections share (the
-decisions in experiments.report.decision_order, the diagnostics) and then each section's rows (its module's
-`rows`); `draw_files` writes what the page shows as files (the router files, the PNG figures); `present(summary)`
-walks the sections and renders each from the summary alone (its module's `render`) into one document, written as
-Markdown and HTML; the CSV files come from the same rows. The summary is written as summary.json
+decisions in experiments.report.decision_order and their plans, the agreements) and then each section's rows (its
+module's `rows`, kept by the section's anchor); `draw_files` writes what the page shows as files (the router
+files, the PNG figures); `present(summary)` walks the sections and renders each from the summary alone (its module's
+`render`) into one document, written as Markdown and HTML; the CSV files come from the same rows. The summary is
+written as summary.json
 (experiments.report.page.summary_file), from which `present` draws the same page.
 """
 

@@ -103,7 +103,7 @@ class RouterResult:
     model: RidgeModel | None = None  # the fit on all questions: what a deployment runs
     gap_closed_ci: tuple[float, float] | None = None  # at least 95% (`gap_closed_interval`)
 
-    def summary(self) -> str:
+    def describe(self) -> str:
         gap = ("n/a (the by-document benchmark gains nothing real)" if self.gap_closed_ci is None
                else f"{100 * self.gap_closed:.0f}% [{100 * self.gap_closed_ci[0]:.0f}%, "
                     f"{100 * self.gap_closed_ci[1]:.0f}%]")

@@ -24,6 +24,7 @@ from typing import Any
 
 from eval.metrics.cluster_variance import CONCENTRATED, LARGEST_SHARE
 from experiments.context_cuts import kept_words
+from experiments.report import pricing_words
 from experiments.report.data_mix import DataSet
 from experiments.report.losses import CutRow, LoadLossRow, Losses, losses
 from experiments.report.overview import Overview, overview
@@ -35,7 +36,6 @@ from experiments.report.page.sections import lost_answers
 from experiments.report.page.sections.lost_answers import main_loss_line
 from experiments.report.page.verdict_cells import cost_cell, delta_cell, no_interval_reason, row_name
 from experiments.report.page.viewer_links import row_links
-from experiments.report import pricing_words
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.timing_notes import timing_notes

@@ -3,7 +3,6 @@ from experiments.report.questions, and each count links to its questions in the 
 
 from __future__ import annotations
 
-
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.questions_html import questions_link

@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
+from experiments.report.halves import MIN_GROUPS
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.halves import MIN_GROUPS
 from experiments.report.router.evaluate import RouterRow, money
 from experiments.report.router.features import SAME_EVERYWHERE
-from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {
