@@ -230,11 +230,11 @@ def split_degrees_of_freedom(pooled: Sequence[float], groups: Sequence[object],
     return max(1.0, m.df * (g - 2) / (g - 1))
 
 
-def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence[object], unit: float,
-                   weights: Sequence[float] | None = None) -> Estimate:
+def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence[object] | None,
+                   unit: float | None, weights: Sequence[float] | None = None) -> Estimate:
     """`estimate` (e.g. averaged over splits) with what its pooled differences say of their documents: the exact
-    bounds of eval.metrics.discordance where the arms disagree in few of them, and the share of the weight the
-    largest tenth holds."""
+    bounds of eval.metrics.discordance where the arms disagree in few of them (with `unit`, the points of one
+    whole discordant answer), and the share of the weight the largest tenth holds."""
     x = np.asarray(pooled, dtype=float)
     if x.size == 0:
         return estimate
@@ -242,7 +242,7 @@ def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence
     if int(cluster.max()) + 1 < 2:
         return estimate
     w = None if weights is None else np.asarray(weights, dtype=float)
-    low, high = rare_sides(x, cluster, unit, w)
+    low, high = rare_sides(x, cluster, unit, w) if unit else (None, None)
     top = largest_share(np.bincount(cluster, weights=np.ones_like(x) if w is None else w))
     return replace(estimate, rare_low=low, rare_high=high, largest_share=top)
 
@@ -276,11 +276,8 @@ def cluster_t(values: Sequence[float], groups: Sequence[object] | None = None, u
     cluster = _group_index(groups, x.size)
     if int(cluster.max()) + 1 < 2:
         return None
-    w = None if weights is None else np.asarray(weights, dtype=float)
-    m = clustered_mean(x, cluster, w)
-    low, high = rare_sides(x, cluster, unit, w) if unit else (None, None)
-    top = largest_share(np.bincount(cluster, weights=np.ones_like(x) if w is None else w))
-    return Estimate(m.value, m.se, m.df, m.n_groups, largest_share=top, rare_low=low, rare_high=high)
+    m = clustered_mean(x, cluster, None if weights is None else np.asarray(weights, dtype=float))
+    return with_documents(Estimate(m.value, m.se, m.df, m.n_groups), x, groups, unit, weights)
 
 
 def n_clusters(groups: Sequence[object] | None, n: int) -> int:
