@@ -66,7 +66,7 @@ def test_the_report_names_configs_whose_answers_were_cut(tmp_path):
                                            "retriever": "bm25", "chunk_size": 128, "top_k": 4},
               _records("rag", ["stop"] * 4))
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
-    rows = {r["arm"]: r for r in csv.DictReader(files["summary.csv"].open())}
+    rows = {r["arm"]: r for r in csv.DictReader(files["configs.csv"].open())}
     assert float(rows["longctx"]["answers_cut_share"]) == 0.25 and float(rows["rag"]["answers_cut_share"]) == 0.0
     md = files["report.md"].read_text()
     assert "Answers cut at the token limit" in md and "longctx 25%" in md.split("Answers cut at the token limit")[1]

@@ -76,7 +76,7 @@ def test_runs_over_two_question_sets_are_refused_naming_the_folders_then_pooled_
     assert "Pooled 2 different sets of documents or questions" in screen
     assert f"{first}: documents d0c5d0c5, questions aaaa1111 (2 run(s))" in screen
     assert f"{second}: documents d0c5d0c5, questions bbbb2222 (2 run(s))" in screen
-    summary = files["summary.csv"].read_text()
+    summary = files["configs.csv"].read_text()
     assert ",8," in summary or ",8\n" in summary  # each config point pooled: 8 questions (q0..q7), not 6 or 14
 
 

@@ -85,8 +85,8 @@ def test_hydra_multirun_sweep_and_report(tmp_path, tiny_llm):
         assert (r / "records.jsonl").exists() and (r / ".hydra" / "config.yaml").exists()
     rep = _run_cli(["-m", "experiments.report", str(sweep)], ROOT)
     assert rep.returncode == 0, rep.stderr
-    assert (sweep / "report.md").exists() and (sweep / "summary.csv").exists()
-    rows = (sweep / "summary.csv").read_text().splitlines()
+    assert (sweep / "report.md").exists() and (sweep / "configs.csv").exists()
+    rows = (sweep / "configs.csv").read_text().splitlines()
     assert len(rows) == 1 + 3, "two longctx runs are one config point (rag.top_k does not apply to it)"
     assert "recall@1" in rows[0] and "score_400" in rows[0]
     for png in ("score_vs_prompt_tokens.png", "score_by_length_level.png"):

@@ -148,7 +148,7 @@ def test_loong_report_names_document_recall(tmp_path, tiny_llm):
                            "retriever=bm25", "rag.chunk_size=512")
     assert res.returncode == 0, res.stderr[-3000:]
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
-    rows = list(csv.DictReader(files["summary.csv"].open()))
+    rows = list(csv.DictReader(files["configs.csv"].open()))
     assert rows and all(r["doc_recall@10"] not in ("", None) for r in rows)
     assert all(not r.get("recall@10") for r in rows)  # no span-level figure claimed
     md = files["report.md"].read_text()
@@ -180,7 +180,7 @@ def test_minilm_truncation_is_counted_warned_and_reported(tmp_path, minilm, tiny
     [scored] = [x for x in out.splitlines() if "score " in x and x.endswith(folders[512])]
     assert out.index(line) < out.index(scored)
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
-    rows = {r["config"]: r for r in csv.DictReader(files["summary.csv"].open())}
+    rows = {r["config"]: r for r in csv.DictReader(files["configs.csv"].open())}
     assert {float(r["embedder_truncated_share"] or 0) > 0 for r in rows.values()} == {True, False}
     assert "Embedder input limit" in files["report.md"].read_text()
 
@@ -208,7 +208,7 @@ def test_lveval_overall_is_the_unweighted_mean_over_datasets(tmp_path):
     assert metrics["official"]["value"] == 50.0 and "unweighted" in metrics["official"]["rule"]
     write_run(tmp_path / "sweep" / "0", {"arm": "longctx", "benchmark": "lveval", "generator": "m"}, recs)
     files = build_report([str(tmp_path / "sweep")], tmp_path / "report", load_settings())
-    row = next(csv.DictReader(files["summary.csv"].open()))
+    row = next(csv.DictReader(files["configs.csv"].open()))
     assert float(row["score"]) == 90.0 and float(row["official"]) == 50.0
     assert "LV-Eval overall" in files["report.md"].read_text()
 

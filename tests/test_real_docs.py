@@ -403,7 +403,7 @@ def test_each_answer_is_scored_on_tokens_and_the_lead_in_counts_as_cut(swept):
         assert {r["finish_reason"] for i, r in recs.items() if i != "rules"} == {"stop"}
         metrics = json.loads((base / "sweep" / arm / "metrics.json").read_text())
         assert metrics["answers_cut_share"] == metrics["answers_lead_in_share"] == round(1 / len(recs), 4)
-    summary = {r["arm"]: r for r in csv.DictReader(files["summary.csv"].open(encoding="utf-8"))}
+    summary = {r["arm"]: r for r in csv.DictReader(files["configs.csv"].open(encoding="utf-8"))}
     assert float(summary["longctx"]["answers_cut_share"]) == round(1 / 11, 4)
     md = files["report.md"].read_text(encoding="utf-8")
     assert "Answers cut at the token limit or after a bare lead-in" in md and "9% after a lead-in" in md

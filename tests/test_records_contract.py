@@ -136,7 +136,7 @@ def test_real_runner_records_match_the_schema_and_feed_the_report(sweep, tmp_pat
     row = verdict[0]  # the retrieval-only runs have no score: the verdict compares the two that answered
     assert row["longctx_config"].startswith("longctx") and row["rag_config"] == "rag bm25 c64 k2", row
     assert int(row["n_shared"]) == 2 and row["diff_rag_minus_longctx"] not in ("", None)
-    summary = {(r["arm"], r["generator"]): r for r in csv.DictReader(files["summary.csv"].open(encoding="utf-8"))}
+    summary = {(r["arm"], r["generator"]): r for r in csv.DictReader(files["configs.csv"].open(encoding="utf-8"))}
     assert len(summary) == 4, sorted(summary)
     for arm in ("longctx", "rag"):
         only, answered = summary[(arm, "none")], next(v for (a, g), v in summary.items() if a == arm and g != "none")

@@ -74,7 +74,7 @@ def test_report_renders_every_section_and_plot(report, sweep):
     # budget-matched long context (budget 128) is paired with the RAG config of the same budget (k1 x c128)
     assert re.search(r"\| synthetic \| 128 \| rag (bm25|minilm) c128 k1 \|", md)
     # One summary row per config point: the retrieval-only run shows recall without a score.
-    rows = _csv(out / "summary.csv")
+    rows = _csv(out / "configs.csv")
     assert len(rows) == len(list(sweep.glob("*/metrics.json")))
     ret = [r for r in rows if r["config"].endswith("retrieval-only")]
     assert len(ret) == 1 and ret[0]["score"] == "" and float(ret[0]["recall@3"]) > 0.5 and ret[0]["retrieved"] == "36"
@@ -392,7 +392,7 @@ def test_duplicates_merge_and_two_generators_get_separate_verdicts(tmp_path):
     assert "duplicate run(s) merged" in md
     benches = {r["benchmark"] for r in _csv(files["verdict.csv"])}
     assert benches == {"synthetic / bundled:smollm2", "synthetic / other-model"}
-    assert len(_csv(files["summary.csv"])) == 6
+    assert len(_csv(files["configs.csv"])) == 6
 
 
 def test_credentials_in_run_configs_do_not_reach_the_report(tmp_path):
@@ -404,7 +404,7 @@ def test_credentials_in_run_configs_do_not_reach_the_report(tmp_path):
               config={"benchmark": {"name": "b"}, "generator": {"model": "g", "api_key": secret}},
               overrides=[f"+generator.api_key={secret}", "arm=longctx"])
     files = build_report([str(tmp_path / "runs")], tmp_path / "out")
-    for name in ("report.md", "report.html", "summary.csv", "summary.json"):
+    for name in ("report.md", "report.html", "configs.csv", "summary.json"):
         assert secret not in files[name].read_text(), name
     assert "arm=longctx" in files["report.md"].read_text()
 
@@ -479,5 +479,5 @@ def test_retrieval_only_runs_show_the_prompt_tokens_a_generator_would_receive(tm
              "evidence_recall": {"1": 1.0}} for i in range(4)]
     write_run(tmp_path / "runs" / "rag", knobs, recs)
     build_report([str(tmp_path / "runs")], tmp_path / "out", load_settings())
-    row = _csv(tmp_path / "out" / "summary.csv")[0]
+    row = _csv(tmp_path / "out" / "configs.csv")[0]
     assert float(row["prompt_tokens_mean"]) == pytest.approx(151.5)

@@ -1,5 +1,5 @@
 """Many run directories -> the decision report: report.md, report.html (same content, plots
-embedded), summary.csv (one row per config), verdict.csv, whatif.csv, agreement.csv (long context vs
+embedded), configs.csv (one row per config), verdict.csv, whatif.csv, agreement.csv (long context vs
 the best RAG config per question, per benchmark and length level), lost_answers.csv (why answers were lost),
 summary.json (every row of the page), questions.html (every question, the arms side by side) and the plots as PNG files.
 
@@ -142,13 +142,13 @@ def _write_report(paths: list[str], out_dir: Path | None, settings: ReportSettin
     written = draw_files(s) + [save_summary(s, out / SUMMARY_FILE)]
     doc = present(s)
 
-    files = {"report.md": out / "report.md", "report.html": out / "report.html", "summary.csv": out / "summary.csv",
+    files = {"report.md": out / "report.md", "report.html": out / "report.html", "configs.csv": out / "configs.csv",
              "verdict.csv": out / "verdict.csv", "whatif.csv": out / "whatif.csv",
              "agreement.csv": out / "agreement.csv"}
     atomic_write_text(files["report.md"], to_markdown(doc))
     atomic_write_text(files["report.html"], to_html(doc))
     costs, lost, split = s.sections[whatif.ANCHOR], s.sections[lost_answers.ANCHOR], s.sections[overlap.ANCHOR]
-    _write_csv(files["summary.csv"], s.sections[configs.ANCHOR].rows)
+    _write_csv(files["configs.csv"], s.sections[configs.ANCHOR].rows)
     _write_csv(files["verdict.csv"], [{**v.as_csv(), "to_decide": p["column"], "to_decide_sentence": p["sentence"]}
                                       for v, p in zip(s.vrows, s.plans)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in costs.rows])
@@ -230,7 +230,7 @@ def say_building(paths: list[str]) -> None:
 
 def print_locations(files: dict[str, Path], resolve: bool = False) -> None:
     """Where the report, its HTML page and its table were written."""
-    for label, name in (("report", "report.md"), ("html", "report.html"), ("table", "summary.csv"),
+    for label, name in (("report", "report.md"), ("html", "report.html"), ("table", "configs.csv"),
                         ("viewer", QUESTIONS_FILE)):
         print(f"{label + ':':7} {files[name].resolve() if resolve else files[name]}")
 

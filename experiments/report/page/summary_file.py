@@ -2,7 +2,7 @@
 
 Its top level is the Summary's: the settings, the report's folder, what every section shares (`vrows`, `plans`,
 `agreements`), each section's own rows under `sections` by the section's anchor (`sections.configs.rows`: the
-per-config table, summary.csv's rows), the viewer and the figures. Version 2 (version 1 kept every section's rows
+per-config table, configs.csv's rows), the viewer and the figures. Version 2 (version 1 kept every section's rows
 at the top level, the per-config table under `summary`).
 
 Written: plain dicts and lists; a dataclass as its fields (those marked `field(metadata=NOT_IN_JSON)`, what

@@ -1,7 +1,7 @@
 """The subsection "All configs" (under the verdict): every config point's scores, recall, tokens, latency and cost
-(summary.csv's rows), the oracle router beside them, then what may understate a config.
+(configs.csv's rows), the oracle router beside them, then what may understate a config.
 
-The per-config table (summary.csv and the report's "All configs"): one row per config point, computed
+The per-config table (configs.csv and the report's "All configs"): one row per config point, computed
 from its records (metrics.json as a fallback for old runs): scores overall and per length level, the
 benchmark's official aggregate, evidence figures (span-level and document-level under their own
 names), tokens, latency, cost, statuses, and how much of its chunks the embedder read."""
@@ -136,7 +136,7 @@ def _counts(r: Run) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ConfigTable:
-    """One row per config point (summary.csv), the length levels and the recall depths its columns name."""
+    """One row per config point (configs.csv), the length levels and the recall depths its columns name."""
     rows: list[dict[str, Any]]
     levels: list[str]
     recall_ns: list[str]
@@ -200,7 +200,7 @@ def official_note(rows: list[dict[str, Any]]) -> str:
     return ("official: the benchmark's own aggregate beside the sample mean (score), which the verdict compares. "
             + " ".join(f"{rule}." for _, rule in rules)
             + " A dash: the benchmark defines no single figure for this mix of tasks (per-task figures in "
-              "summary.csv).")
+              "configs.csv).")
 
 
 def cut_answers_note(rows: list[dict[str, Any]]) -> str:
