@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any, Iterable, TypedDict
+from typing import Any, TypedDict
+from collections.abc import Iterable
 
 from eval.evidence_text import evidence_quotes
 from eval.metrics import MetricValues, NoJudgment

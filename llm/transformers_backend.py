@@ -20,7 +20,8 @@ import time
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
@@ -63,7 +64,7 @@ def _quiet_tqdm() -> Iterator[None]:
 # that differ only in how they decode (sampling, stop strings, prefix reuse, threads) share one model. Weakly
 # held: the generators that use a model keep it; once none does, it is freed (a sweep over models keeps
 # only what the generator cache in llm/factory.py keeps).
-_WEIGHTS: "weakref.WeakValueDictionary[tuple, Any]" = weakref.WeakValueDictionary()
+_WEIGHTS: weakref.WeakValueDictionary[tuple, Any] = weakref.WeakValueDictionary()
 _WEIGHTS_LOCK = threading.Lock()
 
 
@@ -290,7 +291,7 @@ class TransformersGenerator(Generator):
             out = self._decode(ids, max_new_tokens=max_new_tokens)
         return self._result(out, int(ids.shape[1]), self.clock.since(t0), max_new_tokens)
 
-    def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> "TokenStream":
+    def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> TokenStream:
         """Answer one prompt (a chat Prompt, or raw text to continue) piece by piece as it decodes.
 
         Iterate the returned stream for text pieces; its `generation` holds text and usage once

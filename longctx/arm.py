@@ -44,7 +44,7 @@ class _Limits:
     tail: int  # ... and after it
 
     @staticmethod
-    def of_group(limits: list["_Limits"]) -> "_Limits":
+    def of_group(limits: list[_Limits]) -> _Limits:
         """The cut every question of a group can take: the tightest budget, the longest question."""
         return _Limits(min(x.budget for x in limits), min(x.max_len for x in limits),
                        max(x.head for x in limits), max(x.tail for x in limits))

@@ -15,7 +15,8 @@ import logging
 import math
 import re
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -16,7 +16,8 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -143,7 +144,7 @@ class _QueryVectors:
             charge.served += 1
 
 
-_QUERY_MEMOS: "weakref.WeakKeyDictionary[Any, _QueryVectors]" = weakref.WeakKeyDictionary()
+_QUERY_MEMOS: weakref.WeakKeyDictionary[Any, _QueryVectors] = weakref.WeakKeyDictionary()
 
 
 def query_vectors(embedder) -> _QueryVectors:

@@ -13,7 +13,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from eval.storage import atomic_write_text
 from eval.corpus.folder import read_folder

@@ -39,7 +39,8 @@ import re
 from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 

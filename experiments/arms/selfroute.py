@@ -11,7 +11,8 @@ With a generator that cannot generate (`generator=none`), it only retrieves: rec
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from eval.sample import Sample
 from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, answer_with_prompts,

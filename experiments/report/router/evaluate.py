@@ -33,7 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import t as t_dist
@@ -118,7 +119,7 @@ def routes_better(result: RouterResult | None, tolerance: float) -> bool:
     return result is not None and route_p_value(result, tolerance) < ALPHA
 
 
-def tested_interval(row: "RouterRow") -> tuple[float, float]:
+def tested_interval(row: RouterRow) -> tuple[float, float]:
     """The router's interval at the level its claim was tested at: two-sided at 1 - 2 x (the level its
     one-sided claim met after the report's correction), so its lower end clears +tolerance exactly when
     `route` stands; the 95% interval when it was not tested."""

@@ -26,7 +26,8 @@ cost_unit="prompt_tokens")` asks for one), else None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 

@@ -63,7 +63,7 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -41,7 +41,8 @@ that same interval.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Sequence
 
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import (ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, claim_levels,
