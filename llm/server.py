@@ -523,7 +523,7 @@ def serve(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
     backend = TransformersGenerator(model=args.model, context_window=args.context_window, dtype=args.dtype,
                                     device=args.device, threads=args.threads)
-    backend.model  # load the weights before the port opens: clients see a ready server or none
+    _ = backend.model  # load the weights before the port opens: clients see a ready server or none
     server = make_server(backend, args.served_model_name, args.host, args.port, args.request_log, api_key)
     log.info("serving %s at %s", server.model_name, server.url)
     try:

@@ -219,13 +219,13 @@ class TransformersGenerator(Generator):
         alone: list[int] = []
         for idx in groups.values():
             if len(idx) > 1 and self.reuse_prefix:
-                for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx])):
+                for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx]), strict=True):
                     out[i] = g
             else:
                 alone += idx
         for start in range(0, len(alone), self.decode_batch):
             batch = alone[start:start + self.decode_batch]
-            for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch])):
+            for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch]), strict=True):
                 out[i] = g
         return [replace(g, decode_policy=self.decode_batch) for g in out]  # type: ignore[arg-type]
 
@@ -345,7 +345,7 @@ class TransformersGenerator(Generator):
         seconds, cpu = span.seconds or 0.0, span.cpu_s or 0.0
         steps = max(max(len(t) for t in new) - 1, 0)  # every row is computed until the longest ends
         results = []
-        for i, (p, tokens) in enumerate(zip(prompts, new)):
+        for i, (p, tokens) in enumerate(zip(prompts, new, strict=True)):
             text, finish = self._text_and_finish(tokens, p.max_new_tokens)
             waited = seconds if ended[i] is None else ended[i] - span.start
             results.append(Generation(text=text, prompt_tokens=int(rows[i].shape[0]), completion_tokens=len(tokens),
@@ -403,7 +403,7 @@ class TransformersGenerator(Generator):
                  "prefill_cpu_s": round(prefill_cpu, 4)}
         results: list[Generation] = []
         if path == "sequential":
-            for (ids, _), p, tok in zip(encoded, prompts, tokenising):
+            for (ids, _), p, tok in zip(encoded, prompts, tokenising, strict=True):
                 with self.clock.span() as own, steady_attention(self.device):
                     out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens,
                                        repetition_penalty=p.repetition_penalty)
@@ -423,7 +423,7 @@ class TransformersGenerator(Generator):
                 new_tokens = self._decode_batch(path, cache, [suffixes[i] for i in batch], n_prefix, limits, ended)
             batch_s, batch_cpu = decode.seconds or 0.0, decode.cpu_s or 0.0
             steps = max(max(len(t) for t in new_tokens) - 1, 0)
-            for k, (i, tokens) in enumerate(zip(batch, new_tokens)):
+            for k, (i, tokens) in enumerate(zip(batch, new_tokens, strict=True)):
                 text, finish = self._text_and_finish(tokens, prompts[i].max_new_tokens)
                 tok = tokenising[i]
                 own_s = (tok.seconds or 0.0) + batch_s / len(batch)

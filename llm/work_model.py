@@ -178,7 +178,7 @@ class WorkModel:
         return float(shared_prefill_features(rec) @ np.asarray(self.rates)) if _reused(rec) else None
 
     def describe(self) -> str:
-        shown = [f"{_duration(rate)} per {name}" for name, rate in zip(FEATURES, self.rates) if rate > 0]
+        shown = [f"{_duration(rate)} per {name}" for name, rate in zip(FEATURES, self.rates, strict=True) if rate > 0]
         note = f"; {self.note}" if self.note else ""
         return (f"{', '.join(shown)} ({self.source or 'fitted'}: {self.n} answers, R² {self.r2:.2f}, typical error "
                 f"{self.rel_error:.0%}{note})")
