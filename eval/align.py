@@ -118,7 +118,7 @@ def _candidates(index: TokenIndex, ev: list[str], max_occurrences: int, n: int) 
     prefix = [0]
     for o in offsets:
         prefix.append(prefix[-1] + votes[o])
-    for i, o in enumerate(offsets):
+    for o in offsets:
         lo, hi = bisect_left(offsets, o - width), bisect_left(offsets, o + width + 1)
         smoothed.append((prefix[hi] - prefix[lo], -o))
     smoothed.sort(reverse=True)

@@ -11,9 +11,9 @@ read plain texts only, and a questions file with alternatives is refused under t
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from collections.abc import Iterable
 
-Answer = Union[str, list[str]]  # one reference answer: a text, or alternatives any of which counts
+Answer = str | list[str]  # one reference answer: a text, or alternatives any of which counts
 
 
 def alternatives(answer: Answer) -> list[str]:

@@ -35,7 +35,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
 
 
 _MISSING = object()
@@ -104,7 +105,7 @@ def _not_utf8(exc: UnicodeDecodeError, line: bytes | None = None) -> str:
     return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x}{column}); is this a binary or differently encoded file?"
 
 
-_BAD_RECORDS: ContextVar[list["DataError"] | None] = ContextVar("bad_records", default=None)
+_BAD_RECORDS: ContextVar[list[DataError] | None] = ContextVar("bad_records", default=None)
 
 
 @contextmanager

@@ -14,7 +14,7 @@ evidence is which documents hold the answer: "recall" there is document coverage
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from eval.sample import Span
 

@@ -70,7 +70,7 @@ def lexical_overlap(question: str, evidence_texts: list[str] | tuple[str, ...], 
 
 def overlap_bucket(value: float) -> str:
     """`low` (< 0.3), `mid` (< 0.6) or `high`."""
-    for edge, name in zip(BUCKET_EDGES, BUCKETS):
+    for edge, name in zip(BUCKET_EDGES, BUCKETS[:-1], strict=True):  # the last bucket, above every edge, is the rest
         if value < edge:
             return name
     return BUCKETS[-1]

@@ -19,7 +19,7 @@ import re
 import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name

@@ -15,7 +15,8 @@ an identity in the key (`id(documents)`) cannot be reused while the value is kep
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Hashable
 
 T = TypeVar("T")
 

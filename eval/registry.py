@@ -28,7 +28,8 @@ import importlib.util
 import inspect
 import pkgutil
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 
 class MissingExtra(ValueError, ImportError):

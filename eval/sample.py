@@ -129,7 +129,7 @@ class Sample:
     # what a metric needs beyond the answers (a judge's question)
     reference_extra: dict[str, Any] = field(default_factory=dict)
 
-    def reference(self) -> "Reference":
+    def reference(self) -> Reference:
         return Reference(
             answers=list(self.answers),
             answer_keywords=self.answer_keywords,

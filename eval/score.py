@@ -39,7 +39,8 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from eval.registry import UnknownName
 from eval.data_files import DataError, parse_json_object

@@ -41,7 +41,8 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
 
 try:
     import fcntl
@@ -365,7 +366,7 @@ class CheckedSQLiteCache:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "CheckedSQLiteCache":
+    def __enter__(self) -> CheckedSQLiteCache:
         return self
 
     def __exit__(self, *exc) -> None:

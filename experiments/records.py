@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any, Iterable, TypedDict
+from typing import Any, TypedDict
+from collections.abc import Iterable
 
 from eval.evidence_text import evidence_quotes
 from eval.metrics import MetricValues, NoJudgment
@@ -236,7 +237,7 @@ def sampled_record(base: dict[str, Any], predictions: list[str], values: list[Me
                                         for v in values)]
     mean = {k: sum(float(v[k]) for v in values) / len(values) for k in keys}
     record = scored_record(base, predictions[0], {**values[0], **mean}, usage, cost_usd, meta, secrets)
-    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, values)]
+    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, values, strict=True)]
     return record
 
 

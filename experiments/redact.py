@@ -38,7 +38,8 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 from eval.storage import atomic_write_text
 

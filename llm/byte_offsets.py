@@ -20,7 +20,8 @@ import json
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class ByteTable:
     unrepresentable: frozenset[int]
 
     @classmethod
-    def for_tokenizer(cls, hf: Any) -> "ByteTable | None":
+    def for_tokenizer(cls, hf: Any) -> ByteTable | None:
         """The table for a Hugging Face fast tokenizer, or None when it is not plain byte-level BPE."""
         backend = getattr(hf, "backend_tokenizer", None)
         if backend is None or not _no_normaliser(backend.normalizer):

@@ -103,7 +103,7 @@ class CachedGenerator(Generator):
         if missing:
             fresh = self.inner.generate([prompts[i] for i in missing])
             self.calls += len(missing)
-            for i, g in zip(missing, fresh):
+            for i, g in zip(missing, fresh, strict=True):
                 self.cache.put(keys[i], g, context)
                 out[i] = g
         return out  # type: ignore[return-value]

@@ -47,7 +47,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from eval.metrics.judge import Judge
 from llm.openai_backend import OpenAICompatGenerator

@@ -10,11 +10,11 @@ behaviour (correct, only slower) where this transformers version's cache is not 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import lru_cache
-from typing import Iterator
+from functools import lru_cache, cache
+from collections.abc import Iterator
 
 
-@lru_cache(maxsize=None)
+@cache
 def cache_kwarg(forward) -> str:
     """The name a model's forward takes its KV cache by: `cache` from transformers 5 (which still accepts
     `past_key_values` with a warning until 5.40), `past_key_values` before."""

@@ -9,7 +9,8 @@ its own setting (conf/report.yaml `price:`, `--price`) by the same `cost_model`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from llm.cost import CostModel, HourlyCost, build_cost_model
 from llm.work_model import WorkModel, WorkPriced
@@ -36,7 +37,7 @@ class PricedWith:
                 "work_rates": None if self.work is None else self.work.to_dict()}
 
     @classmethod
-    def from_metrics(cls, metrics: Mapping[str, Any]) -> "PricedWith":
+    def from_metrics(cls, metrics: Mapping[str, Any]) -> PricedWith:
         """What a run's metrics.json says it priced with (ValueError for work rates this version cannot read)."""
         price, rates = metrics.get("price"), metrics.get("work_rates")
         try:

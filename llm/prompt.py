@@ -39,7 +39,7 @@ class Prompt:
     sample: int = 0  # which of a question's independent answers this is (generator.samples > 1): part of the cache key
 
     @classmethod
-    def from_template(cls, tpl: "PromptTemplate", context: str, question: str, **kw: Any) -> "Prompt":
+    def from_template(cls, tpl: PromptTemplate, context: str, question: str, **kw: Any) -> Prompt:
         """The template filled, with its system message and generation settings."""
         return cls(user=tpl.render(context, question), system=tpl.system, max_new_tokens=tpl.max_new_tokens,
                    chat=tpl.chat, repetition_penalty=tpl.repetition_penalty, **kw)

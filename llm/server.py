@@ -41,7 +41,8 @@ import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from llm.prompt import Generation, Prompt
 
@@ -403,7 +404,7 @@ class OpenAICompatServer:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "OpenAICompatServer":
+    def start(self) -> OpenAICompatServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -415,7 +416,7 @@ class OpenAICompatServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "OpenAICompatServer":
+    def __enter__(self) -> OpenAICompatServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -522,7 +523,7 @@ def serve(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
     backend = TransformersGenerator(model=args.model, context_window=args.context_window, dtype=args.dtype,
                                     device=args.device, threads=args.threads)
-    backend.model  # load the weights before the port opens: clients see a ready server or none
+    _ = backend.model  # load the weights before the port opens: clients see a ready server or none
     server = make_server(backend, args.served_model_name, args.host, args.port, args.request_log, api_key)
     log.info("serving %s at %s", server.model_name, server.url)
     try:

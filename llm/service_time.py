@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class ServiceShares:

@@ -20,7 +20,8 @@ import time
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
@@ -63,7 +64,7 @@ def _quiet_tqdm() -> Iterator[None]:
 # that differ only in how they decode (sampling, stop strings, prefix reuse, threads) share one model. Weakly
 # held: the generators that use a model keep it; once none does, it is freed (a sweep over models keeps
 # only what the generator cache in llm/factory.py keeps).
-_WEIGHTS: "weakref.WeakValueDictionary[tuple, Any]" = weakref.WeakValueDictionary()
+_WEIGHTS: weakref.WeakValueDictionary[tuple, Any] = weakref.WeakValueDictionary()
 _WEIGHTS_LOCK = threading.Lock()
 
 
@@ -218,13 +219,13 @@ class TransformersGenerator(Generator):
         alone: list[int] = []
         for idx in groups.values():
             if len(idx) > 1 and self.reuse_prefix:
-                for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx])):
+                for i, g in zip(idx, self._generate_shared([prompts[i] for i in idx]), strict=True):
                     out[i] = g
             else:
                 alone += idx
         for start in range(0, len(alone), self.decode_batch):
             batch = alone[start:start + self.decode_batch]
-            for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch])):
+            for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch]), strict=True):
                 out[i] = g
         return [replace(g, decode_policy=self.decode_batch) for g in out]  # type: ignore[arg-type]
 
@@ -290,7 +291,7 @@ class TransformersGenerator(Generator):
             out = self._decode(ids, max_new_tokens=max_new_tokens)
         return self._result(out, int(ids.shape[1]), self.clock.since(t0), max_new_tokens)
 
-    def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> "TokenStream":
+    def stream(self, prompt: Prompt | str, max_new_tokens: int | None = None) -> TokenStream:
         """Answer one prompt (a chat Prompt, or raw text to continue) piece by piece as it decodes.
 
         Iterate the returned stream for text pieces; its `generation` holds text and usage once
@@ -344,7 +345,7 @@ class TransformersGenerator(Generator):
         seconds, cpu = span.seconds or 0.0, span.cpu_s or 0.0
         steps = max(max(len(t) for t in new) - 1, 0)  # every row is computed until the longest ends
         results = []
-        for i, (p, tokens) in enumerate(zip(prompts, new)):
+        for i, (p, tokens) in enumerate(zip(prompts, new, strict=True)):
             text, finish = self._text_and_finish(tokens, p.max_new_tokens)
             waited = seconds if ended[i] is None else ended[i] - span.start
             results.append(Generation(text=text, prompt_tokens=int(rows[i].shape[0]), completion_tokens=len(tokens),
@@ -402,7 +403,7 @@ class TransformersGenerator(Generator):
                  "prefill_cpu_s": round(prefill_cpu, 4)}
         results: list[Generation] = []
         if path == "sequential":
-            for (ids, _), p, tok in zip(encoded, prompts, tokenising):
+            for (ids, _), p, tok in zip(encoded, prompts, tokenising, strict=True):
                 with self.clock.span() as own, steady_attention(self.device):
                     out = self._decode(ids, past=cache, max_new_tokens=p.max_new_tokens,
                                        repetition_penalty=p.repetition_penalty)
@@ -422,7 +423,7 @@ class TransformersGenerator(Generator):
                 new_tokens = self._decode_batch(path, cache, [suffixes[i] for i in batch], n_prefix, limits, ended)
             batch_s, batch_cpu = decode.seconds or 0.0, decode.cpu_s or 0.0
             steps = max(max(len(t) for t in new_tokens) - 1, 0)
-            for k, (i, tokens) in enumerate(zip(batch, new_tokens)):
+            for k, (i, tokens) in enumerate(zip(batch, new_tokens, strict=True)):
                 text, finish = self._text_and_finish(tokens, prompts[i].max_new_tokens)
                 tok = tokenising[i]
                 own_s = (tok.seconds or 0.0) + batch_s / len(batch)

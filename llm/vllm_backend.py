@@ -22,7 +22,8 @@ import inspect
 import logging
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from eval.registry import require
 from llm.base import Generator, HFTokenizer
@@ -123,7 +124,7 @@ def restore_order(items: Sequence[Any], order: Sequence[int]) -> list[Any]:
     if len(items) != len(order):
         raise ValueError(f"got {len(items)} outputs for {len(order)} requests")
     out: list[Any] = [None] * len(order)
-    for item, index in zip(items, order):
+    for item, index in zip(items, order, strict=True):
         out[index] = item
     return out
 

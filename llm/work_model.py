@@ -31,7 +31,8 @@ carries the probe's uncertainty (experiments/report/cost_interval.py).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -144,7 +145,7 @@ class WorkModel:
                 "features": list(FEATURES)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "WorkModel":
+    def from_dict(cls, data: Mapping[str, Any]) -> WorkModel:
         """A model written by `to_dict` (metrics.json `work_rates`, the probe's cache); ValueError for another one."""
         if list(data.get("features") or []) != list(FEATURES):
             raise ValueError(f"work rates over features {data.get('features')!r}, not {list(FEATURES)!r}")
@@ -154,7 +155,7 @@ class WorkModel:
         return cls(tuple(float(r) for r in data["rates"]), int(data["n"]), float(data["r2"]),
                    float(data["rel_error"]), str(data.get("source") or ""), draws, str(data.get("note") or ""))
 
-    def at_draw(self, i: int) -> "WorkModel":
+    def at_draw(self, i: int) -> WorkModel:
         """The same model priced at its i-th bootstrap draw of the rates."""
         return WorkModel(self.draws[i], self.n, self.r2, self.rel_error, self.source, (), self.note)
 
@@ -177,7 +178,7 @@ class WorkModel:
         return float(shared_prefill_features(rec) @ np.asarray(self.rates)) if _reused(rec) else None
 
     def describe(self) -> str:
-        shown = [f"{_duration(rate)} per {name}" for name, rate in zip(FEATURES, self.rates) if rate > 0]
+        shown = [f"{_duration(rate)} per {name}" for name, rate in zip(FEATURES, self.rates, strict=True) if rate > 0]
         note = f"; {self.note}" if self.note else ""
         return (f"{', '.join(shown)} ({self.source or 'fitted'}: {self.n} answers, R² {self.r2:.2f}, typical error "
                 f"{self.rel_error:.0%}{note})")

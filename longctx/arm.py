@@ -44,7 +44,7 @@ class _Limits:
     tail: int  # ... and after it
 
     @staticmethod
-    def of_group(limits: list["_Limits"]) -> "_Limits":
+    def of_group(limits: list[_Limits]) -> _Limits:
         """The cut every question of a group can take: the tightest budget, the longest question."""
         return _Limits(min(x.budget for x in limits), min(x.max_len for x in limits),
                        max(x.head for x in limits), max(x.tail for x in limits))
@@ -173,7 +173,7 @@ class _DocumentIndex:
         self.documents = sorted(documents, key=lambda d: (d.start, d.end))
         self.ends = [d.end for d in self.documents]
         # documents that do not overlap: ordered by start, their ends are ordered too (else every one is looked at)
-        self.searchable = all(a.end <= b.start for a, b in zip(self.documents, self.documents[1:]))
+        self.searchable = all(a.end <= b.start for a, b in zip(self.documents, self.documents[1:], strict=False))
 
     def regions(self, kept: list[tuple[int, int]]) -> list[Region]:
         if not self.documents:

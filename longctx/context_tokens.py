@@ -8,7 +8,8 @@ the sequence of (start, end) pairs the truncation policies take, and `ends` is t
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence, overload
+from typing import overload
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -36,11 +37,11 @@ class TokenSpans(Sequence[tuple[int, int]]):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return list(zip(self.starts[i].tolist(), self.ends[i].tolist()))
+            return list(zip(self.starts[i].tolist(), self.ends[i].tolist(), strict=True))
         return int(self.starts[i]), int(self.ends[i])
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
-        return iter(zip(self.starts.tolist(), self.ends.tolist()))
+        return iter(zip(self.starts.tolist(), self.ends.tolist(), strict=True))
 
     def tokens_between(self, a: int, b: int) -> int:
         """Tokens ending in (a, b]: those a cut at chars a and b holds."""

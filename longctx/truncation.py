@@ -23,7 +23,7 @@ regions, so the arm knows exactly which evidence survived.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 Offsets = Sequence[tuple[int, int]]
 POLICIES = ("middle", "head", "tail", "drop_documents", "prompt_middle")

@@ -73,7 +73,7 @@ def main() -> None:
     per_dataset: dict[str, float] = {}
     total = 0.0
     t_all = time.perf_counter()
-    for (dataset, *_), (metric, pred, ref) in zip(samples, refs):
+    for (dataset, *_), (metric, pred, ref) in zip(samples, refs, strict=True):
         t0 = time.perf_counter()
         value = score(metric, pred, ref)["score"]
         per_dataset[dataset] = per_dataset.get(dataset, 0.0) + time.perf_counter() - t0

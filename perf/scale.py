@@ -159,7 +159,7 @@ def per_step(points: list[dict], fixed: float) -> list[dict]:
     """Between neighbouring sizes: the size ratio, the CPU ratio, the ratio above the fixed cost and its excess
     (None where the smaller point's work above the fixed cost is within the start's noise)."""
     steps = []
-    for a, b in zip(points, points[1:]):
+    for a, b in zip(points, points[1:], strict=False):
         size = b["size"] / a["size"]
         base = a["cpu_s"] - fixed
         above = (b["cpu_s"] - fixed) / base if base >= NOISE_S else None

@@ -246,7 +246,8 @@ class RagArm:
             "n_chunks": len(chunks),
             "retrieved": [{"chunk": c.index, "start": c.start, "end": c.end, "score": round(s, 4), "doc_id": c.doc_id,
                            "rank": r + 1, "text": c.text[:CHUNK_TEXT_CHARS]}
-                          for r, (c, (_, s)) in enumerate(zip(ranked_chunks, ranked)) if c.index in chosen],
+                          for r, (c, (_, s)) in enumerate(zip(ranked_chunks, ranked, strict=True))
+                          if c.index in chosen],
             "dropped": [{"chunk": c.index, "start": c.start, "end": c.end, "rank": r + 1,
                          "text": c.text[:CHUNK_TEXT_CHARS]} for r, c in dropped],
             "context_tokens": used,

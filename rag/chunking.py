@@ -28,7 +28,8 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from eval.registry import Registry, require
 from eval.sample import Document

@@ -32,7 +32,8 @@ import logging
 import os
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 

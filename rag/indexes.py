@@ -15,7 +15,8 @@ import logging
 import math
 import re
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -86,7 +87,8 @@ def faiss_search(index, queries: np.ndarray, k: int) -> list[list[tuple[int, flo
     if k <= 0:
         return [[] for _ in range(len(queries))]
     scores, ids = index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-    return [[(int(i), float(s)) for i, s in zip(row_i, row_s) if i >= 0] for row_i, row_s in zip(ids, scores)]
+    return [[(int(i), float(s)) for i, s in zip(row_i, row_s, strict=True) if i >= 0]
+            for row_i, row_s in zip(ids, scores, strict=True)]
 
 
 # ---------------------------------------------------------------- BM25
@@ -134,7 +136,7 @@ class BM25Index:
         if not known:
             return []
         docs, scores = self.bm25.retrieve([known], k=k, show_progress=False, n_threads=1)
-        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0])]
+        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True)]
 
 
 # ---------------------------------------------------------------- BGE-M3 sparse (lexical weights)

@@ -64,7 +64,7 @@ class LlamaIndexPipeline:
         self.top_k = top_k
         self._index: Any = None
 
-    def index(self, context: str) -> "LlamaIndexPipeline":
+    def index(self, context: str) -> LlamaIndexPipeline:
         from llama_index.core import Document, VectorStoreIndex
 
         nodes = self.splitter.get_nodes_from_documents([Document(text=context)])

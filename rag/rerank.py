@@ -13,7 +13,8 @@ the ranking follows unchanged (so recall@n beyond `candidates` still has a ranki
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Sequence
 
 from eval.registry import Registry, require
 from llm.bundled import resolve_model

@@ -16,7 +16,8 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -143,7 +144,7 @@ class _QueryVectors:
             charge.served += 1
 
 
-_QUERY_MEMOS: "weakref.WeakKeyDictionary[Any, _QueryVectors]" = weakref.WeakKeyDictionary()
+_QUERY_MEMOS: weakref.WeakKeyDictionary[Any, _QueryVectors] = weakref.WeakKeyDictionary()
 
 
 def query_vectors(embedder) -> _QueryVectors:
@@ -284,7 +285,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[int, float]]], k: i
     """Fuse rankings: score(d) = sum_i w_i / (k + rank_i(d)), ranks from 1; ties keep first-seen order."""
     weights = weights or [1.0] * len(rankings)
     fused: dict[int, float] = {}
-    for w, ranking in zip(weights, rankings):
+    for w, ranking in zip(weights, rankings, strict=True):
         for rank, (doc, _) in enumerate(ranking, start=1):
             fused[doc] = fused.get(doc, 0.0) + w / (k + rank)
     return sorted(fused.items(), key=lambda kv: -kv[1])
@@ -298,7 +299,7 @@ def quotas_first(rankings: Sequence[Sequence[tuple[int, float]]], quotas: Sequen
     score = dict(fused)
     head: list[tuple[int, float]] = []
     seen: set[int] = set()
-    for ranking, quota in zip(rankings, quotas):
+    for ranking, quota in zip(rankings, quotas, strict=True):
         for doc, _ in ranking[:quota]:
             if doc not in seen:
                 head.append((doc, score.get(doc, 0.0)))

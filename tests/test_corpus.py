@@ -201,7 +201,7 @@ def test_a_retrieval_run_on_the_corpus_records_evidence_recall(folder, tmp_path)
 def test_the_review_csv_approve_column_keeps_or_leaves_out_each_question(folder, loaded):
     path = folder.parent / f"{folder.name}-reviewed.csv"
     rows = ["id,approve,question,answers,documents,evidence"]
-    for q, verdict in zip(QUESTIONS[:3], ("yes", "no", "")):
+    for q, verdict in zip(QUESTIONS[:3], ("yes", "no", ""), strict=True):
         rows.append(",".join('"' + str(v).replace('"', '""') + '"' for v in
                              (q["id"], verdict, q["question"], json.dumps(q["answers"]), json.dumps(q["documents"]),
                               json.dumps(q["evidence"]))))

@@ -305,7 +305,7 @@ def test_a_questions_file_mixing_encodings_is_refused_naming_the_line(two_docs, 
     with pytest.raises(ValueError, match=r"mixed.jsonl:3: not UTF-8, while line 2 is: the file mixes encodings"):
         load_benchmark(_cfg(two_docs, path))
     path.write_bytes(b"id,question,answers,documents\n" + "zh1,总部在哪里？,杭州,zh.txt\n".encode("gb18030")
-                     + "zh2,公司总部在哪里？,杭州,zh.txt\n".encode("utf-8"))
+                     + "zh2,公司总部在哪里？,杭州,zh.txt\n".encode())
     with pytest.raises(ValueError, match=r"mixed.jsonl:2: not UTF-8, while line 3 is"):
         load_benchmark(_cfg(two_docs, path))
 

@@ -88,7 +88,8 @@ def test_shared_prefix_times_come_from_the_device_clock_and_the_warm_up_stays_ou
     tiny_gen.clock = recording_clock(log)
     out = tiny_gen.generate(prompts)
     assert [path for path, _ in tiny_gen.warmups] == ["tree"]
-    assert all(a == "sync" for a, b in zip(log, log[1:]) if b == "clock"), "a clock read without a sync before it"
+    synced = all(a == "sync" for a, b in zip(log, log[1:], strict=False) if b == "clock")
+    assert synced, "a clock read without a sync before it"
     n_prefix = max(n for kind, n in (e for e in log if isinstance(e, tuple)))
     prefill_at = log.index(("forward", n_prefix))
     # the prefill: one forward between a clock read and the next; the warm-up's passes before it
@@ -239,7 +240,7 @@ def test_a_fixed_width_cache_hands_attention_its_whole_buffer_and_the_answers_st
             assert width % CAPACITY_STEP == 0 and width >= 310
             layer = grown.layers[0]
             one = torch.zeros(*layer._k.shape[:-2], 1, layer._k.shape[-1])
-            for t in range(3):
+            for _ in range(3):
                 keys, _ = layer.update(one, one)
                 seen.append(keys.shape[-2])
             layer.crop(300)

@@ -85,7 +85,7 @@ def test_loong_drops_documents_before_the_second_shuffle_as_the_released_step1()
     sample = next(s for s in samples if s.metadata["shuffle_doc"] and len(s.documents) >= 4)
     pieces = {}  # doc id -> the released `content` (header, text, blank line)
     ordered = sorted(sample.documents, key=lambda d: d.start)
-    for d, nxt in zip(ordered, ordered[1:] + [None]):
+    for d, nxt in zip(ordered, ordered[1:] + [None], strict=True):
         pieces[d.doc_id] = sample.context[d.start: nxt.start if nxt else len(sample.context)]
     total = sum(_words(p) for p in pieces.values())
     tpl = sample.template

@@ -108,8 +108,8 @@ def test_each_answer_row_states_its_verdict_csv_row(report):
     out, _ = report
     _, rows = _answer_table((out / "report.md").read_text())
     kinds = set()
-    for row, v in zip(rows, _verdict(out)):
-        cells = dict(zip(ANSWER_HEAD, row))
+    for row, v in zip(rows, _verdict(out), strict=True):
+        cells = dict(zip(ANSWER_HEAD, row, strict=True))
         assert (cells["benchmark"], cells["level"]) == (v["benchmark"], v["level"])
         assert cells["decision"].strip("*") == v["decision"] != ""
         kinds.add(v["decision"])
@@ -144,8 +144,8 @@ def test_every_rows_scores_subtract_to_its_delta(report):
     _, rows = _answer_table(md)
     vrows = _verdict(out)
     checked = 0
-    for row, v in zip(rows, vrows):
-        cells = dict(zip(ANSWER_HEAD, row))
+    for row, v in zip(rows, vrows, strict=True):
+        cells = dict(zip(ANSWER_HEAD, row, strict=True))
         lc, rag = _score(cells["long context (score)"]), _score(cells["RAG (score)"])
         delta = cells["Δ RAG−LC [interval]"]
         shown = _numbers(delta)[0] if delta != "-" else float(re.search(
@@ -170,7 +170,7 @@ def test_a_one_document_row_shows_a_dash_and_why(report):
     out, _ = report
     md = (out / "report.md").read_text()
     _, rows = _answer_table(md)
-    row = next(dict(zip(ANSWER_HEAD, r)) for r in rows if r[0] == "one_doc")
+    row = next(dict(zip(ANSWER_HEAD, r, strict=True)) for r in rows if r[0] == "one_doc")
     v = next(r for r in _verdict(out) if r["benchmark"] == "one_doc")
     assert v["n_groups"] == "1" and v["ci95_low"] == v["ci95_high"] == ""  # one document: no interval at all
     assert row["Δ RAG−LC [interval]"] == "-"

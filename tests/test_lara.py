@@ -173,7 +173,8 @@ def test_evidence_is_document_level_for_papers_only(clone):
     loc = by_id["lara/128k_paper_location/0"]
     assert [d.doc_id for d in loc.documents] == ["paper 0", "paper 1", "paper 2"]
     assert loc.documents[0].start == 0 and loc.documents[-1].end == len(loc.context)
-    assert all(a.end == b.start for a, b in zip(loc.documents, loc.documents[1:]))  # the papers tile the file
+    # the papers tile the file
+    assert all(a.end == b.start for a, b in zip(loc.documents, loc.documents[1:], strict=False))
     assert loc.context[loc.documents[1].start:].startswith("<paper 1>")
     assert loc.documents[1].title == "Paper 1: Gated Units for Task 1"
     assert [(e.doc_id, e.is_char_span) for e in loc.evidence] == [("paper 1", False)]

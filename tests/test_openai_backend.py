@@ -284,7 +284,7 @@ def test_service_shares_split_a_queue_as_the_machine_served_it():
     shares = ServiceShares(clock=lambda: now[0])
     tickets = [shares.start() for _ in range(4)]  # a serial server: answers at 0.54, 1.09, 1.64, 2.18 s
     charged = []
-    for ticket, end in zip(tickets, (0.54, 1.09, 1.64, 2.18)):
+    for ticket, end in zip(tickets, (0.54, 1.09, 1.64, 2.18), strict=True):
         now[0] = end
         charged.append(shares.stop(ticket))
     assert sum(charged) == pytest.approx(2.18)  # the machine time, against 5.45 s of waits

@@ -79,7 +79,7 @@ def test_long_context_tokenizes_a_folder_once_and_builds_what_each_question_buil
     arm = LongContextArm(shared, cfg)
     together = [arm.build(s) for s in samples]
     assert shared.offsets_calls == 1 and arm.tokens.tokenized == 1
-    for s, got in zip(samples, together):
+    for s, got in zip(samples, together, strict=True):
         alone = LongContextArm(SmallWindow(generator, 1024), cfg).build(s)  # tokenizes the folder for itself
         assert got.user == alone.user and got.meta == alone.meta
     assert all(p.meta["truncated"] for p in together) and any(p.meta["evidence_retained"] == 0 for p in together)

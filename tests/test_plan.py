@@ -45,7 +45,7 @@ def test_hand_made_example_gives_the_textbook_numbers():
 def _direct(d, docs):
     """The same quantities with plain loops: CR1 standard error and the one-way ANOVA ICC."""
     by = {}
-    for x, g in zip(d, docs):
+    for x, g in zip(d, docs, strict=True):
         by.setdefault(g, []).append(x)
     n, k, mean = len(d), len(by), sum(d) / len(d)
     se2 = k / (k - 1) * sum((len(v) * (sum(v) / len(v) - mean)) ** 2 for v in by.values()) / n**2

@@ -51,7 +51,7 @@ def text_and_documents(draw):
         return text, []
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), min_size=n_docs - 1, max_size=n_docs - 1))))
     bounds = [0, *cuts, len(text)]
-    docs = [Document(f"d{i}", a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
+    docs = [Document(f"d{i}", a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)) if b > a]
     return text, docs
 
 
@@ -148,7 +148,7 @@ def test_token_windows_cover_all_tokens_with_the_overlap(n, size, overlap_share)
         assert windows == []
         return
     assert windows[0][0] == 0 and windows[-1][1] == n
-    for (a, b), (c, d) in zip(windows, windows[1:]):
+    for (a, b), (c, _) in zip(windows, windows[1:], strict=False):
         assert c - a == size - overlap and b - c == overlap, "neighbours share exactly `overlap` tokens"
     assert all(0 < b - a <= size for a, b in windows)
 
@@ -173,7 +173,7 @@ def test_truncation_keeps_head_and_tail_within_budget(tokenizer, text, budget, p
         assert regions == []
         return
     assert all(0 <= a <= b <= len(text) for a, b in regions)
-    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(regions, regions[1:])), "sorted, disjoint"
+    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(regions, regions[1:], strict=False)), "sorted, disjoint"
     kept_tokens = sum(1 for s, e in offsets if e > s and any(a <= s and e <= b for a, b in regions))
     # A cut inside a character made of several byte tokens keeps the whole character (at most 3
     # extra tokens per cut); the arm's margin_tokens absorbs that (the prompt-level test below).

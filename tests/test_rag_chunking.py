@@ -40,7 +40,7 @@ def test_sentence_chunks_are_exact_spans_within_size(tokenizer, kind, text):
     assert all(c.n_tokens <= 48 + 2 for c in chunks)  # joining splits may merge a token boundary or two
     assert chunks[0].start == 0 and chunks[-1].end == len(text.rstrip())
     covered = sorted((c.start, c.end) for c in chunks)
-    assert all(b[0] <= a[1] + 1 for a, b in zip(covered, covered[1:])), "no text left out between chunks"
+    assert all(b[0] <= a[1] + 1 for a, b in zip(covered, covered[1:], strict=False)), "no text left out between chunks"
 
 
 @pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])
@@ -68,7 +68,7 @@ def test_repeated_text_gets_true_positions(tokenizer):
     text = "Alpha beta gamma. " * 60
     chunks = make_chunks(text, tokenizer, ChunkerConfig("sentence", 32, 8))
     starts = [c.start for c in chunks]
-    steps = {b - a for a, b in zip(starts, starts[1:])}
+    steps = {b - a for a, b in zip(starts, starts[1:], strict=False)}
     assert len(steps) == 1 and steps.pop() > 0, "identical chunks still march through the text evenly"
     assert chunks[-1].end == len(text.rstrip())
 

@@ -73,7 +73,7 @@ def test_chunks_of_a_multi_document_context_carry_their_document_title(generator
     assert any(r["start"] > docs[int(r["doc_id"][1])].start for r in picked), "the test needs a mid-document chunk"
     pieces = _context_of(prompt).split("\n\n")
     assert len(pieces) == len(picked)
-    for r, piece in zip(sorted(picked, key=lambda r: r["start"]), pieces):  # document order
+    for r, piece in zip(sorted(picked, key=lambda r: r["start"]), pieces, strict=True):  # document order
         doc = docs[int(r["doc_id"][1])]
         assert piece.startswith(doc.header)
         assert piece == (doc.header if r["start"] > doc.start else "") + context[r["start"]:r["end"]]

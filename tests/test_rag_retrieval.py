@@ -39,7 +39,7 @@ def test_faiss_kinds_agree_with_flat():
         index = build_faiss(vecs, kind, **opts)
         assert type(index).__name__ == {"hnsw": "IndexHNSWFlat", "ivf": "IndexIVFFlat"}[kind]
         got = [r[0][0] for r in faiss_search(index, queries, 5)]
-        assert sum(a == b for a, b in zip(got, exact)) >= 18, kind
+        assert sum(a == b for a, b in zip(got, exact, strict=True)) >= 18, kind
     assert type(build_faiss(vecs[:100], "ivf")).__name__ == "IndexFlatIP", "too few vectors to train IVF"
     with pytest.raises(ValueError, match="retriever.index"):
         build_faiss(vecs, "lsh")

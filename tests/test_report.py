@@ -120,7 +120,7 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float, 
         half = len(docs) // 2
         halves = (sorted(docs[:half]), sorted(docs[half:]))
 
-        def choose(weight):  # weight: document -> how often it counts; the documented choice
+        def choose(weight, lvl=lvl, group=group):  # weight: document -> how often it counts; the documented choice
             def score_of(kr):
                 s = scores(kr[1], lvl)
                 n = sum(weight.get(group[i], 0) for i in s)
@@ -140,7 +140,7 @@ def _independent_verdict(sweep: Path, tolerance: float, queries_per_doc: float, 
             # "within tolerance" still compares the chosen RAG config with the chosen long context
             return lc, rag, score_of(rag) >= lc_score - tolerance - 1e-9
 
-        def pooled(lc, rag, on):  # per-sample (document, RAG score, long-context score) on the documents `on`
+        def pooled(lc, rag, on, lvl=lvl, group=group):  # per-sample (document, RAG score, long-context score) on `on`
             a, b = scores(rag[1], lvl), scores(lc[1], lvl)
             return [(group[i], a[i], b[i]) for i in sorted(set(a) & set(b)) if group[i] in on]
 
@@ -207,7 +207,7 @@ def _crossfit_interval(samples, picks, halves, choose, pooled, lcs, rags, lvl, s
     values = []
     for r in range(resamples):
         weights = []
-        for h, d in zip(halves, draws):
+        for h, d in zip(halves, draws, strict=True):
             w = {}
             for j in d[r]:
                 w[h[j]] = w.get(h[j], 0) + 1

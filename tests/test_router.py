@@ -41,7 +41,7 @@ def test_no_question_is_routed_by_a_model_that_saw_its_document():
     lc, rag = simulated_pair("length", n_docs=20, per_doc=3, seed=1)
     features = router_features(lc, rag)
     result = route(features, seed=5, n_resamples=50)
-    group_of = dict(zip(features.ids, features.groups))
+    group_of = dict(zip(features.ids, features.groups, strict=True))
     assert set(result.half_of.values()) == {"A", "B"}
     assert not set(result.trained_on["A"]) & set(result.trained_on["B"])
     for sid, half in result.half_of.items():
@@ -118,7 +118,7 @@ def test_question_types_become_indicators_and_a_router_finds_a_type_effect():
     """Known truth: RAG answers "lookup" questions right and long context "reasoning" ones, whatever the
     length; the indicators task=lookup / task=reasoning carry it, and the router nearly reaches the oracle."""
     lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=7)
-    for i, (a, b) in enumerate(zip(lc, rag)):
+    for i, (a, b) in enumerate(zip(lc, rag, strict=True)):
         task = "lookup" if i % 2 else "reasoning"
         a["task"] = b["task"] = task
         a["score"], b["score"] = (0.0, 1.0) if task == "lookup" else (1.0, 0.0)
@@ -159,7 +159,7 @@ def test_a_router_finds_a_wording_effect_and_an_overlap_effect():
     from experiments.arms.router_model import feature_row
 
     lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=11)
-    for i, (a, b) in enumerate(zip(lc, rag)):
+    for i, (a, b) in enumerate(zip(lc, rag, strict=True)):
         count = i % 2 == 0
         a["question"] = b["question"] = ("How many ships sailed in {}?" if count else "Why did {} sail?").format(i)
         a["score"], b["score"] = (0.0, 1.0) if count else (1.0, 0.0)
@@ -171,7 +171,7 @@ def test_a_router_finds_a_wording_effect_and_an_overlap_effect():
 
     lc, rag = simulated_pair("null", n_docs=40, per_doc=4, seed=12)
     rng = np.random.default_rng(3)
-    for a, b in zip(lc, rag):
+    for a, b in zip(lc, rag, strict=True):
         b["retrieved_overlap"] = float(rng.uniform(0, 1))
         a["score"], b["score"] = (0.0, 1.0) if b["retrieved_overlap"] > 0.5 else (1.0, 0.0)
     assert feature_row(lc[0], rag[0])["retrieved_overlap"] == rag[0]["retrieved_overlap"]
@@ -225,10 +225,10 @@ def test_the_screen_keeps_the_feature_that_carries_the_gain_and_zeroes_those_tha
     lc, rag = simulated_pair("split", n_docs=40, per_doc=5, seed=4)
     features = router_features(lc, rag)
     d = features.s_rag - features.s_lc
-    keep = dict(zip(features.used, screened(features.X, d)))
+    keep = dict(zip(features.used, screened(features.X, d), strict=True))
     assert keep["log_doc_tokens"] and sum(keep.values()) < len(keep)
     model = fit_router(features.X, d, features.used, 1.0)
-    assert all((w != 0) == keep[n] for n, w in zip(model.names, model.weights))
+    assert all((w != 0) == keep[n] for n, w in zip(model.names, model.weights, strict=True))
     counts = np.random.default_rng(0).integers(0, 3, features.n)
     repeated = np.repeat(np.arange(features.n), counts)
     assert (screened(features.X, d, counts.astype(float)) == screened(features.X[repeated], d[repeated])).all()

@@ -137,7 +137,7 @@ def test_an_intercept_only_router_answers_exactly_as_the_plain_arm_of_its_route(
     plain = answer_group(build_arm(route, generator, cfg), generator, samples)
     assert [a.text for a in routed] == [a.text for a in plain]
     assert all(a.text for a in routed)
-    for got, want in zip(routed, plain):
+    for got, want in zip(routed, plain, strict=True):
         assert got.meta["route"] == route and got.meta["router_utility"] == intercept
         assert got.usage["prompt_tokens"] == want.usage["prompt_tokens"] and got.usage["calls"] == 1
         # RAG always retrieved: its figures are on every record, and the user waited for it

@@ -73,8 +73,8 @@ def test_self_route_is_measured_on_the_same_questions_against_the_same_best_arm(
     table = md[md.index("| benchmark | level | router |"):]
     head = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
     line = next(x for x in table.splitlines() if "Self-Route" in x)
-    cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|"))))
-    router = dict(zip(head, (c.strip() for c in table.splitlines()[2].strip("|").split("|"))))
+    cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|")), strict=True))
+    router = dict(zip(head, (c.strip() for c in table.splitlines()[2].strip("|").split("|")), strict=True))
     assert router["router"] == "learned router" and cells["best arm"] == router["best arm"]
     assert cells["n"] == "200" and cells["to RAG"] == "50%"  # every question; half sent to RAG by construction
 
@@ -88,8 +88,9 @@ def test_the_router_file_is_plain_json_and_routes_like_the_report_says(length_re
     assert router.estimate["diff"] > 2 and router.trained_on["documents"] == 40
     lc = [json.loads(x) for x in (root / "runs" / "lc" / "records.jsonl").read_text().splitlines()]
     rag = [json.loads(x) for x in (root / "runs" / "rag" / "records.jsonl").read_text().splitlines()]
-    short = [router.choose(feature_row(a, b))[0] for a, b in zip(lc, rag) if a["context_tokens_full"] < 4_000]
-    long = [router.choose(feature_row(a, b))[0] for a, b in zip(lc, rag) if a["context_tokens_full"] > 16_000]
+    pairs = list(zip(lc, rag, strict=True))
+    short = [router.choose(feature_row(a, b))[0] for a, b in pairs if a["context_tokens_full"] < 4_000]
+    long = [router.choose(feature_row(a, b))[0] for a, b in pairs if a["context_tokens_full"] > 16_000]
     assert np.mean([r == "rag" for r in short]) > 0.9 and np.mean([r == "longctx" for r in long]) > 0.9
 
 

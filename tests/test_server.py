@@ -29,7 +29,7 @@ QUESTION = "What is the capital of France? Answer in one word."
 
 @pytest.fixture(scope="module")
 def server(generator, tmp_path_factory):
-    generator.model  # load the weights before timing anything
+    _ = generator.model  # load the weights before timing anything
     log = tmp_path_factory.mktemp("server") / "requests.jsonl"
     with OpenAICompatServer(generator, request_log=log) as srv:
         yield srv

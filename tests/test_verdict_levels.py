@@ -151,7 +151,7 @@ def test_each_scenario_plants_the_truth_it_states(scenario):
     diff = [sweep.rags[0][i] - sweep.lc[i] for i in sweep.lc]
     assert 100 * np.mean(diff) == pytest.approx(-5.0, abs=1.2)
     per_doc = {}
-    for i, d in zip(sweep.lc, diff):
+    for i, d in zip(sweep.lc, diff, strict=True):
         per_doc.setdefault(sweep.groups[i], []).append(d)
     sizes = np.array([len(v) for v in per_doc.values()])
     if scenario.startswith("uneven"):

@@ -81,7 +81,7 @@ def test_noiseless_records_give_back_the_true_rates():
     runs = _sweep(COMPUTE, {}, seed=0, noise=0.0)
     model = fit_work_model([r for recs in runs.values() for r in recs])
     assert model is not None and model.n == 96 and model.r2 == pytest.approx(1.0)
-    for true, fitted, name in zip(COMPUTE, model.rates, FEATURES):
+    for true, fitted, name in zip(COMPUTE, model.rates, FEATURES, strict=True):
         assert fitted == pytest.approx(true, rel=1e-4, abs=1e-9), name
     lc = runs["longctx"][0]
     assert model.prefill_cpu_s(lc) == pytest.approx(lc["prefill_cpu_s"], rel=1e-4)

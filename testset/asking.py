@@ -4,7 +4,8 @@ through llm/ with the response cache."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 
 from llm.cache import response_key

@@ -13,7 +13,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from eval.storage import atomic_write_text
 from eval.corpus.folder import read_folder
@@ -186,7 +187,7 @@ class Run:
     def _judge(self, batch: list[tuple[Task, str, Any]], replies: list[str]) -> list[dict]:
         """The kept rows of one batch, in task order; every other item counted under its reason."""
         pending: list[Candidate] = []
-        for (task, phash, _), reply in zip(batch, replies):
+        for (task, phash, _), reply in zip(batch, replies, strict=True):
             candidate, reason = self.checker.check(task, reply, phash)
             if candidate is None:
                 self.tally.drop(reason or "not_json")
@@ -212,7 +213,7 @@ class Run:
                                      CLOSED_BOOK[c.language].index("{question}")) for c in ask]
         replies = self.asker.ask(prompts, f"the closed-book check of item {ask[0].task.index}")
         answered = set()
-        for c, reply in zip(ask, replies):
+        for c, reply in zip(ask, replies, strict=True):
             c.closed_book = reply
             if contains(reply, c.answer, c.language):
                 answered.add(id(c))

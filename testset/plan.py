@@ -7,7 +7,8 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from eval.corpus.parsers import ParsedDocument
 

@@ -92,7 +92,8 @@ from collections import deque
 from dataclasses import replace
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 from llm.prompt import Generation, Prompt
 from llm.server import (STOPPED, OpenAICompatServer, OpenAIHandler, OpenAIShapes, RequestError, answer_id,
@@ -251,7 +252,7 @@ class FakeHandler(OpenAIHandler):
     chunk_delay: float | None = None  # the current request's `slow_stream` delay before every chunk
 
     @property
-    def app(self) -> "FakeOpenAIServer":
+    def app(self) -> FakeOpenAIServer:
         return self.server.app  # type: ignore[attr-defined]
 
     def shapes(self, chat: bool = True) -> OpenAIShapes:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from llm.prompt import Generation, Prompt
 
@@ -101,7 +101,7 @@ class ScriptedModel:
         return self._tokenizer
 
     @property
-    def model(self) -> "ScriptedModel":
+    def model(self) -> ScriptedModel:
         """No weights to load (the server touches `backend.model` before it opens its port)."""
         return self
 

@@ -17,7 +17,8 @@ A new benchmark: one module with a `Benchmark` subclass, `register(TheClass)` (o
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from eval.data_files import skipping_bad_records
 from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult

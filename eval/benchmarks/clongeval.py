@@ -44,7 +44,8 @@ import logging
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, read_records, record_guard

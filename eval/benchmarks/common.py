@@ -5,7 +5,8 @@ needs no tokenizer, and length levels as buckets of it (LooGLE, a team's own cor
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from eval.benchmarks.base import COMMON_KEYS
 from eval.sample import Sample
@@ -44,7 +45,7 @@ def length_level(tokens: int, edges: Iterable[int]) -> str:
     """The bucket of a context of `tokens` approximate tokens: `16k-32k` holds 16,001..32,000."""
     edges = list(edges)
     names = level_names(edges)
-    for name, e in zip(names, edges):
+    for name, e in zip(names[:-1], edges, strict=True):  # the last name, above every edge, is the rest
         if tokens <= e:
             return name
     return names[-1]

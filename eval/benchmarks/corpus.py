@@ -72,7 +72,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from eval.align import TokenIndex, align_all
 from eval.benchmarks.common import check_keys

@@ -73,7 +73,8 @@ import logging
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from eval.benchmarks.common import as_list, check_keys, selection
 from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard

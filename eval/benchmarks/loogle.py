@@ -61,7 +61,8 @@ import zipfile
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
 from eval.metrics.official import loogle_official

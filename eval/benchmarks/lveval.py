@@ -58,10 +58,11 @@ import hashlib
 import logging
 import re
 import zipfile
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, parse_jsonl, record_guard
@@ -151,17 +152,17 @@ class _DataFile:
     dataset: str
     level: str
     name: str  # for messages: a path, `archive.zip!member` or `hub_id/file.zip!member`
-    open: Callable[[], ContextManager[Iterable[str]]]
+    open: Callable[[], AbstractContextManager[Iterable[str]]]
 
 
 # ---------------------------------------------------------------------------- finding the files
 
 
-def _plain_file(path: Path) -> Callable[[], ContextManager[Iterable[bytes]]]:
+def _plain_file(path: Path) -> Callable[[], AbstractContextManager[Iterable[bytes]]]:
     return lambda: path.open("rb")
 
 
-def _zip_member(archive: Path, member: str) -> Callable[[], ContextManager[Iterable[bytes]]]:
+def _zip_member(archive: Path, member: str) -> Callable[[], AbstractContextManager[Iterable[bytes]]]:
     @contextmanager
     def opener() -> Iterator[Iterable[bytes]]:
         with zipfile.ZipFile(archive) as zf, zf.open(member) as raw:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 
 

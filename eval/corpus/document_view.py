@@ -60,7 +60,7 @@ def _html(data: bytes, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _pdf(data: bytes, text: str, starts: list[int]) -> tuple[dict[str, Any], dict[str, Any]]:
     ends = starts[1:] + [len(text)]
-    near_empty = sum(1 for a, b in zip(starts, ends) if len(text[a:b].strip()) < NEAR_EMPTY_PAGE)
+    near_empty = sum(1 for a, b in zip(starts, ends, strict=True) if len(text[a:b].strip()) < NEAR_EMPTY_PAGE)
     return ({"pages": len(starts), "pages mostly a table (read as loose text)": len(table_pages(data))},
             {"pages with almost no text (scanned? no OCR)": near_empty})
 

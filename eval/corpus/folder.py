@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 
 
@@ -126,7 +126,7 @@ def read_folder(root: str | Path, leave_out: Iterable[Path] = (), cache: ParsedD
             slots.append([] if hit is None else [_named(name, hit)])
             if hit is None:
                 todo.append((len(slots) - 1, path, name))
-    for (slot, _, name), (key, parsed) in zip(todo, parse_paths([p for _, p, _ in todo], workers)):
+    for (slot, _, name), (key, parsed) in zip(todo, parse_paths([p for _, p, _ in todo], workers), strict=True):
         if cache is not None and key is not None:
             cache.put(key, parsed)
         slots[slot] = [_named(name, parsed)]

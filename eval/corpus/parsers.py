@@ -21,10 +21,10 @@ import io
 import logging
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from eval.corpus.html_text import html_page
 from eval.corpus.pdf_text import dehyphenate, table_pages, table_warning
@@ -257,7 +257,7 @@ PARSERS: dict[str, Callable[[bytes], ParsedDocument]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _library_versions(suffix: str) -> str:
     def version(dist: str) -> str:
         try:

@@ -13,7 +13,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from eval.answers import Answer
 from eval.data_files import DataError, Row, parse_jsonl, record_guard

@@ -50,7 +50,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from eval.answers import answer_texts
 from eval.registry import require
@@ -59,7 +59,7 @@ from eval.sample import Sample
 TYPES = ("md", "html", "pdf", "docx", "txt")
 DOCS_DIR = "docs"
 QUESTIONS_FILE = "questions.jsonl"
-FIXED_DATE = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)  # creation date of every PDF and Word file
+FIXED_DATE = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)  # creation date of every PDF and Word file
 FPDF_HINT = "pip install fpdf2 (in the [docs] extra: make install)"
 _ZIP_TIME = (2025, 1, 1, 0, 0, 0)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # no place in XML or a PDF text run

@@ -9,7 +9,8 @@ one new module and no list to edit. `eval.metrics` re-exports everything here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
+from collections.abc import Callable
 
 from eval.registry import Registry, UnknownName
 from eval.sample import Reference

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from eval.registry import UnknownName
 from eval.metrics import register

@@ -29,7 +29,7 @@ an interval that clears b and a p-value below alpha never disagree.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -39,7 +39,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
+from collections.abc import Mapping
 
 from eval.metrics import MetricValues, NoJudgment, register
 from eval.sample import Reference

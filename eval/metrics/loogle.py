@@ -39,7 +39,8 @@ import shutil
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from eval.registry import UnknownName
 from eval.metrics import register

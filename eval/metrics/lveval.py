@@ -32,7 +32,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 from eval.registry import UnknownName
 from eval.metrics import register

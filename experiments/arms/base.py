@@ -29,7 +29,8 @@ importing torch or an index library.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, NamedTuple
+from typing import Any, ClassVar, NamedTuple
+from collections.abc import Mapping
 
 from eval.sample import Sample
 from llm.base import samples_of

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from experiments.arms.base import ROLE_RAG, ArmSpec, Curve, IndexShape
 from llm.base import samples_of

@@ -39,7 +39,8 @@ import re
 from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -118,7 +119,7 @@ def retrieval_scores(rag: Mapping[str, Any]) -> list[float] | None:
         return None
     ranks = [number(c.get("rank")) for c in chunks]
     if all(r is not None for r in ranks):
-        return [s for _, s in sorted(zip(ranks, scores), key=lambda rs: rs[0])]
+        return [s for _, s in sorted(zip(ranks, scores, strict=True), key=lambda rs: rs[0])]
     return sorted(scores, reverse=True)
 
 

@@ -11,7 +11,8 @@ With a generator that cannot generate (`generator=none`), it only retrieves: rec
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from eval.sample import Sample
 from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, answer_with_prompts,
@@ -79,7 +80,7 @@ class SelfRouteArm:
                             for s, p in ready]
         gens = self.gen.generate([p for _, p in ready]) if ready else []
         to_longctx = []
-        for (sample, prompt), gen in zip(ready, gens):
+        for (sample, prompt), gen in zip(ready, gens, strict=True):
             if declined(gen.text):
                 to_longctx.append((sample, prompt, gen))
             else:
@@ -87,7 +88,7 @@ class SelfRouteArm:
                                     text=gen.text, usage=usage_of([gen], prompt.meta.get("retrieval_s"),
                                                                    prompt.meta.get("retrieval_cpu_s"))))
         fallback = answer_with_prompts(self.longctx, self.gen, [s for s, _, _ in to_longctx], prepare=False)
-        for (sample, rag_prompt, rag_gen), ans in zip(to_longctx, fallback):
+        for (_, rag_prompt, rag_gen), ans in zip(to_longctx, fallback, strict=True):
             rag_meta = {k: rag_prompt.meta.get(k) for k in RAG_FIGURES}
             ans.meta = {**rag_meta, **ans.meta, "route": ROUTE_LONGCTX, "selfroute_declined": True,
                         "rag_context_tokens": rag_prompt.meta.get("context_tokens")}

@@ -43,7 +43,8 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from eval import metrics
 from eval.sample import Reference
@@ -221,7 +222,7 @@ def check_ids(preds: list[Prediction], allow_mismatch: bool) -> tuple[list[Predi
         seen[p.id] = p
     everywhere = set.intersection(*(set(d) for d in by_config.values()))
     problems = []
-    for (model, arm, config), d in sorted(by_config.items()):
+    for (_, arm, config), d in sorted(by_config.items()):
         missing = sorted(set().union(*by_config.values()) - set(d))
         if missing:
             problems.append(f"{arm} / {config!r} lacks {len(missing)} of the ids others have "

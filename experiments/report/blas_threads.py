@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
 
 ENV = "RAGLC_REPORT_BLAS_THREADS"
 

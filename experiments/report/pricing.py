@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import copy
 from statistics import mean
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
@@ -284,7 +285,7 @@ class Pricing:
         token counts, or measured time with no probe)."""
         return self.work.draws if self.work is not None and isinstance(self.time_model, WorkPriced) else ()
 
-    def at_rates(self, rates) -> "Pricing":
+    def at_rates(self, rates) -> Pricing:
         """The same pricing at other rates of the probe's features (experiments/report/cost_interval.py)."""
         other = copy.copy(self)
         other.work = WorkModel(tuple(float(r) for r in rates), self.work.n, self.work.r2,  # type: ignore[union-attr]

@@ -67,7 +67,7 @@ class ReportSettings:
     router_family: str = "own"  # the routers' claims: "own" family at 5%, or "shared" 5% with the arm decisions
     weight: str = "question"  # Δ is the mean over questions, or over documents (WEIGHTS)
 
-    def check(self) -> "ReportSettings":
+    def check(self) -> ReportSettings:
         if self.tolerance < 0:
             raise ValueError(f"tolerance={self.tolerance}: must be >= 0 (points of score x100)")
         if not 0 <= self.correct_threshold <= 1:

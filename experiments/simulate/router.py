@@ -108,7 +108,7 @@ def write_router_sweep(root, scenario: str, n_docs: int = 40, per_doc: int = 5, 
         top = [r["retrieved"][0]["score"] for r in rag]
         cut = float(np.median(top))
         routed = [{**(g if t > cut else c), "arm": SelfRouteSpec.name, "route": ROLE_RAG if t > cut else ROLE_LONGCTX}
-                  for g, c, t in zip(rag, lc, top)]
+                  for g, c, t in zip(rag, lc, top, strict=True)]
         write_run(root / SelfRouteSpec.name, {"arm": SelfRouteSpec.name, "benchmark": benchmark, "generator": "sim",
                                        "retriever": "bm25", "chunk_size": 200, "chunk_overlap": 0, "top_k": 5,
                                        "order": "document", "truncation": "benchmark"}, routed)

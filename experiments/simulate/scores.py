@@ -45,7 +45,7 @@ def simulated_scores(rng: np.random.Generator, n_docs: int, per_doc: int, truth:
     def config(mean: float) -> dict[str, float]:
         p = np.clip(mean + difficulty + rng.normal(0.0, config_doc_sd, n_docs), 0.0, 1.0)
         right = rng.random((n_docs, per_doc, samples)) < p[:, None, None]
-        return dict(zip(ids, right.mean(axis=2).ravel().tolist()))
+        return dict(zip(ids, right.mean(axis=2).ravel().tolist(), strict=True))
 
     lc = config(base)
     rags = [config(base + t / 100) for t in (truths or [truth] * n_rag)]
@@ -206,7 +206,7 @@ def scenario_scores(rng: np.random.Generator, scenario: str, n_docs: int, truth:
         return rng.random((owner.size, samples)) < p[:, None]
 
     def scores(right: np.ndarray) -> dict[str, float]:
-        return dict(zip(ids, right.mean(axis=1).tolist()))
+        return dict(zip(ids, right.mean(axis=1).tolist(), strict=True))
 
     lc_right = answers(common + rng.normal(0.0, ARM_DOC_SD_LOGIT, n_docs)[owner] + lc_fails[owner])
     if model.near_identical:

@@ -150,7 +150,7 @@ def _write_report(paths: list[str], out_dir: Path | None, settings: ReportSettin
     costs, lost, split = s.sections[whatif.ANCHOR], s.sections[lost_answers.ANCHOR], s.sections[overlap.ANCHOR]
     _write_csv(files["configs.csv"], s.sections[configs.ANCHOR].rows)
     _write_csv(files["verdict.csv"], [{**v.as_csv(), "to_decide": p["column"], "to_decide_sentence": p["sentence"]}
-                                      for v, p in zip(s.vrows, s.plans)])
+                                      for v, p in zip(s.vrows, s.plans, strict=True)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in costs.rows])
     _write_csv(files["agreement.csv"], [a.as_csv() for a in s.agreements])
     if costs.latency:

@@ -5,7 +5,8 @@ renumbers every heading and every "section N" reference on the page."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 
 @dataclass(frozen=True)

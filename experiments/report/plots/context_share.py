@@ -73,7 +73,7 @@ def score_vs_context_share(runs: list[Run], path, title: str = ""):
         return None
     fig, axes = plt.subplots(1, len(levels), figsize=(max(6.5, 4.6 * len(levels)), 4.6), squeeze=False)
     labels = []
-    for ax, level in zip(axes[0], levels):
+    for ax, level in zip(axes[0], levels, strict=True):
         pts = share_points(runs, level)
         for p in pts:
             colour = "black" if p.upper_bound else p.colour or "tab:gray"

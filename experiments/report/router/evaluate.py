@@ -33,7 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import t as t_dist
@@ -118,7 +119,7 @@ def routes_better(result: RouterResult | None, tolerance: float) -> bool:
     return result is not None and route_p_value(result, tolerance) < ALPHA
 
 
-def tested_interval(row: "RouterRow") -> tuple[float, float]:
+def tested_interval(row: RouterRow) -> tuple[float, float]:
     """The router's interval at the level its claim was tested at: two-sided at 1 - 2 x (the level its
     one-sided claim met after the report's correction), so its lower end clears +tolerance exactly when
     `route` stands; the 95% interval when it was not tested."""
@@ -162,7 +163,7 @@ def _per_answer(picks_rag: list[bool], lc: dict[str, dict], rag: dict[str, dict]
     """Mean of `key` over the questions, each from the record of the arm it went to (plus RAG's retrieval
     time for those sent to long context when `retrieval_first`)."""
     out = []
-    for i, to_rag in zip(ids, picks_rag):
+    for i, to_rag in zip(ids, picks_rag, strict=True):
         value = (rag if to_rag else lc)[i].get(key)
         if value is not None and key == "latency_s" and retrieval_first and not to_rag:
             value = value + (rag[i].get("retrieval_s") or 0.0)
@@ -185,7 +186,7 @@ def _other_router(run: Run, level: str | None, result: RouterResult, lc: dict, r
         return None
     best = [result.best_by_id[i] for i in ids]  # the learned router's best arm, averaged over its splits
     mine = [scores[i] for i in ids]
-    est = cluster_t([100 * (m - b) for m, b in zip(mine, best)], [groups[i] for i in ids])
+    est = cluster_t([100 * (m - b) for m, b in zip(mine, best, strict=True)], [groups[i] for i in ids])
     routes = [r.get("route") for r in run.answered(level) if r.get("route")]
     diff = 100 * float(np.mean(mine) - np.mean(best))
     return OtherRouter(run.label, run.spec.display(), 100 * float(np.mean(mine)), diff,
@@ -231,7 +232,7 @@ def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run
     cost = (_cost(picks, c_lc, c_rag, index_share(rag_run) if post else 0.0), _cost(best, c_lc, c_rag, 0.0))
     row = RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost,
                     cost_note=note)
-    groups = dict(zip(features.ids, features.groups))
+    groups = dict(zip(features.ids, features.groups, strict=True))
     for run in runs:
         if run not in (lc_run, rag_run) and any(r.get("route") for r in run.answered(lvl)):
             other = _other_router(run, lvl, result, lc, rag, groups, settings, cost_of)

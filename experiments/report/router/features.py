@@ -26,7 +26,8 @@ cost_unit="prompt_tokens")` asks for one), else None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def router_features(
     lc_by, rag_by = _by_id(longctx), _by_id(rag)
     ids = sorted(i for i in set(lc_by) & set(rag_by) if is_scored(lc_by[i]) and is_scored(rag_by[i]))
     lc_recs, rag_recs = [lc_by[i] for i in ids], [rag_by[i] for i in ids]
-    rows = [feature_row(lc, rg) for lc, rg in zip(lc_recs, rag_recs)]
+    rows = [feature_row(lc, rg) for lc, rg in zip(lc_recs, rag_recs, strict=True)]
     tasks = sorted({k for row in rows for k in row if is_task_feature(k)})
     names = [*PRE_ROUTE, *tasks, *CUE_FEATURES, *POST_RETRIEVAL]
     columns = {name: [row.get(name, 0.0 if name in tasks else None) for row in rows] for name in names}
@@ -123,7 +124,7 @@ def router_features(
     cost_lc, cost_rag, unit = _costs(lc_recs, rag_recs, cost_unit)
     return RouterFeatures(
         ids=ids,
-        kinds={i: str(rg.get("task") or "") for i, rg in zip(ids, rag_recs)},
+        kinds={i: str(rg.get("task") or "") for i, rg in zip(ids, rag_recs, strict=True)},
         groups=groups,
         X=X,
         used=used,

@@ -160,7 +160,7 @@ def fit_router(X: np.ndarray, d: np.ndarray, names: list[str], ridge: float,
     keep = screened(X, d, weights)
     if keep.all():
         return fit_ridge(X, d, names, ridge, weights)
-    part = fit_ridge(X[:, keep], d, [n for n, k in zip(names, keep) if k], ridge, weights)
+    part = fit_ridge(X[:, keep], d, [n for n, k in zip(names, keep, strict=True) if k], ridge, weights)
     mean, sd, coef = np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names))
     mean[keep], sd[keep], coef[keep] = part.mean, part.sd, part.weights
     return RidgeModel(list(names), mean, sd, coef, part.intercept)
@@ -190,7 +190,7 @@ def _resampled_diffs(features: RouterFeatures, d: np.ndarray, offset: np.ndarray
     documents minus their Δ on the observed ones, scaled by sqrt(h / (h - 1)), weighted by the half's
     share of the questions."""
     rng = np.random.default_rng(seed)
-    halves = [sorted({g for g, a in zip(features.groups, in_a) if a == side}) for side in (True, False)]
+    halves = [sorted({g for g, a in zip(features.groups, in_a, strict=True) if a == side}) for side in (True, False)]
     index = {g: j for j, g in enumerate(halves[0] + halves[1])}
     column = np.array([index[g] for g in features.groups])
     share = [float(np.mean(in_a)), float(np.mean(~in_a))]
@@ -274,8 +274,9 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     router_mean, best_mean = float(np.mean([sp["router"] for sp in runs])), float(np.mean([sp["best"] for sp in runs]))
     best_q = np.mean([sp["best_q"] for sp in runs], axis=0)  # each question's best-arm score, averaged over splits
     oracle_mean = 100 * float(np.maximum(features.s_rag, features.s_lc).mean())
-    corrected = corrected_oracle(dict(zip(features.ids, features.s_rag)), dict(zip(features.ids, features.s_lc)),
-                                 dict(zip(features.ids, features.groups)), _kinds(features))
+    corrected = corrected_oracle(dict(zip(features.ids, features.s_rag, strict=True)),
+                                 dict(zip(features.ids, features.s_lc, strict=True)),
+                                 dict(zip(features.ids, features.groups, strict=True)), _kinds(features))
     real = corrected is not None and corrected.real
     gap_ci = gap_closed_interval(estimate, corrected.excess if corrected else None)
     gap = corrected.excess.value if gap_ci is not None else 0.0  # the benchmark's gain over the better arm
@@ -283,28 +284,28 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     notes = _fit_notes(features, d)
     in_a, routes_rag, arm_rag, chosen = first["in_a"], first["routes_rag"], first["arm_rag"], first["chosen"]
     return RouterResult(
-        routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag)},
-        half_of={i: "A" if a else "B" for i, a in zip(features.ids, in_a)},
+        routes={i: RAG if r else LONGCTX for i, r in zip(features.ids, routes_rag, strict=True)},
+        half_of={i: "A" if a else "B" for i, a in zip(features.ids, in_a, strict=True)},
         trained_on={"A": sorted(first["half_b"]), "B": sorted(first["half_a"])},
         best_arm={"A": RAG if chosen[0] else LONGCTX, "B": RAG if chosen[1] else LONGCTX},
         router_mean=router_mean, best_arm_mean=best_mean, oracle_mean=oracle_mean,
         diff=center, ci=(float(lo), float(hi)), p_value=estimate.p_two_sided(0.0),
         gap_closed=center / gap if gap > 1e-9 else None,
         share_rag=float(routes_rag.mean()),
-        coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights)},
+        coefficients={k: 100 * float(w) for k, w in zip(full.names, full.weights, strict=True)},
         intercept=100 * full.intercept, used=list(features.used), dropped=dict(features.dropped),
         n=features.n, n_groups=n_groups, cost_weight=cost_weight, cost_unit=features.cost_unit, notes=notes,
         estimate=estimate, oracle_corrected=corrected.score if corrected else None, oracle_real=real, model=full,
         gap_closed_ci=gap_ci,
-        arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag)},
-        best_by_id={i: float(b) for i, b in zip(features.ids, best_q)})
+        arm_rag={i: bool(a) for i, a in zip(features.ids, arm_rag, strict=True)},
+        best_by_id={i: float(b) for i, b in zip(features.ids, best_q, strict=True)})
 
 
 def _fit_notes(features: RouterFeatures, d: np.ndarray) -> list[str]:
     """The features the router could not use, and those the screen left out of the deployed fit."""
     notes = [f"{k} dropped: {v}" for k, v in features.dropped.items()
              if not (is_task_feature(k) and v == SAME_EVERYWHERE)]  # one question type: nothing to say
-    left_out = [name for name, kept in zip(features.used, screened(features.X, d)) if not kept]
+    left_out = [name for name, kept in zip(features.used, screened(features.X, d), strict=True) if not kept]
     if left_out:
         notes.append(f"left out of the deployed fit by the screen (|t| < {SCREEN_T:g} on all questions): "
                      + ", ".join(left_out))

@@ -125,7 +125,7 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
     if estimate is None:  # one document: its mean, no interval
         row.diff = 100 * float(np.mean([a[i] - b[i] for i in shared]))
     _set_estimate(row, estimate)
-    row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)]
+    row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs, strict=True)]
     row.correct_shares = (share_correct(row.rag, lvl, shared, settings.correct_threshold),
                           share_correct(row.lc, lvl, shared, settings.correct_threshold))
 

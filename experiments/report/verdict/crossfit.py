@@ -63,7 +63,7 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -263,7 +263,7 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
         return None
     choices = tuple((int(p[0][0]), int(p[1][0]), bool(p[2][0])) for p in picks)
     samples = []
-    for (lc, rag, _), scored_on in zip(choices, (set(half_b), set(half_a))):
+    for (lc, rag, _), scored_on in zip(choices, (set(half_b), set(half_a)), strict=True):
         rs, ls = table.rag_scores[rag], table.lc_scores[lc]
         samples += [(i, table.groups[i], rs[i], ls[i]) for i in sorted(set(rs) & set(ls))
                     if table.groups[i] in scored_on]
@@ -336,7 +336,7 @@ def _resampled_crossfit(table: Candidates, cols: tuple[np.ndarray, np.ndarray], 
         if bootstrap == "fixed":
             pairs = [np.full(rows, p) for p in chosen]
         else:
-            pairs = [table.pair_index(*table.choose(c, wc)[:2]) for c, wc in zip(cols, w)]
+            pairs = [table.pair_index(*table.choose(c, wc)[:2]) for c, wc in zip(cols, w, strict=True)]
         # the pair chosen on A is scored on B's resampled documents, and the other way round
         sum_b, cnt_b = table.pooled(pairs[0], cols[1], w[1])
         sum_a, cnt_a = table.pooled(pairs[1], cols[0], w[0])

@@ -41,7 +41,8 @@ that same interval.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Sequence
 
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import (ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, claim_levels,
@@ -108,12 +109,12 @@ def control_family(rows: list[Any], settings: ReportSettings, claims: Sequence[C
         arm_adjusted, router_adjusted = holm(arm_p), holm(router_p)
     size = len(arm_adjusted)
     tests = size + (len(claims) if settings.router_family == "shared" else 0)
-    for row, p_holm in zip(family, arm_adjusted):
+    for row, p_holm in zip(family, arm_adjusted, strict=True):
         row.p_holm = p_holm
         _adjust_row(row, p_holm, size, tests, settings)
     for row in rows:
         row.family_size = size
-    for claim, p_holm in zip(claims, router_adjusted):
+    for claim, p_holm in zip(claims, router_adjusted, strict=True):
         claim.settle(p_holm)
     return size
 

@@ -49,7 +49,7 @@ def corrected_oracle(first: dict[str, float], second: dict[str, float], groups: 
         return None
     a, b = np.array([first[i] for i in ids]), np.array([second[i] for i in ids])
     docs = [groups.get(i, i) for i in ids]
-    cells = [f"{d}\x00{(kinds or {}).get(i, '')}" for d, i in zip(docs, ids)]
+    cells = [f"{d}\x00{(kinds or {}).get(i, '')}" for d, i in zip(docs, ids, strict=True)]
     lean = np.zeros(len(ids))
     decided = np.zeros(len(ids), dtype=bool)
     for keys in (cells, docs):  # the finest level with other samples and a difference decides

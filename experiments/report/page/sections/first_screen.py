@@ -114,7 +114,7 @@ def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[li
              str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.lc_score), scored(v.rag, v.rag_score),
              best_scoring_cell(v), f"{ratio(v.token_ratio)}, {ratio(v.latency_ratio)}, {cost_cell(v)}",
              plan["column"]]
-            for v, plan in zip(vrows, plans)]
+            for v, plan in zip(vrows, plans, strict=True)]
 
 
 def answer_notes(vrows: list[VerdictRow]) -> list[str]:

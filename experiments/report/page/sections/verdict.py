@@ -136,7 +136,7 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
             "documents", "n", "correct (RAG / LC)", "prompt-token ratio", "latency ratio", "cost ratio",
             "oracle router", "selection", "to decide", "recommendation"]
     table = []
-    for v, plan in zip(vrows, plans):
+    for v, plan in zip(vrows, plans, strict=True):
         delta = "-" if v.diff is None else (f"{v.diff:+.1f} (one document: no interval)"
                                             if v.n_groups < 2 or v.ci is None else delta_cell(v))
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
@@ -162,7 +162,7 @@ def score_cell(score: float | None, own: float | None) -> str:
 def row_notes(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[str]:
     """A note per row that needs one: what would decide an inconclusive row, halves that chose differently."""
     notes = []
-    for v, plan in zip(vrows, plans):
+    for v, plan in zip(vrows, plans, strict=True):
         to_decide = plan["sentence"] if v.decision and v.decision.kind == "inconclusive" else ""
         halves = f"Selection: {v.selection}." if v.halves_agree is False else ""
         if to_decide or halves:
