@@ -16,7 +16,9 @@ An import by a name no check can follow (`import_module(name)`, `__import__`, `e
 
 The tree is every top-level folder (or module) of `root` with Python files, save hidden ones and what git ignores;
 each has its place in `BELOW` (product or not, `NOT_PRODUCT`), so no package carries an arrow unseen. Run folders
-are read through `load_runs` alone: the few modules that may touch them are `RUN_FOLDER_ACCESS`.
+are read through `load_runs` alone: the few modules that may touch them are `RUN_FOLDER_ACCESS`. The report
+(`REPORT`) reads no arm's own knob by name (`knobs.get("top_k")`, `config["retriever"]`): what it needs from an arm,
+its spec says (experiments/arms/base.py: `retrieval_depth`, `token_budget`, `index_shape`, ...).
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ RECORDS_MODULE, RECORD_READERS, RUN_FINDERS = "experiments.records", {"read_reco
     "find_runs", "dedupe"}
 _RUN_FILE = re.compile(r"(?:.*[/\\])?(?:records|pairwise)\.jsonl")
 KINDS = ("upward import", "import of not product", "floor", "no floor", "circle", "computed import",
-         "arm name", "run folder read")
+         "arm name", "run folder read", "arm knob read")
+REPORT = "experiments.report"  # reads no arm's own knob by name
 
 
 @dataclass
@@ -410,9 +413,32 @@ def run_folder_reads(tree: Tree) -> list[str]:
                   if m not in RUN_FOLDER_ACCESS and _top(m) != "tests" for line, what in _run_folder_reads(tree, m))
 
 
-def check(tree: Tree | Path, names: set[str], allowed_names: dict[tuple[str, str], str] | None = None
-          ) -> dict[str, list]:
-    """Every violation of a tree (or of the tree at a path), by kind (`KINDS`)."""
+def _key_read(node: ast.AST) -> str | None:
+    """The constant key a node reads from a mapping: `x.get("k")` (or pop, setdefault), `x["k"]`, `"k" in x`."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "pop", "setdefault") and node.args):
+        key = node.args[0]
+    elif isinstance(node, ast.Subscript):
+        key = node.slice
+    elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        key = node.left
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
+def arm_knob_reads(tree: Tree, knobs: set[str]) -> list[str]:
+    """An arm's own knob (`knobs`: top_k, chunk_size, the retriever's name, ...) read by name in the report: the
+    report asks the run's arm spec what it needs (how many passages it retrieves, what prices its index)."""
+    return sorted(f"{tree.modules[m].relative_to(tree.root)}:{node.lineno}: reads {key!r} (ask the run's arm spec)"
+                  for m in tree.syntax if under(m, REPORT)
+                  for node in tree.nodes[m] if (key := _key_read(node)) in knobs)
+
+
+def check(tree: Tree | Path, names: set[str], allowed_names: dict[tuple[str, str], str] | None = None,
+          knobs: set[str] | None = None) -> dict[str, list]:
+    """Every violation of a tree (or of the tree at a path), by kind (`KINDS`). `names`: the arms' names; `knobs`:
+    the knobs an arm's spec writes (not the ones every run has: arm, benchmark, generator, label)."""
     tree = tree if isinstance(tree, Tree) else read_tree(tree)
     return {"upward import": upward_imports(tree),
             "import of not product": imports_of_not_product(tree),
@@ -421,4 +447,5 @@ def check(tree: Tree | Path, names: set[str], allowed_names: dict[tuple[str, str
             "circle": circles(tree),
             "computed import": computed_imports(tree),
             "arm name": arm_names(tree, names, allowed_names or {}),
-            "run folder read": run_folder_reads(tree)}
+            "run folder read": run_folder_reads(tree),
+            "arm knob read": arm_knob_reads(tree, knobs or set())}

@@ -20,6 +20,11 @@ from experiments.report.runs import Run, find_runs
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import write_run
 from experiments.run import arm_knobs, config_hash
+from experiments.report.export import detail_rows
+from experiments.report.pricing import Pricing, index_cost_of
+from experiments.report.questions.reasons import BUDGET_CUT, RETRIEVAL_MISS, TRUNCATED, loss_row
+from experiments.report.questions.rows import question_rows
+from llm.cost import INDEX_LEXICAL
 from tests.conftest import compose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,6 +253,18 @@ class ToyPassagesSpec(ArmSpec):
     def curve(cls, knobs):
         return Curve(f"{knobs['encoder']} p{knobs['passage_tokens']}", "document", int(knobs["k"]))
 
+    @classmethod
+    def retrieval_depth(cls, knobs):  # where the report reads recall@k for a loss reason and the upper bound
+        return int(knobs["k"])
+
+    @classmethod
+    def upper_bound(cls, knobs):
+        return knobs["encoder"] == "gold"
+
+    @classmethod
+    def index_cost_from_config(cls, config):  # a run from before runs recorded `index_cost`: its encoder's section
+        return INDEX_LEXICAL if (config.get("encoder") or {}).get("lexical") else None
+
 
 if ToyPassagesSpec.name not in ARMS:
     register(ToyPassagesSpec)
@@ -298,3 +315,53 @@ def test_a_new_indexed_arm_is_priced_plotted_and_budget_matched_through_its_spec
     assert "toy minilm p100 k1" not in section
     assert (tmp_path / "out" / "score_and_recall_vs_top_k.png").exists() or any(
         p.name.startswith("score_and_recall_vs_top_k") for p in (tmp_path / "out").rglob("*.png"))
+
+
+def _toy_run(runs_dir: Path, encoder: str, k: int, scores: list[int], config: dict | None = None, **extra) -> None:
+    knobs = {"arm": "toy_passages", "benchmark": "b", "generator": "g", "encoder": encoder, "passage_tokens": 100,
+             "k": k}
+    recs = [{"task": "t", "language": "en", "length_level": "1k", "status": "ok", "prompt_tokens": 300,
+             "completion_tokens": 5, "latency_s": 1.0, "id": f"s{i}", "group": f"d{i // 2}", "arm": "toy_passages",
+             "score": float(s), "n_chunks": 50, "retrieved": [], **extra} for i, s in enumerate(scores)]
+    write_run(runs_dir / f"{encoder}{k}", knobs, recs, config)
+
+
+def test_an_arm_without_top_k_gets_its_loss_reasons_upper_bound_and_index_price_from_its_spec(tmp_path):
+    """The toy arm names its depth `k` and its model `encoder` (no top_k, no retriever): the report reads recall@k
+    at the depth its spec gives, for why an answer was lost (lost answers, the viewer, the export) and for the
+    oracle's recall@k, and prices a run from before index costs were recorded by what the spec reads from its
+    config; long context, with no depth, still gets its own reason."""
+    n, runs_dir = 40, tmp_path / "runs"
+    lc = [{"task": "t", "language": "en", "length_level": "1k", "status": "ok", "prompt_tokens": 2000,
+           "completion_tokens": 5, "latency_s": 2.0, "id": f"s{i}", "group": f"d{i // 2}", "arm": "longctx",
+           "score": float(i % 2), "truncated": True, "evidence_retained": 0.0} for i in range(n)]
+    write_run(runs_dir / "lc", {"arm": "longctx", "benchmark": "b", "generator": "g", "truncation": "benchmark"}, lc)
+    recall = {"evidence_recall": {"1": 0.0, "3": 1.0}}
+    # the evidence in the top 3 but packed out of the prompt: cut by the budget at depth 3, missed at depth 1
+    lexical = {"benchmark": {"name": "b"}, "generator": {"model": "g"}, "arm": {"name": "toy_passages"},
+               "encoder": {"name": "tok", "lexical": True}}
+    _toy_run(runs_dir, "minilm", 3, [0] * n, lexical, evidence_in_prompt=0.0, **recall)
+    _toy_run(runs_dir, "minilm", 1, [0] * n, evidence_in_prompt=0.0, **recall)
+    _toy_run(runs_dir, "gold", 3, [1] * n, evidence_in_prompt=1.0, **recall)
+
+    runs = {r.label: r for r in find_runs([runs_dir], with_records=True)}
+    lc_run, k3, k1 = runs["longctx"], runs["toy minilm p100 k3"], runs["toy minilm p100 k1"]
+    assert (lc_run.retrieval_depth, k3.retrieval_depth, k1.retrieval_depth) == (None, 3, 1)
+    assert loss_row(k3, None, 0.5, 1.0).reasons == {BUDGET_CUT: n}
+    assert loss_row(k1, None, 0.5, 1.0).reasons == {RETRIEVAL_MISS: n}
+    assert loss_row(lc_run, None, 0.5, 1.0).reasons == {TRUNCATED: n // 2}
+    assert {row["loss_reason"] for row in detail_rows(k3, 0.5, 1.0)} == {BUDGET_CUT}
+    viewer = question_rows(list(runs.values()), [], 0.5, 1.0)
+    mine = [c for c, run in enumerate(runs.values()) if run is k3]
+    assert {a.get("r") for q in viewer["questions"] for a in q["a"] if a["c"] in mine} == {BUDGET_CUT}
+
+    settings = load_settings(queries_per_doc=1)
+    assert (index_cost_of(k3), index_cost_of(k1)) == (INDEX_LEXICAL, None)  # its config: lexical; k1's: unknown
+    pricing = Pricing(settings, list(runs.values()))
+    assert pricing.index_cost_per_doc(k3) == 50 * 100 * settings.indexing.lexical_usd_per_million / 1e6
+    assert pricing.index_cost_per_doc(k1) == pytest.approx(50 * 100 * settings.indexing.embed_usd_per_million / 1e6)
+
+    md = build_report([str(runs_dir)], tmp_path / "out", settings)["report.md"].read_text(encoding="utf-8")
+    section = md.split("Retrieval's upper bound", 1)[1].split("\n#", 1)[0]
+    oracle_row = next(line for line in section.splitlines() if "toy gold p100 k3" in line)
+    assert "| 1.00 |" in oracle_row  # the gold config's recall@k at its depth 3

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from experiments.arms import ARMS
+from experiments.arms import ARMS, specs
+from experiments.arms.closedbook import ClosedBookSpec
+from experiments.arms.longctx import LongContextSpec
+from experiments.arms.rag import RagSpec
+from experiments.arms.selfroute import SelfRouteSpec
 from tests import house_rules
-from tests.conftest import ROOT
+from tests.conftest import ROOT, compose
 
 # (file, arm name) -> why that file may spell it
 ARM_NAMES_ALLOWED = {
@@ -33,6 +37,12 @@ ARM_NAMES_ALLOWED = {
 }
 
 
+# the knobs an arm's own spec writes, which the report reads through the spec: each arm's table columns, and the two
+# it writes but does not show (RAG's token budget, the learned router file's hash)
+ARM_KNOBS = {knob for spec in specs() for knob in spec.columns} | {"rag_budget_tokens", "router_sha256"}
+EVERY_RUN_KNOBS = {"arm", "benchmark", "generator", "label"}  # what the runner and the importer write for every arm
+
+
 @pytest.fixture(scope="module")
 def tree():
     return house_rules.read_tree(ROOT)
@@ -40,7 +50,7 @@ def tree():
 
 @pytest.fixture(scope="module")
 def found(tree):
-    return house_rules.check(tree, set(ARMS.names()), ARM_NAMES_ALLOWED)
+    return house_rules.check(tree, set(ARMS.names()), ARM_NAMES_ALLOWED, ARM_KNOBS)
 
 
 def test_the_tree_has_modules_in_every_package(tree):
@@ -57,6 +67,17 @@ def test_every_package_has_a_place_in_the_map():
 @pytest.mark.parametrize("kind", house_rules.KINDS)
 def test_the_repository_keeps_the_rule(found, kind):
     assert not found[kind], f"{kind}:\n" + "\n".join(map(str, found[kind]))
+
+
+def test_the_knob_check_knows_every_knob_an_arm_writes():
+    """Each spec's knobs of a composed config with every optional knob set (the learned router's are RAG's, long
+    context's and its file's hash, which needs a trained file) are on the list the knob check reads, and none of
+    them is a knob every run has."""
+    cfg = compose(["arm=selfroute", "rag.budget_tokens=512", "longctx.budget_tokens=512", "longctx.truncation=middle",
+                   "chunker=sentence", "reranker=cross_encoder"])
+    written = {knob for spec in (RagSpec, LongContextSpec, SelfRouteSpec, ClosedBookSpec) for knob in spec.knobs(cfg)}
+    assert {"top_k", "chunk_size", "retriever", "rag_budget_tokens", "budget_tokens", "chunker"} <= written
+    assert written <= ARM_KNOBS and not ARM_KNOBS & EVERY_RUN_KNOBS
 
 
 def test_every_allowed_arm_name_is_still_there(tree):
@@ -169,7 +190,18 @@ VIOLATIONS = {
     "a product module imports the tests": ("import of not product", "llm/gen.py",
                                            "from tests.tiny_models import tiny_llama\n"),
     "testsupport imports perf": ("upward import", "testsupport/scripted.py", "from perf.common import ROOT\n"),
+    # issue 52, item 5: what a loss reason or a price needs from an arm, the arm's spec says
+    "the report reads top_k from a run's knobs": ("arm knob read", "experiments/report/verdict/decision.py",
+                                                  "def depth(run):\n    return run.knobs.get('top_k')\n"),
+    "a page section reads chunk_size by subscript": ("arm knob read", "experiments/report/page/cells.py",
+                                                     "def size(knobs):\n    return knobs['chunk_size']\n"),
+    "the report reads the retriever from a run's saved config": (
+        "arm knob read", "experiments/report/runs.py",
+        "def lexical(run):\n    return (run.config.get('retriever') or {}).get('kind') == 'bm25'\n"),
+    "the report asks whether a run has a top_k": ("arm knob read", "experiments/report/page/build.py",
+                                                  "def rag(run):\n    return 'top_k' in run.knobs\n"),
 }
+KNOBS_HERE = {"top_k", "chunk_size", "retriever"}
 
 
 def _house(where: Path, extra: dict[str, str] | None = None) -> Path:
@@ -189,14 +221,14 @@ def _planted(case: str) -> tuple[set[str], dict[str, str]]:
 
 
 def test_the_small_house_is_clean(tmp_path):
-    found = house_rules.check(_house(tmp_path), ARMS_HERE)
+    found = house_rules.check(_house(tmp_path), ARMS_HERE, knobs=KNOBS_HERE)
     assert not any(found.values()), found
 
 
 @pytest.mark.parametrize("case", sorted(VIOLATIONS))
 def test_the_checker_flags_each_kind_of_violation(tmp_path, case):
     kinds, change = _planted(case)
-    found = house_rules.check(_house(tmp_path, change), ARMS_HERE)
+    found = house_rules.check(_house(tmp_path, change), ARMS_HERE, knobs=KNOBS_HERE)
     assert {k for k, v in found.items() if v} == kinds, (case, found)
 
 
@@ -206,6 +238,16 @@ def test_asking_whether_a_module_is_loaded_imports_nothing(tmp_path):
     assert not any(house_rules.check(_house(tmp_path / "a", quiet), ARMS_HERE).values())
     read = {"llm/gen.py": "import sys\nLOADED = 'x' in sys.modules and sys.modules['x']\n"}
     assert house_rules.check(_house(tmp_path / "b", read), ARMS_HERE)["computed import"]
+
+
+def test_the_arm_reads_its_own_knobs_and_the_report_asks_its_spec(tmp_path):
+    """An arm's spec and the runner read the arm's knobs by name; the report asks the spec, and reads by name only
+    the knobs every run has (the generator, the benchmark)."""
+    quiet = {"experiments/arms/__init__.py": "def depth(knobs):\n    return knobs.get('top_k')\n",
+             "experiments/run.py": "def short(knobs):\n    return knobs['chunk_size']\n",
+             "experiments/report/runs.py": "def depth(run):\n    return run.spec.retrieval_depth(run.knobs)\n\n"
+                                           "def model(run):\n    return run.knobs.get('generator')\n"}
+    assert not any(house_rules.check(_house(tmp_path, quiet), ARMS_HERE, knobs=KNOBS_HERE).values())
 
 
 def test_every_kind_has_a_planted_case():

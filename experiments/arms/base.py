@@ -9,11 +9,13 @@ arm modules asks the spec instead of branching on the arm's name:
   them with the config `sections` it reads, as `hashed` presents them (`experiments.run.config_hash`);
 - the report finds the spec by the `arm` knob stored in metrics.json and asks it for the run's
   `label`, whether it has an index to price (`indexed`) and its `index_shape` (what prices it),
-  what the verdict compares it as (`role`: "longctx", "rag" or "other") and at which
-  `token_budget`, whether it builds a context from the document (`context`), where it sits on a
+  which index cost an older run's saved config implies (`index_cost_from_config`), what the verdict
+  compares it as (`role`: "longctx", "rag" or "other") and at which `token_budget`, how many ranked
+  passages it retrieves for a prompt (`retrieval_depth`: where a loss reason and the upper bound read
+  evidence recall@k), whether it builds a context from the document (`context`), where it sits on a
   sweep plot (`curve`), how plots and tables name it (`title`, `colour`, `pick`), which of its knobs
   the per-config table shows (`columns`) and which models besides the generator shape its records
-  (`model_ids`).
+  (`model_ids`). The report reads no arm's own knob by name (tests/house_rules.py: "arm knob read").
 
 An arm that routes each question to one of two paths (Self-Route) writes the `role` of the path that
 answered into the record's `route` field (`ROLE_RAG` or `ROLE_LONGCTX`); the report counts routes by
@@ -219,6 +221,19 @@ class ArmSpec:
     def token_budget(cls, knobs: Mapping[str, Any]) -> int | None:
         """Context tokens a run of these knobs puts in a prompt at most, for budget-matched
         comparisons (None: no fixed budget, the model's window)."""
+        return None
+
+    @classmethod
+    def retrieval_depth(cls, knobs: Mapping[str, Any]) -> int | None:
+        """How many ranked passages a run of these knobs retrieves for a prompt (before a token budget packs
+        them): the k at which the report reads the evidence recall@k of records that do not carry
+        `evidence_in_top_k`. None: it ranks no passages (the whole document, or no context)."""
+        return None
+
+    @classmethod
+    def index_cost_from_config(cls, config: Mapping[str, Any]) -> str | None:
+        """The index-cost kind (llm.cost.INDEX_LEXICAL or INDEX_DENSE) that a run's saved config implies, for a
+        run from before the runner recorded the kind (metrics.json `index_cost`); None: unknown (priced as dense)."""
         return None
 
     @classmethod

@@ -8,12 +8,14 @@ from collections.abc import Mapping
 
 from experiments.arms.base import ROLE_RAG, ArmSpec, Curve, IndexShape
 from llm.base import samples_of
+from llm.cost import INDEX_LEXICAL
 from experiments.arms.longctx import LongContextSpec
 
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
 _DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))
 _PLAIN_LABEL_VALUES = (None, "", "none", "fixed", "tokens")
 ORACLE_RETRIEVER = "oracle"  # conf/retriever/oracle.yaml's name
+BM25_KIND = "bm25"  # rag/retrievers.py's kind of the lexical retriever (conf/retriever/bm25.yaml)
 
 
 class RagSpec(ArmSpec):
@@ -75,6 +77,17 @@ class RagSpec(ArmSpec):
         if knobs.get("top_k") is not None and knobs.get("chunk_size") is not None:
             return int(knobs["top_k"]) * int(knobs["chunk_size"])
         return None
+
+    @classmethod
+    def retrieval_depth(cls, knobs: Mapping[str, Any]) -> int | None:
+        """top_k: the chunks retrieved for a prompt, before `rag.budget_tokens` packs them."""
+        return None if knobs.get("top_k") is None else int(knobs["top_k"])
+
+    @classmethod
+    def index_cost_from_config(cls, config: Mapping[str, Any]) -> str | None:
+        """Lexical when the saved retriever config's kind is BM25's, else unknown."""
+        retriever = config.get("retriever")
+        return INDEX_LEXICAL if isinstance(retriever, Mapping) and retriever.get("kind") == BM25_KIND else None
 
     @classmethod
     def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
@@ -146,6 +159,14 @@ class RetrievesFirstSpec(ArmSpec):
     @classmethod
     def index_shape(cls, knobs: Mapping[str, Any]) -> IndexShape:
         return RagSpec.index_shape(knobs)
+
+    @classmethod
+    def retrieval_depth(cls, knobs: Mapping[str, Any]) -> int | None:
+        return RagSpec.retrieval_depth(knobs)
+
+    @classmethod
+    def index_cost_from_config(cls, config: Mapping[str, Any]) -> str | None:
+        return RagSpec.index_cost_from_config(config)
 
     @classmethod
     def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:

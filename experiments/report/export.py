@@ -61,7 +61,7 @@ def detail_rows(run: Run, correct_threshold: float, evidence_threshold: float) -
         for n in ns:
             row[f"evidence_recall_at_{n}"] = (rec.get("evidence_recall") or {}).get(n)
         row["correct"] = float(rec["score"]) >= correct_threshold if schema.is_scored(rec) else None
-        reason, signal = (loss_reason(rec, evidence_threshold, run.knobs.get("top_k"))
+        reason, signal = (loss_reason(rec, evidence_threshold, run.retrieval_depth)
                           if is_wrong(rec, correct_threshold) else (None, None))
         row["loss_reason"], row["loss_signal"] = reason, signal
         rows.append(row)

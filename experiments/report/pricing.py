@@ -44,7 +44,7 @@ from collections.abc import Iterable
 
 from experiments.arms import ROLE_LONGCTX
 from experiments.report.settings import ReportSettings
-from llm.cost import (INDEX_LEXICAL, CostModel, HourlyCost, PerTokenCost, TokenTimeModel, cache_state_known,
+from llm.cost import (CostModel, HourlyCost, PerTokenCost, TokenTimeModel, cache_state_known,
                       cost_basis, fit_token_rates, record_cost, token_time_model)
 from llm.priced_with import PricedWith
 from experiments.report.runs import Run
@@ -371,11 +371,11 @@ def _distinct(values: Iterable[Any]) -> list[Any]:
 
 def index_cost_of(run: Run) -> str | None:
     """The index-cost kind the run's retriever declared (metrics.json `index_cost`). A run from before retrievers
-    declared it: lexical when its retriever config's kind is BM25's, else unknown (priced as dense)."""
+    declared it: what its arm's spec reads from its saved config (RAG: lexical when the retriever's kind is BM25's),
+    else unknown (priced as dense)."""
     if run.metrics.get("index_cost") is not None:
         return str(run.metrics["index_cost"])
-    retriever = run.config.get("retriever") if isinstance(run.config, dict) else None
-    return INDEX_LEXICAL if isinstance(retriever, dict) and retriever.get("kind") == "bm25" else None
+    return run.spec.index_cost_from_config(run.config) if isinstance(run.config, dict) else None
 
 
 def deployment_cost(run: Run, pricing: Pricing, settings: ReportSettings, level: str | None = None) -> float | None:

@@ -99,6 +99,12 @@ class Run:
         return self.spec.token_budget(self.knobs)
 
     @property
+    def retrieval_depth(self) -> int | None:
+        """Ranked passages the run retrieves for a prompt, where its evidence recall@k is read (its spec says;
+        None: it ranks none)."""
+        return self.spec.retrieval_depth(self.knobs)
+
+    @property
     def retrieval_only(self) -> bool:
         return bool(self.records) and all(schema.status_of(r) == schema.RETRIEVED for r in self.records)
 

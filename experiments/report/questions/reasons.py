@@ -54,11 +54,12 @@ def _retrieved_path(rec: dict[str, Any]) -> bool:
     return "retrieved" in rec or "evidence_in_prompt" in rec or "docs_in_prompt" in rec
 
 
-def _in_top_k(rec: dict[str, Any], top_k: Any) -> float | None:
-    """Share of the evidence in the top k before packing (older records: recall@k when k was one of its n)."""
+def _in_top_k(rec: dict[str, Any], depth: int | None) -> float | None:
+    """Share of the evidence in the top k before packing (older records: recall@k at the arm's retrieval depth k,
+    when k was one of its n)."""
     if rec.get("evidence_in_top_k") is not None:
         return rec["evidence_in_top_k"]
-    return (rec.get("evidence_recall") or {}).get(str(top_k)) if top_k is not None else None
+    return (rec.get("evidence_recall") or {}).get(str(depth)) if depth is not None else None
 
 
 def _answer_cut(rec: dict[str, Any]) -> bool:
@@ -70,8 +71,10 @@ def _answer_cut(rec: dict[str, Any]) -> bool:
     return bool(quotes) and answer_in_text(rec.get("answers") or [], quotes, str(rec.get("language") or "en")) is True
 
 
-def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, top_k: Any = None) -> tuple[str, str | None]:
-    """(reason, signal) of one wrong answer; signal: EVIDENCE_SIGNAL, ANSWER_SIGNAL or None (nothing to read)."""
+def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, depth: int | None = None
+                ) -> tuple[str, str | None]:
+    """(reason, signal) of one wrong answer; signal: EVIDENCE_SIGNAL, ANSWER_SIGNAL or None (nothing to read).
+    `depth`: the run's retrieval depth (`Run.retrieval_depth`, top_k for RAG)."""
     if schema.status_of(rec) == schema.SKIPPED:
         return NOT_SERVED, None
     thr = evidence_threshold - EPS
@@ -84,7 +87,7 @@ def loss_reason(rec: dict[str, Any], evidence_threshold: float = 1.0, top_k: Any
             return (READING_MISS if found else RETRIEVAL_MISS), ANSWER_SIGNAL
         if in_prompt >= thr:
             return (RETRIEVAL_MISS if _answer_cut(rec) else READING_MISS), EVIDENCE_SIGNAL
-        top = _in_top_k(rec, top_k)
+        top = _in_top_k(rec, depth)
         return (BUDGET_CUT if top is not None and top >= thr else RETRIEVAL_MISS), EVIDENCE_SIGNAL
     kept = _first(rec, ("evidence_retained", "docs_retained"))
     if kept is None:
@@ -131,11 +134,11 @@ class LossRow:
 def loss_row(run: Run, level: str | None, correct_threshold: float, evidence_threshold: float) -> LossRow:
     recs = [r for r in run.records_at(level) if schema.is_scored(r)]
     row = LossRow(run.scope, run.label, level or "all", len(recs), 0)
-    top_k = run.knobs.get("top_k")
+    depth = run.retrieval_depth
     for rec in recs:
         if not is_wrong(rec, correct_threshold):
             continue
-        reason, signal = loss_reason(rec, evidence_threshold, top_k)
+        reason, signal = loss_reason(rec, evidence_threshold, depth)
         row.wrong += 1
         row.reasons[reason] += 1
         if signal:

@@ -113,7 +113,7 @@ def _answer(rec: dict[str, Any], run: Run, ci: int, quotes: list[tuple[int, int]
     if rec.get("reason"):
         a["why"] = rec["reason"]
     if is_wrong(rec, correct_threshold):
-        a["r"], a["sig"] = loss_reason(rec, evidence_threshold, run.knobs.get("top_k"))
+        a["r"], a["sig"] = loss_reason(rec, evidence_threshold, run.retrieval_depth)
     if rec.get("answer_in_context") is not None:
         a["aic"] = bool(rec["answer_in_context"])
     if rec.get("route"):
