@@ -23,6 +23,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterable, TypedDict
 
+from eval.answers import Answer
 from eval.evidence_text import evidence_quotes
 from eval.metrics import MetricValues, NoJudgment
 from eval.storage import append_synced, atomic_write_text
@@ -68,7 +69,7 @@ class Record(TypedDict, total=False):
     arm: str
     config_hash: str
     depth: float | None  # synthetic: where the needle sits (0..1)
-    answers: list[str]
+    answers: list[Answer]
     status: str  # one of STATUSES
     reason: str  # skipped / failed: why (secrets masked)
     # answered (ok), and skipped with score 0; a failed judgment (NoJudgment) keeps the answer but has no score(s)
@@ -169,7 +170,7 @@ def status_of(rec: dict[str, Any]) -> str | None:
 
 # ---------------------------------------------------------------- constructors
 def base_fields(*, id: str, benchmark: str, task: str, language: str, length_level: str, group: str | None, arm: str,
-                config_hash: str, answers: list[str], depth: float | None = None,
+                config_hash: str, answers: list[Answer], depth: float | None = None,
                 question: str | None = None) -> dict[str, Any]:
     """What every record holds, from its parts (the importer, which has no eval.sample.Sample); the
     question's text when it has one (a router reads its wording)."""

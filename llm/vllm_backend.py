@@ -200,8 +200,9 @@ class VLLMGenerator(Generator):
                                  f"max_model_len={self.context_window}: the arm should have truncated it")
             requests.append({"prompt_token_ids": ids})
             kwargs = sampling_kwargs(self.cfg, prompts[i].max_new_tokens)
-            if prompts[i].repetition_penalty is not None:  # the template's (LooGLE: 2)
-                kwargs["repetition_penalty"] = float(prompts[i].repetition_penalty)
+            penalty = prompts[i].repetition_penalty
+            if penalty is not None:  # the template's (LooGLE: 2)
+                kwargs["repetition_penalty"] = float(penalty)
             params.append(self._vllm.SamplingParams(**kwargs))
         engine = self.engine
         t0 = time.perf_counter()

@@ -225,7 +225,7 @@ def key_passage_span(context: str, key: str, answer: str) -> tuple[Span | None, 
             continue
         start = m.end()  # just after the value's opening quote
         try:
-            value, after = json.decoder.scanstring(context, start)
+            value, after = json.decoder.scanstring(context, start)  # type: ignore[attr-defined]  # CPython's, not in typeshed
         except json.JSONDecodeError:
             break
         exact = value.strip() == answer.strip()
@@ -319,6 +319,7 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
     metadata.update(note)
     if span is not None:
         evidence.append(span)
+    if span is not None and span.start is not None:  # a char span (always, for these two tasks)
         metadata["depth"] = round(span.start / max(1, len(context)), 4)  # 0 = start of the context
     extra: dict[str, Any] = {"variant": cfg.variant}
     if task == "stacked_typo_detection":

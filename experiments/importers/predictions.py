@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from eval import metrics
+from eval.answers import Answer
 from eval.sample import Reference
 from experiments.logs import set_log_level
 from experiments import records as schema
@@ -73,7 +74,7 @@ class Prediction:
     level: str = "all"
     language: str = "en"
     group: str | None = None
-    answers: list[str] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
     reference: Reference | None = None
     metric: str | None = None
     usage: dict[str, float] = field(default_factory=dict)
