@@ -148,7 +148,7 @@ RECORD_KEYS = frozenset(Record.__annotations__)
 
 
 def is_final(rec: dict[str, Any] | None) -> bool:
-    return bool(rec) and rec.get("status") in FINAL
+    return rec is not None and rec.get("status") in FINAL
 
 
 def is_scored(rec: dict[str, Any]) -> bool:
@@ -233,11 +233,12 @@ def sampled_record(base: dict[str, Any], predictions: list[str], values: list[Me
     missing = next((v for v in values if isinstance(v, NoJudgment)), None)
     if missing is not None:
         return scored_record(base, predictions[0], missing, usage, cost_usd, meta, secrets)
-    keys = [k for k in values[0] if all(isinstance(v.get(k), (int, float)) and not isinstance(v.get(k), bool)
-                                        for v in values)]
-    mean = {k: sum(float(v[k]) for v in values) / len(values) for k in keys}
-    record = scored_record(base, predictions[0], {**values[0], **mean}, usage, cost_usd, meta, secrets)
-    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, values)]
+    judged = [v for v in values if not isinstance(v, NoJudgment)]  # all of them
+    keys = [k for k in judged[0] if all(isinstance(v.get(k), (int, float)) and not isinstance(v.get(k), bool)
+                                        for v in judged)]
+    mean = {k: sum(float(v[k]) for v in judged) / len(judged) for k in keys}
+    record = scored_record(base, predictions[0], {**judged[0], **mean}, usage, cost_usd, meta, secrets)
+    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, judged)]
     return record
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, cast
+from typing import Any, Mapping, Sequence, cast
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 
@@ -340,7 +340,7 @@ def _median(values) -> float | None:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def cost_basis(model: CostModel, records: list[Mapping[str, Any]]) -> str | None:
+def cost_basis(model: CostModel, records: Sequence[Mapping[str, Any]]) -> str | None:
     """What the answered `records`' time was priced by under `model`: "cpu" (process CPU seconds), "wall", or
     "cpu and wall" when some records had no CPU time; None for a price that is not by the hour."""
     if not isinstance(model, HourlyCost):

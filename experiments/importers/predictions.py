@@ -43,7 +43,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal, overload
 
 from eval import metrics
 from eval.answers import Answer
@@ -100,6 +100,10 @@ def _lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
             yield n, row
 
 
+@overload
+def _text(row: dict[str, Any], key: str, where: str, required: Literal[True] = True) -> str: ...
+@overload
+def _text(row: dict[str, Any], key: str, where: str, required: bool) -> str | None: ...
 def _text(row: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:
     value = row.get(key)
     if value is None and not required:
@@ -242,6 +246,8 @@ def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
                               question=p.question)
     if p.failed:
         return schema.failed_record(base, p.failed)
+    if p.metric is None or p.reference is None:  # (every reader sets both on a prediction it keeps)
+        raise ImportError_(f"{p.where}: no metric or reference answers to score this prediction with")
     values = metrics.score(p.metric, p.prediction, p.reference, judge=judge)
     usage = {k: v for k, v in p.usage.items() if k != "cost_usd"}
     return schema.scored_record(base, p.prediction, values, usage, p.usage.get("cost_usd"), {})

@@ -189,6 +189,7 @@ class Pricing:
         doc = min(int(doc), int(pt))
         cached = min(int(rec.get("cached_prompt_tokens") or 0), int(pt))
         m = self.rec_model
+        seconds: float | None
         if isinstance(m, HourlyCost) and m.basis == "throughput":
             seconds = m.seconds(int(pt), int(rec.get("completion_tokens") or 0), 0.0, cached)
         else:
@@ -234,13 +235,16 @@ class Pricing:
     def lc_provider_terms(self, run: Run) -> tuple[float, float, float] | None:
         """(fixed per document, per answer) with provider caching and the cost per answer without it, means over
         the run's answers: q questions cost fixed + q x per_answer, or q x no_cache. None when not priced."""
+        m = self.cache_model
+        if m is None:
+            return None
         terms = [(t[0], t[1], c) for rec in run.answered()
                  if (t := self._provider_terms(rec)) is not None
-                 and (c := self.cache_model.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, 0.0))
-                 is not None]  # type: ignore[union-attr]
+                 and (c := m.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, 0.0)) is not None]
         if not terms:
             return None
-        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
+        fixed, per_answer, no_cache = (mean(t[i] for t in terms) for i in range(3))
+        return fixed, per_answer, no_cache
 
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
