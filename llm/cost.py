@@ -221,7 +221,7 @@ class HourlyCost(CostModel):
         return super().prefill_seconds(rec)
 
     @property
-    def hourly_rate(self) -> float:  # type: ignore[override]
+    def hourly_rate(self) -> float:  # type: ignore[override]  # CostModel's field, computed here
         return self.usd_per_hour * self.devices
 
     def retrieval_cost(self, rec: Mapping[str, Any]) -> float:
@@ -237,8 +237,11 @@ class HourlyCost(CostModel):
     def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0) -> float:
         if self.basis in ("latency", "cpu"):  # cpu: `latency_s` is already what `charged_seconds` counts
             return float(latency_s)
+        prefill, decode = self.prefill_tokens_per_s, self.decode_tokens_per_s
+        if prefill is None or decode is None:  # (both are set on a throughput price: checked where it is read)
+            raise ValueError("price.basis=throughput needs price.prefill_tokens_per_s and price.decode_tokens_per_s")
         prefilled = max(0, prompt_tokens - int(cached_tokens or 0))  # a prefix-cache hit skips its prefill
-        return prefilled / self.prefill_tokens_per_s + completion_tokens / self.decode_tokens_per_s  # type: ignore[operator]
+        return prefilled / prefill + completion_tokens / decode
 
     def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float | None, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
@@ -297,9 +300,9 @@ def fit_token_rates(rows: list[tuple[float, float, float]], min_rows: int = 4) -
 
 def token_time_model(model: CostModel) -> TokenTimeModel | None:
     """The price's own token rates (an hourly price on a throughput basis), or None."""
-    if isinstance(model, HourlyCost) and model.basis == "throughput":
-        return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s,  # type: ignore[arg-type]
-                              "the price's throughput rates")
+    if isinstance(model, HourlyCost) and model.basis == "throughput" \
+            and model.prefill_tokens_per_s is not None and model.decode_tokens_per_s is not None:  # (both set then)
+        return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s, "the price's throughput rates")
     return None
 
 

@@ -182,7 +182,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
 
     @property
     def app(self) -> OpenAICompatServer:
-        return self.server.app  # type: ignore[attr-defined]
+        return self.server.app  # type: ignore[attr-defined]  # set on the server below, for its handlers
 
     def shapes(self, chat: bool = True) -> OpenAIShapes:
         """How this request's answer and errors are shaped."""
@@ -395,7 +395,7 @@ class OpenAICompatServer:
         self.request_log = Path(request_log) if request_log else None
         self.httpd = ThreadingHTTPServer((host, port), self.handler)
         self.httpd.daemon_threads = True
-        self.httpd.app = self  # type: ignore[attr-defined]
+        self.httpd.app = self  # type: ignore[attr-defined]  # the handlers' way back to this server
         self._thread: threading.Thread | None = None
 
     @property

@@ -217,6 +217,6 @@ def vllm_generator(**cfg: Any) -> VLLMGenerator:
 
 
 # the config keys the vllm backend reads (what `generator.<key>` may be): checked by the factory's registry
-vllm_generator.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+vllm_generator.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # typeshed: functions have none
     [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
      for k in dict.fromkeys(("model", "engine_extra", *ENGINE_KEYS, *SAMPLING_KEYS))])

@@ -146,8 +146,8 @@ class Pricing:
         if not schema.is_answered(rec):
             return None
         if self.source == "records" and self.work is not None:  # the records' CPU seconds, through the work model
-            seconds = self.charged_seconds(rec)
-            return None if seconds is None else seconds * self.time_rate()  # type: ignore[operator]
+            seconds, rate = self.charged_seconds(rec), self.time_rate()
+            return None if seconds is None or rate is None else seconds * rate
         if self.source == "records":
             return float(rec["cost_usd"])
         return record_cost(self.time_model if self.source == "hourly" else self.model, rec)  # as the runner prices
@@ -290,10 +290,12 @@ class Pricing:
 
     def at_rates(self, rates) -> "Pricing":
         """The same pricing at other rates of the probe's features (experiments/report/cost_interval.py)."""
+        work, time_model = self.work, self.time_model
+        if work is None or not isinstance(time_model, WorkPriced):  # (what `rate_draws` needs to give draws)
+            raise ValueError("Pricing.at_rates: the pricing has no work model to price at other rates")
         other = copy.copy(self)
-        other.work = WorkModel(tuple(float(r) for r in rates), self.work.n, self.work.r2,  # type: ignore[union-attr]
-                               self.work.rel_error, self.work.source)  # type: ignore[union-attr]
-        other.time_model = WorkPriced(self.time_model.base, other.work)  # type: ignore[attr-defined]
+        other.work = WorkModel(tuple(float(r) for r in rates), work.n, work.r2, work.rel_error, work.source)
+        other.time_model = WorkPriced(time_model.base, other.work)
         return other
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
@@ -325,7 +327,8 @@ class Pricing:
                 terms.append((split[0], split[1], split[1] + split[0] if whole is None else whole))
         if not terms:
             return None
-        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
+        fixed, per_answer, without = (mean(t[i] for t in terms) for i in range(3))
+        return fixed, per_answer, without
 
     def index_tokens_per_doc(self, run: Run) -> float | None:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""

@@ -116,5 +116,6 @@ def _basis(p: Pricing) -> str:
         return (f"measured machine time{basis} at ${p.hourly_rate:g} per hour, long context with a "
                 "prefix cache")
     if p.source == "tokens":
-        return f"{p.model.name or 'a'} per-token price without prompt caching"  # type: ignore[attr-defined]
+        name = p.model.name if isinstance(p.model, PerTokenCost) else None
+        return f"{name or 'a'} per-token price without prompt caching"
     return "no price"
