@@ -309,7 +309,6 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
         raise row.error(f"is empty, but {task} asks a question", "query")
     metadata: dict[str, Any] = {"source": row.source, "line": row.line, "record_id": record_id,
                                 "internlm2_length": length}
-    evidence: list[Span] = []
     if task == "key_passage_retrieval":
         span, note = key_passage_span(context, query, answer)
     elif task == "table_querying":
@@ -317,8 +316,7 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
     else:
         span, note = None, {"evidence_source": "none"}
     metadata.update(note)
-    if span is not None:
-        evidence.append(span)
+    evidence: list[Span] = [span] if span is not None else []
     if span is not None and span.start is not None:  # a char span (always, for these two tasks)
         metadata["depth"] = round(span.start / max(1, len(context)), 4)  # 0 = start of the context
     extra: dict[str, Any] = {"variant": cfg.variant}

@@ -53,7 +53,7 @@ class NoJudgment:
 
 MetricValues = dict[str, Any]  # {"score": 0..1, ...}: every value of one sample
 Metric = Callable[..., "MetricValues | NoJudgment"]  # (prediction, reference[, judge]) -> values
-M = TypeVar("M", bound=Metric)  # one metric function, its own signature kept by `register`
+MetricT = TypeVar("MetricT", bound=Metric)  # one metric function, its own signature kept by `register`
 
 METRICS = Registry("metric", discover="eval.metrics")  # name -> metric function; each module of eval/metrics adds
 # its own with @register(name), and every module there is imported before the first lookup
@@ -63,10 +63,10 @@ JUDGED: set[str] = set()  # metrics that are handed a judge (eval.metrics.judge.
 READS_ALTERNATIVES: set[str] = set()
 
 
-def register(name: str, judged: bool = False, alternatives: bool = False) -> Callable[[M], M]:
+def register(name: str, judged: bool = False, alternatives: bool = False) -> Callable[[MetricT], MetricT]:
     """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused); `alternatives`: the
     metric reads answer entries that list alternatives (eval/answers.py)."""
-    def wrap(fn: M) -> M:
+    def wrap(fn: MetricT) -> MetricT:
         METRICS.register(name, fn)
         if judged:
             JUDGED.add(name)
