@@ -17,7 +17,7 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-all test-integration lint docs lock test-latest clean examples decide
+.PHONY: install demo test test-all test-integration lint typecheck docs lock test-latest clean examples decide
 
 install: $(STAMP)
 
@@ -76,6 +76,11 @@ test-integration: install
 
 lint: install
 	$(PY) -m ruff check .
+
+# mypy over the product packages (eval, llm, rag, longctx, testset, experiments), as [tool.mypy] in pyproject.toml
+# sets it: every function body checked, and a `# type: ignore` that silences nothing fails
+typecheck: install
+	$(PY) -m mypy
 
 # The documentation site (mkdocs.yml, pages under docs/) into site/; --strict: a broken link or a page missing from
 # the nav fails, as in CI. tests/test_docs.py keeps what the pages name true to the code.

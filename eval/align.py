@@ -135,7 +135,7 @@ def _candidates(index: TokenIndex, ev: list[str], max_occurrences: int, n: int) 
 def _best_run(blocks: list[tuple[int, int, int]], max_gap: int) -> tuple[int, int, int]:
     """Densest run of matched blocks (ev_start, win_start, size): (matched, first win pos, last win end)."""
     best = (0, 0, 0)
-    run_matched, run_start, prev_end = 0, None, None
+    run_matched, run_start, prev_end = 0, None, 0
     for _, j, size in blocks:
         if run_start is None or j - prev_end > max_gap:
             run_matched, run_start = 0, j

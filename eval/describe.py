@@ -27,7 +27,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 from statistics import mean, median
-from typing import Any
+from typing import Any, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -52,7 +52,7 @@ def benchmark_config(name: str, overrides: list[str] | None = None) -> dict[str,
         OmegaConf.update(cfg, key.strip(), yaml.safe_load(value) if value else None, force_add=True)
     out = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(out, dict)
-    return out
+    return cast(dict[str, Any], out)  # a config's keys are strings
 
 
 def describe(result: LoadResult) -> dict[str, Any]:

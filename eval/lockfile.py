@@ -96,7 +96,7 @@ def uncovered(requirements: Iterable[Requirement], lock: Mapping[str, str]) -> l
 
 def installed_versions() -> dict[str, str]:
     """Canonical name -> version of every distribution this interpreter sees."""
-    out = {}
+    out: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if name:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from eval.answers import Answer
+
 
 class BadLine(ValueError):
     pass
@@ -24,8 +26,9 @@ def answers(rec: dict[str, Any]) -> list[Any]:
     raise BadLine("no reference: expected `answers` (list) or `answer`")
 
 
-def text_answers(rec: dict[str, Any]) -> list[str]:
-    out = []
+def text_answers(rec: dict[str, Any]) -> list[Answer]:
+    """The line's answers, each a text (no alternatives)."""
+    out: list[Answer] = []
     for a in answers(rec):
         if a is None or isinstance(a, (dict, list)):
             raise BadLine(f"answer must be text, not {type(a).__name__}")

@@ -198,7 +198,7 @@ class Registry:
             how = f"; install it with: {hint}" if hint else ""
             raise MissingExtra(f"{self.kind}={name} needs the package {missing!r}, "
                                f"which is not installed{how}") from None
-        obj = getattr(module, attr) if attr else module
+        obj: Any = getattr(module, attr) if attr else module
         self._entries[name] = obj
         return obj
 

@@ -10,6 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eval.answers import Answer
+
 
 def level_sort_key(level: object) -> tuple[float, str]:
     """Order length levels by size ("1k" < "8k" < "16k" < "128k", plain numbers as themselves);
@@ -117,7 +119,7 @@ class Sample:
     length_level: str
     context: str
     question: str
-    answers: list[str]
+    answers: list[Answer]  # a text, or alternatives any of which counts (eval/answers.py)
     template: PromptTemplate
     metric: str  # name in eval.metrics.METRICS: the benchmark's primary metric for this task
     answer_keywords: str | None = None  # LV-Eval style: comma separated keywords
@@ -159,7 +161,7 @@ class Sample:
 class Reference:
     """What a metric needs to score a prediction (also built from any JSON line by eval.score)."""
 
-    answers: list[str]
+    answers: list[Answer]
     answer_keywords: str | None = None
     language: str = "en"
     task: str = ""

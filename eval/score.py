@@ -38,6 +38,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
+from inspect import getattr_static
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -78,7 +79,7 @@ def rescorable() -> list[str]:
     from eval.benchmarks import BENCHMARKS, Benchmark, benchmark_class
 
     return [name for name in BENCHMARKS.names()
-            if benchmark_class(name).rescoring.__func__ is not Benchmark.rescoring.__func__]
+            if getattr_static(benchmark_class(name), "rescoring") is not getattr_static(Benchmark, "rescoring")]
 
 
 def resolve_task(benchmark: str, task: str, options: argparse.Namespace) -> Task:

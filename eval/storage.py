@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on Windows: None says so to the lock below
 
 __all__ = ["CheckedSQLiteCache", "DiskCache", "JSONCache", "atomic_write_bytes", "atomic_write_text",
            "entry_checksum", "is_damage_error", "is_lock_error"]

@@ -99,7 +99,7 @@ def kept_words(doc: dict[str, Any]) -> str:
     return f"kept chars {joined} of {doc['chars']:,}"
 
 
-def cuts_line(cuts: dict[str, Any], shown: int = 3) -> str | None:
+def cuts_line(cuts: dict[str, Any] | None, shown: int = 3) -> str | None:
     """One sentence: the documents cut and the questions whose evidence was lost; None when nothing was cut."""
     if not cuts or not cuts.get("n_documents_cut"):
         return None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 from collections.abc import Iterable
 
+from eval.answers import Answer
 from eval.evidence_text import evidence_quotes
 from eval.metrics import MetricValues, NoJudgment
 from eval.storage import append_synced, atomic_write_text
@@ -69,7 +70,7 @@ class Record(TypedDict, total=False):
     arm: str
     config_hash: str
     depth: float | None  # synthetic: where the needle sits (0..1)
-    answers: list[str]
+    answers: list[Answer]
     status: str  # one of STATUSES
     reason: str  # skipped / failed: why (secrets masked)
     # answered (ok), and skipped with score 0; a failed judgment (NoJudgment) keeps the answer but has no score(s)
@@ -148,7 +149,7 @@ RECORD_KEYS = frozenset(Record.__annotations__)
 
 
 def is_final(rec: dict[str, Any] | None) -> bool:
-    return bool(rec) and rec.get("status") in FINAL
+    return rec is not None and rec.get("status") in FINAL
 
 
 def is_scored(rec: dict[str, Any]) -> bool:
@@ -170,7 +171,7 @@ def status_of(rec: dict[str, Any]) -> str | None:
 
 # ---------------------------------------------------------------- constructors
 def base_fields(*, id: str, benchmark: str, task: str, language: str, length_level: str, group: str | None, arm: str,
-                config_hash: str, answers: list[str], depth: float | None = None,
+                config_hash: str, answers: list[Answer], depth: float | None = None,
                 question: str | None = None) -> dict[str, Any]:
     """What every record holds, from its parts (the importer, which has no eval.sample.Sample); the
     question's text when it has one (a router reads its wording)."""
@@ -233,11 +234,12 @@ def sampled_record(base: dict[str, Any], predictions: list[str], values: list[Me
     missing = next((v for v in values if isinstance(v, NoJudgment)), None)
     if missing is not None:
         return scored_record(base, predictions[0], missing, usage, cost_usd, meta, secrets)
-    keys = [k for k in values[0] if all(isinstance(v.get(k), (int, float)) and not isinstance(v.get(k), bool)
-                                        for v in values)]
-    mean = {k: sum(float(v[k]) for v in values) / len(values) for k in keys}
-    record = scored_record(base, predictions[0], {**values[0], **mean}, usage, cost_usd, meta, secrets)
-    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, values, strict=True)]
+    judged = [v for v in values if not isinstance(v, NoJudgment)]  # all of them
+    keys = [k for k in judged[0] if all(isinstance(v.get(k), (int, float)) and not isinstance(v.get(k), bool)
+                                        for v in judged)]
+    mean = {k: sum(float(v[k]) for v in judged) / len(judged) for k in keys}
+    record = scored_record(base, predictions[0], {**judged[0], **mean}, usage, cost_usd, meta, secrets)
+    record["samples"] = [{"prediction": p, "score": v["score"]} for p, v in zip(predictions, judged, strict=True)]
     return record
 
 

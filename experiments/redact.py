@@ -339,7 +339,7 @@ class RedactingStream(io.TextIOBase):
         return self.inner.fileno()
 
     @property
-    def encoding(self):  # type: ignore[override]
+    def encoding(self):  # type: ignore[override]  # TextIOBase's attribute, read from the wrapped stream
         return getattr(self.inner, "encoding", "utf-8")
 
     def writable(self) -> bool:

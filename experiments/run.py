@@ -27,7 +27,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -232,8 +232,10 @@ def run(cfg: DictConfig, run_dir: Path, sweep_dir: Path | None = None) -> dict[s
     from llm.factory import build_generator
 
     # the tokenizer now (weights load on the first generation): a corpus's length levels count its tokens
-    generator = build_generator(OmegaConf.to_container(cfg.generator, resolve=True), cfg.run.cache_dir)
-    loaded = load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True), count_tokens=generator.tokenizer.count)
+    generator = build_generator(cast(dict[str, Any], OmegaConf.to_container(cfg.generator, resolve=True)),
+                                cfg.run.cache_dir)
+    loaded = load_benchmark(cast(dict[str, Any], OmegaConf.to_container(cfg.benchmark, resolve=True)),
+                            count_tokens=generator.tokenizer.count)
     if not loaded.samples:
         raise ValueError(f"benchmark {cfg.benchmark.name}: no samples selected")
     _say_losses(loaded.losses)
@@ -393,7 +395,8 @@ def _dry_run_key(cfg: DictConfig) -> str:
 
 def _price_of(cfg: DictConfig) -> dict[str, Any] | None:
     """The run's price config (conf/price), as plain data; None without one."""
-    return OmegaConf.to_container(cfg.price, resolve=True) if cfg.get("price") is not None else None  # type: ignore[return-value]
+    price = cfg.get("price")
+    return None if price is None else cast(dict[str, Any], OmegaConf.to_container(price, resolve=True))
 
 
 def _say_losses(losses: list[dict[str, Any]]) -> None:

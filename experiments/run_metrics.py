@@ -28,6 +28,11 @@ def quantile(values: list[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def _rounded_quantile(values: list[float], q: float) -> float | None:
+    value = quantile(values, q)
+    return None if value is None else round(value, 4)
+
+
 def aggregate(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Primary score x100 (samples an arm skipped count as 0: the arm could not serve them;
     failed samples are excluded and counted, they are retried on the next resume).
@@ -112,11 +117,11 @@ def _usage(ok: list[dict[str, Any]], answered: list[dict[str, Any]]) -> dict[str
     out["answers_lead_in_share"] = round(ended.count(schema.LEAD_IN) / len(ended), 4) if ended else None
     latencies = [r["latency_s"] for r in answered if r.get("latency_s") is not None]
     for q in (50, 90, 95):
-        out[f"latency_s_p{q}"] = round(quantile(latencies, q / 100), 4) if latencies else None
+        out[f"latency_s_p{q}"] = _rounded_quantile(latencies, q / 100)
     retimed = [x for x in (retimed_latency(r) for r in answered) if x is not None]
     if retimed:  # run.timing_repeats: the per-answer medians of the re-timed latencies
-        out["latency_retimed"] = {"n": len(retimed), "p50": round(quantile(retimed, 0.5), 4),
-                                  "p90": round(quantile(retimed, 0.9), 4)}
+        out["latency_retimed"] = {"n": len(retimed), "p50": _rounded_quantile(retimed, 0.5),
+                                  "p90": _rounded_quantile(retimed, 0.9)}
     routes = [r["route"] for r in answered if r.get("route")]
     if routes:  # selfroute: which path answered
         out["route_share"] = {k: round(routes.count(k) / len(routes), 4) for k in sorted(set(routes))}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Protocol
+from typing import Literal, Protocol
 
 from llm.byte_offsets import ByteTable
 from llm.prompt import Generation, Prompt
@@ -22,7 +22,7 @@ class HFTokenizer:
 
     def __init__(self, tokenizer):
         self.hf = tokenizer
-        self._bytes: ByteTable | None | bool = False  # False: not read yet
+        self._bytes: ByteTable | None | Literal[False] = False  # False: not read yet
 
     def count(self, text: str) -> int:
         return len(self.hf(text, add_special_tokens=False)["input_ids"])

@@ -106,7 +106,10 @@ class CachedGenerator(Generator):
             for i, g in zip(missing, fresh, strict=True):
                 self.cache.put(keys[i], g, context)
                 out[i] = g
-        return out  # type: ignore[return-value]
+        done = [g for g in out if g is not None]
+        if len(done) != len(out):
+            raise RuntimeError(f"{len(out) - len(done)} of {len(out)} prompts got no generation")
+        return done
 
     def _served(self, hit: Generation | None, context: dict) -> Generation | None:
         """A cache hit as served under `context`: as it is when its timings were measured under the same setup;

@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from collections.abc import Mapping
+from typing import Any, cast
+from collections.abc import Mapping, Sequence
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 
@@ -68,7 +68,7 @@ class CostModel:
     kind: str | None = None
     hourly_rate: float | None = None  # USD per hour of all devices (hourly prices only)
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float | None, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
         return None
 
@@ -139,19 +139,21 @@ class PerTokenCost(CostModel):
         """USD per million (input, output, cached read, cache write) for a prompt of this many tokens: the long
         tier's above its threshold, and the batch discount when priced as batched."""
         inp, out = self.input_usd_per_million, self.output_usd_per_million
-        read = inp if not self.caches else self.cached_input_usd_per_million
+        read = inp if self.cached_input_usd_per_million is None else self.cached_input_usd_per_million
         write = self.write_rate
-        if self.long_prompt(prompt_tokens):
-            scale = self.long_input_usd_per_million / inp if inp else 1.0  # type: ignore[operator]
-            inp, out = self.long_input_usd_per_million, self.long_output_usd_per_million
+        long_inp, long_out = self.long_input_usd_per_million, self.long_output_usd_per_million
+        # the long rates are set whenever the threshold is (checked where the price is read)
+        if self.long_prompt(prompt_tokens) and long_inp is not None and long_out is not None:
+            scale = long_inp / inp if inp else 1.0
+            inp, out = long_inp, long_out
             read = self.long_cached_input_usd_per_million if self.long_cached_input_usd_per_million is not None \
-                else read * scale  # type: ignore[operator]
+                else read * scale
             write = self.long_cache_write_usd_per_million if self.long_cache_write_usd_per_million is not None \
                 else write * scale
         keep = 1.0 - (self.batch_discount if self.batch else 0.0)
-        return inp * keep, out * keep, read * keep, write * keep  # type: ignore[operator,return-value]
+        return inp * keep, out * keep, read * keep, write * keep
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float | None, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
         cached, written = max(0, int(cached_tokens or 0)), max(0, int(cache_write_tokens or 0))
         if cached + written > prompt_tokens:
@@ -220,7 +222,7 @@ class HourlyCost(CostModel):
         return super().prefill_seconds(rec)
 
     @property
-    def hourly_rate(self) -> float:  # type: ignore[override]
+    def hourly_rate(self) -> float:  # type: ignore[override]  # CostModel's field, computed here
         return self.usd_per_hour * self.devices
 
     def retrieval_cost(self, rec: Mapping[str, Any]) -> float:
@@ -236,14 +238,18 @@ class HourlyCost(CostModel):
     def seconds(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0) -> float:
         if self.basis in ("latency", "cpu"):  # cpu: `latency_s` is already what `charged_seconds` counts
             return float(latency_s)
+        prefill, decode = self.prefill_tokens_per_s, self.decode_tokens_per_s
+        if prefill is None or decode is None:  # (both are set on a throughput price: checked where it is read)
+            raise ValueError("price.basis=throughput needs price.prefill_tokens_per_s and price.decode_tokens_per_s")
         prefilled = max(0, prompt_tokens - int(cached_tokens or 0))  # a prefix-cache hit skips its prefill
-        return prefilled / self.prefill_tokens_per_s + completion_tokens / self.decode_tokens_per_s  # type: ignore[operator]
+        return prefilled / prefill + completion_tokens / decode
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float | None, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
         if self.basis in ("latency", "cpu") and latency_s is None:
             return None
-        seconds = self.seconds(prompt_tokens, completion_tokens, latency_s, cached_tokens)
+        # latency_s is set for the bases that read it (just checked); the throughput basis does not read it
+        seconds = self.seconds(prompt_tokens, completion_tokens, latency_s or 0.0, cached_tokens)
         return seconds * self.usd_per_hour * self.devices / 3600.0
 
     def describe(self) -> dict[str, Any]:
@@ -295,9 +301,9 @@ def fit_token_rates(rows: list[tuple[float, float, float]], min_rows: int = 4) -
 
 def token_time_model(model: CostModel) -> TokenTimeModel | None:
     """The price's own token rates (an hourly price on a throughput basis), or None."""
-    if isinstance(model, HourlyCost) and model.basis == "throughput":
-        return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s,  # type: ignore[arg-type]
-                              "the price's throughput rates")
+    if isinstance(model, HourlyCost) and model.basis == "throughput" \
+            and model.prefill_tokens_per_s is not None and model.decode_tokens_per_s is not None:  # (both set then)
+        return TokenTimeModel(model.prefill_tokens_per_s, model.decode_tokens_per_s, "the price's throughput rates")
     return None
 
 
@@ -338,7 +344,7 @@ def _median(values) -> float | None:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def cost_basis(model: CostModel, records: list[Mapping[str, Any]]) -> str | None:
+def cost_basis(model: CostModel, records: Sequence[Mapping[str, Any]]) -> str | None:
     """What the answered `records`' time was priced by under `model`: "cpu" (process CPU seconds), "wall", or
     "cpu and wall" when some records had no CPU time; None for a price that is not by the hour."""
     if not isinstance(model, HourlyCost):
@@ -400,7 +406,7 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
         if unknown:
             raise ValueError(f"price.{unknown[0]}: not a per_token price key; known: "
                              f"{', '.join(sorted(PER_TOKEN_KEYS))}")
-        optional = {key: _number(cfg, key, positive=False) for key in ("cached_input_usd_per_million",
+        optional: dict[str, Any] = {key: _number(cfg, key, positive=False) for key in ("cached_input_usd_per_million",
                                                                         "cache_write_usd_per_million")
                     if cfg.get(key) is not None}
         if cfg.get("cache_ttl_s") is not None:
@@ -423,7 +429,7 @@ def build_cost_model(price_cfg: Mapping[str, Any] | None) -> CostModel:
         devices = cfg.get("devices", 1)
         if not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
             raise ValueError(f"price.devices must be a positive integer, got {devices!r}")
-        rates = (None, None)
+        rates: tuple[float | None, float | None] = (None, None)
         if basis == "throughput":
             rates = (_number(cfg, "prefill_tokens_per_s"), _number(cfg, "decode_tokens_per_s"))
         vcpus = cfg.get("vcpus", 1)
@@ -480,7 +486,7 @@ def load_price(spec: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
     cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     if not isinstance(cfg, dict):
         raise ValueError(f"{path}: expected a mapping")
-    return cfg
+    return cast(dict[str, Any], cfg)  # a YAML file's keys are strings
 
 
 INDEX_LEXICAL, INDEX_DENSE = "lexical", "dense"  # the index-cost kinds a retriever declares (`index_cost`)

@@ -10,8 +10,12 @@ behaviour (correct, only slower) where this transformers version's cache is not 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import lru_cache, cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 from collections.abc import Iterator
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @cache
@@ -97,18 +101,22 @@ def growing_layer_class():
             super().__init__()
             self.room = int(room)
             self.fixed = False
-            self._k = self._v = None
+            self._k: Tensor | None = None
+            self._v: Tensor | None = None
             self._n = 0
 
         def reserve(self, size: int) -> None:
             """Make the buffer hold at least `size` tokens (a new zeroed buffer, the filled part copied)."""
-            if self._k is not None and size <= self._k.shape[-2]:
+            old_k, old_v = self._k, self._v
+            if old_k is None or old_v is None:
+                raise RuntimeError("GrowingLayer.reserve before the first update: there is no buffer to grow")
+            if size <= old_k.shape[-2]:
                 return
             size = -(-int(size) // CAPACITY_STEP) * CAPACITY_STEP
-            k = self._k.new_zeros((*self._k.shape[:-2], size, self._k.shape[-1]))
-            v = self._v.new_zeros((*self._v.shape[:-2], size, self._v.shape[-1]))
-            k[..., : self._n, :].copy_(self._k[..., : self._n, :])
-            v[..., : self._n, :].copy_(self._v[..., : self._n, :])
+            k = old_k.new_zeros((*old_k.shape[:-2], size, old_k.shape[-1]))
+            v = old_v.new_zeros((*old_v.shape[:-2], size, old_v.shape[-1]))
+            k[..., : self._n, :].copy_(old_k[..., : self._n, :])
+            v[..., : self._n, :].copy_(old_v[..., : self._n, :])
             self._k, self._v = k, v
 
         def update(self, key_states, value_states, *args, **kwargs):
@@ -116,7 +124,7 @@ def growing_layer_class():
 
             n = int(key_states.shape[-2])
             end = self._n + n
-            if self._k is None:
+            if self._k is None or self._v is None:  # both are set together
                 size = -(-(end + self.room) // CAPACITY_STEP) * CAPACITY_STEP
                 self._k = key_states.new_zeros((*key_states.shape[:-2], size, key_states.shape[-1]))
                 self._v = value_states.new_zeros((*value_states.shape[:-2], size, value_states.shape[-1]))
@@ -134,7 +142,7 @@ def growing_layer_class():
         def crop(self, max_length: int) -> None:
             if max_length < 0:
                 max_length = self._n + max_length
-            if self._k is None or self._n <= max_length:
+            if self._k is None or self._v is None or self._n <= max_length:
                 return
             self._n = max(0, int(max_length))
             self.keys, self.values = self._k[..., : self._n, :], self._v[..., : self._n, :]

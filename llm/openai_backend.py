@@ -72,11 +72,11 @@ class ChatRequest(Prompt):
     """A request given as its exact chat messages and sampling parameters (a judge's question): sent as
     they are, with the generator's retries and whole-attempt timeout; no `max_tokens` unless in `params`."""
 
-    chat: list[dict[str, str]] = field(default_factory=list)
+    chat_messages: list[dict[str, str]] = field(default_factory=list)  # not `chat`: Prompt's flag of that name
     params: dict[str, Any] = field(default_factory=dict)
 
     def messages(self) -> list[dict[str, str]]:
-        return [dict(m) for m in self.chat]
+        return [dict(m) for m in self.chat_messages]
 
 
 def finish_reason(value: Any) -> str | None:
@@ -222,7 +222,7 @@ class OpenAICompatGenerator(Generator):
         bounded by `timeout_s`; raises GenerationError when no answer came."""
         if self.mode != "chat":
             raise ValueError("ask() sends chat messages: use generator mode chat")
-        return self._generate_with_retries(ChatRequest(user="", chat=list(messages), params=dict(params))).text
+        return self._generate_with_retries(ChatRequest(user="", chat_messages=list(messages), params=dict(params))).text
 
     def _generate_with_retries(self, prompt: Prompt) -> Generation:
         return self._calls.call(lambda attempt: self._request(prompt, attempt))
@@ -301,8 +301,9 @@ class OpenAICompatGenerator(Generator):
         if self.mode == "chat":
             message = getattr(choices[0], "message", None)
             text = getattr(message, "content", None)
-            if text is None and getattr(message, "refusal", None):
-                text = message.refusal
+            refusal = getattr(message, "refusal", None)
+            if text is None and refusal:
+                text = refusal
         else:
             text = getattr(choices[0], "text", None)
         if not isinstance(text, str):

@@ -231,7 +231,7 @@ class Attempt:
             if isinstance(sock, socket.socket) and not self._finished:
                 self._socket = sock
                 if self.cancelled.is_set():  # the deadline passed while the headers were on their way
-                    self._shutdown()
+                    self._shutdown(sock)
 
     def finish(self) -> None:
         """The attempt is over (its response closed): its connection may serve others; hands off."""
@@ -242,11 +242,12 @@ class Attempt:
         with self._lock:
             self.cancelled.set()
             if self._socket is not None and not self._finished:
-                self._shutdown()
+                self._shutdown(self._socket)
 
-    def _shutdown(self) -> None:
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
         try:  # the OS-level shutdown (also under TLS): wakes the blocked read; the thread closes the rest
-            socket.socket.shutdown(self._socket, socket.SHUT_RDWR)
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
         except OSError:
             pass
 
@@ -281,12 +282,13 @@ class RetryingCalls:
         last: BaseException | None = None
         failures = 0  # attempts that used up the retry budget (cuts by overlapping requests do not)
         while True:
-            slot = self._gate.acquire()
+            done = self._gate.acquire()
+            slot: _Slot | None = done  # None once given back
             try:
                 return self._attempt(send)
             except Exception as err:  # classified below
-                overlapped = self._gate.release(slot)
-                done, slot = slot, None
+                overlapped = self._gate.release(done)
+                slot = None
                 if not retryable(err):
                     raise GenerationError(f"{self.name} at {self.where}: {describe_error(err)} "
                                           "(not retried: retrying cannot fix this error)") from err
@@ -333,7 +335,8 @@ class RetryingCalls:
 
     def _attempt(self, send: Callable[[Attempt], T]) -> T:
         """One request, bounded as a whole by `timeout_s` (see the module docstring)."""
-        attempt, result = Attempt(), Future()
+        attempt = Attempt()
+        result: Future[T] = Future()
 
         def run() -> None:
             self._local.attempt = attempt

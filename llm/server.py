@@ -183,7 +183,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
 
     @property
     def app(self) -> OpenAICompatServer:
-        return self.server.app  # type: ignore[attr-defined]
+        return self.server.app  # type: ignore[attr-defined]  # set on the server below, for its handlers
 
     def shapes(self, chat: bool = True) -> OpenAIShapes:
         """How this request's answer and errors are shaped."""
@@ -306,15 +306,15 @@ class OpenAIHandler(BaseHTTPRequestHandler):
                                     f"{app.model_name!r}", "not_found_error")
         limit = max_tokens(body)
         if self.path == "/v1/chat/completions":
-            prompt: Prompt | str = chat_prompt(body)
-            entry["prompt_chars"] = len(prompt.user) + len(prompt.system or "")
-        else:
-            prompt = body.get("prompt")
-            if isinstance(prompt, list) and len(prompt) == 1:
-                prompt = prompt[0]
-            if not isinstance(prompt, str):
-                raise RequestError(400, "`prompt` must be a string (or a list of one string)")
-            entry["prompt_chars"] = len(prompt)
+            chat = chat_prompt(body)
+            entry["prompt_chars"] = len(chat.user) + len(chat.system or "")
+            return chat, limit
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1:
+            prompt = prompt[0]
+        if not isinstance(prompt, str):
+            raise RequestError(400, "`prompt` must be a string (or a list of one string)")
+        entry["prompt_chars"] = len(prompt)
         return prompt, limit
 
     def _respond(self, prompt: Prompt | str, limit: int, body: dict[str, Any], entry: dict[str, Any]) -> None:
@@ -396,13 +396,13 @@ class OpenAICompatServer:
         self.request_log = Path(request_log) if request_log else None
         self.httpd = ThreadingHTTPServer((host, port), self.handler)
         self.httpd.daemon_threads = True
-        self.httpd.app = self  # type: ignore[attr-defined]
+        self.httpd.app = self  # type: ignore[attr-defined]  # the handlers' way back to this server
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def start(self) -> OpenAICompatServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -16,6 +16,7 @@ same rule wherever stop strings are configured.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 LEAD_IN = "lead_in"  # finish_reason of an answer that ended after a lead-in and before any content
 STOP = "stop"
@@ -61,7 +62,7 @@ def _occurrences(text: str, s: str, start: int) -> list[int]:
     return out
 
 
-def finish_after_stop(text: str, finish: str | None, stop: tuple[str, ...] | list[str] | None) -> str | None:
+def finish_after_stop(text: str, finish: str | None, stop: Sequence[str] | None) -> str | None:
     """How an answer ended, in the project's words, once stop strings are configured: "lead_in" for an answer
     that ended ("stop") as a bare lead-in; any other ending as it was. Without stop strings nothing changes."""
     if stop and finish == STOP and is_lead_in(text):

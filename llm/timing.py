@@ -42,7 +42,11 @@ def synchronizer(device: Any) -> Callable[[], None]:
         return _no_wait
     if isinstance(device, (list, tuple)):  # several devices (an embedder here, a reranker there): wait for all
         waits = [synchronizer(d) for d in device]
-        return lambda: [wait() for wait in waits] and None
+
+        def wait_all() -> None:
+            for wait in waits:
+                wait()
+        return wait_all
     sync = getattr(device, "synchronize", None)
     if callable(sync):  # a stream, an event, a fake device
         return sync

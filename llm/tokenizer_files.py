@@ -114,7 +114,8 @@ class TokenizerFiles:
         config = _config(folder)
         self.chat_template: str | None = config.get("chat_template")
         self.model_max_length = int(config.get("model_max_length") or int(1e30))
-        self.special_tokens_map = {k: _content(config[k]) for k in SPECIAL_KEYS if _content(config.get(k))}
+        self.special_tokens_map: dict[str, str | list[str] | None] = {
+            k: _content(config[k]) for k in SPECIAL_KEYS if _content(config.get(k))}
         extra = [t for t in map(_content, config.get("additional_special_tokens") or []) if t]
         if extra:
             self.special_tokens_map["additional_special_tokens"] = extra

@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
 
 from llm.base import Generator, HFTokenizer
@@ -32,6 +32,9 @@ from llm.hf_tokenizer import (count_prompt_tokens, load_hf_tokenizer, render_pro
 from llm.kv_cache import cache_arg, fixed_width, grow_in_place, steady_attention
 from llm.stopping import finish_after_stop, first_stop, looping, stop_strings
 from llm.timing import DeviceClock
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +230,10 @@ class TransformersGenerator(Generator):
             batch = alone[start:start + self.decode_batch]
             for i, g in zip(batch, self._generate_padded([prompts[i] for i in batch]), strict=True):
                 out[i] = g
-        return [replace(g, decode_policy=self.decode_batch) for g in out]  # type: ignore[arg-type]
+        done = [g for g in out if g is not None]
+        if len(done) != len(prompts):
+            raise RuntimeError(f"{len(prompts) - len(done)} of {len(prompts)} prompts got no generation")
+        return [replace(g, decode_policy=self.decode_batch) for g in done]
 
     def _check_fits(self, n_prompt: int, prompt: Prompt) -> None:
         if n_prompt + prompt.max_new_tokens > self.context_window:
@@ -239,7 +245,7 @@ class TransformersGenerator(Generator):
     def _decode(self, ids, past=None, max_new_tokens: int = 64, streamer=None, repetition_penalty: float | None = None):
         import torch
 
-        sampling = ({"do_sample": False} if self.temperature == 0
+        sampling: dict[str, Any] = ({"do_sample": False} if self.temperature == 0
                     else {"do_sample": True, "temperature": self.temperature})
         if repetition_penalty is not None:
             sampling["repetition_penalty"] = float(repetition_penalty)
@@ -251,7 +257,7 @@ class TransformersGenerator(Generator):
                 pad_token_id=self._hf_tok.pad_token_id or self._hf_tok.eos_token_id, streamer=streamer, **sampling,
             )
 
-    def _text_and_finish(self, tokens: list[int], limit: int) -> tuple[str, str]:
+    def _text_and_finish(self, tokens: list[int], limit: int) -> tuple[str, str | None]:
         """The answer's text, cut before the first stop string that follows content (which it does not include,
         as in OpenAI's API; unlike it, a stop string inside the answer's leading whitespace or right after a bare
         lead-in does not count: llm/stopping.py), and how it ended: "stop" at an end-of-sequence token, a stop
@@ -347,7 +353,8 @@ class TransformersGenerator(Generator):
         results = []
         for i, (p, tokens) in enumerate(zip(prompts, new, strict=True)):
             text, finish = self._text_and_finish(tokens, p.max_new_tokens)
-            waited = seconds if ended[i] is None else ended[i] - span.start
+            end = ended[i]
+            waited = seconds if end is None else end - span.start
             results.append(Generation(text=text, prompt_tokens=int(rows[i].shape[0]), completion_tokens=len(tokens),
                                       latency_s=seconds / len(prompts), cpu_s=round(cpu / len(prompts), 4),
                                       user_latency_s=round(waited, 4), decode_batch=len(prompts),
@@ -399,7 +406,7 @@ class TransformersGenerator(Generator):
             model(first, **cache_arg(model, cache), use_cache=True, logits_to_keep=1)
         prefill_s, prefill_cpu = prefill.seconds or 0.0, prefill.cpu_s or 0.0
         shared_s, shared_cpu = prefill_s / len(prompts), prefill_cpu / len(prompts)
-        group = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts),
+        group: dict[str, Any] = {"prefill_s": round(prefill_s, 4), "prefix_group_size": len(prompts),
                  "prefill_cpu_s": round(prefill_cpu, 4)}
         results: list[Generation] = []
         if path == "sequential":
@@ -428,7 +435,8 @@ class TransformersGenerator(Generator):
                 tok = tokenising[i]
                 own_s = (tok.seconds or 0.0) + batch_s / len(batch)
                 # what this user waits: their prompt tokenised, the prefill, and the batch until their answer ended
-                waited = (tok.seconds or 0.0) + prefill_s + (batch_s if ended[k] is None else ended[k] - decode.start)
+                end = ended[k]
+                waited = (tok.seconds or 0.0) + prefill_s + (batch_s if end is None else end - decode.start)
                 results.append(Generation(
                     text=text, prompt_tokens=int(encoded[i][0].shape[1]), completion_tokens=len(tokens),
                     latency_s=round(shared_s + own_s, 6), **group, user_latency_s=round(waited, 4),
@@ -629,18 +637,26 @@ class TransformersGenerator(Generator):
                 parts.append(alone)
             cache = self._prefix_cache(model, room)
             for layer in range(len(parts[0].layers)):
-                k0, v0 = parts[0].layers[layer].keys, parts[0].layers[layer].values
+                filled = [_keys_values(alone.layers[layer]) for alone in parts]
+                k0, v0 = filled[0]
                 keys = k0.new_zeros((batch, k0.shape[1], width, k0.shape[3]))
                 values = v0.new_zeros((batch, v0.shape[1], width, v0.shape[3]))
-                for b, alone in enumerate(parts):
-                    n = int(alone.layers[layer].keys.shape[-2])
-                    keys[b, :, width - n:] = alone.layers[layer].keys[0]
-                    values[b, :, width - n:] = alone.layers[layer].values[0]
+                for b, (k, v) in enumerate(filled):
+                    n = int(k.shape[-2])
+                    keys[b, :, width - n:] = k[0]
+                    values[b, :, width - n:] = v[0]
                 cache.update(keys, values, layer)
         keep = torch.zeros((batch, width), dtype=torch.long, device=dev)
         for b, r in enumerate(rows):
             keep[b, width - int(r.shape[0]):] = 1
         return cache, torch.stack(last), keep, (keep.cumsum(dim=1) - 1).clamp(min=0)
+
+
+def _keys_values(layer: Any) -> tuple[Tensor, Tensor]:
+    """A cache layer's keys and values, which the prefill over its prompt has written."""
+    if layer.keys is None or layer.values is None:
+        raise RuntimeError("a cache layer holds no keys after its prefill")
+    return layer.keys, layer.values
 
 
 def _append_unfinished(chosen, out: list[list[int]], done: list[bool], stop: set[int], max_new: list[int],
@@ -685,7 +701,8 @@ class TokenStream:
         self.generation: Generation | None = None
         self._gen, self._ids, self._max_new = gen, ids, max_new_tokens
         self._streamer = TextIteratorStreamer(gen._hf_tok, skip_prompt=True, skip_special_tokens=True)
-        self._out, self._error = None, None
+        self._out: Any = None
+        self._error: BaseException | None = None
         self._t0 = gen.clock.now()  # the device idle: what follows is this answer's work
         self._thread = threading.Thread(target=self._run, args=(max_new_tokens,), daemon=True)
         self._thread.start()

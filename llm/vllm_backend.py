@@ -201,8 +201,9 @@ class VLLMGenerator(Generator):
                                  f"max_model_len={self.context_window}: the arm should have truncated it")
             requests.append({"prompt_token_ids": ids})
             kwargs = sampling_kwargs(self.cfg, prompts[i].max_new_tokens)
-            if prompts[i].repetition_penalty is not None:  # the template's (LooGLE: 2)
-                kwargs["repetition_penalty"] = float(prompts[i].repetition_penalty)
+            penalty = prompts[i].repetition_penalty
+            if penalty is not None:  # the template's (LooGLE: 2)
+                kwargs["repetition_penalty"] = float(penalty)
             params.append(self._vllm.SamplingParams(**kwargs))
         engine = self.engine
         t0 = time.perf_counter()
@@ -217,6 +218,6 @@ def vllm_generator(**cfg: Any) -> VLLMGenerator:
 
 
 # the config keys the vllm backend reads (what `generator.<key>` may be): checked by the factory's registry
-vllm_generator.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+vllm_generator.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # typeshed: functions have none
     [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
      for k in dict.fromkeys(("model", "engine_extra", *ENGINE_KEYS, *SAMPLING_KEYS))])

@@ -259,7 +259,7 @@ class WorkPriced(CostModel):
 
     def __init__(self, base: HourlyCost, work: WorkModel):
         self.base, self.work, self.vcpus, self.basis = base, work, base.vcpus, base.basis
-        self.hourly_rate = base.hourly_rate  # type: ignore[misc]
+        self.hourly_rate = base.hourly_rate
 
     def charged_seconds(self, rec: Mapping[str, Any]) -> float | None:
         cpu = self.work.cpu_s(rec) if rec.get("cpu_s") is not None else None
@@ -274,7 +274,7 @@ class WorkPriced(CostModel):
         cpu = self.work.no_reuse_cpu_s(rec) if rec.get("cpu_s") is not None else None
         return None if cpu is None else cpu / self.vcpus
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float, cached_tokens: int = 0,
+    def cost(self, prompt_tokens: int, completion_tokens: int, latency_s: float | None, cached_tokens: int = 0,
              cache_write_tokens: int = 0) -> float | None:
         return self.base.cost(prompt_tokens, completion_tokens, latency_s, cached_tokens, cache_write_tokens)
 

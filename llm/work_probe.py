@@ -146,8 +146,9 @@ def _rows(generator, unit: Unit, salt: int) -> list[tuple[np.ndarray, float]] | 
     recs = [{"prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens, "context_tokens": context,
              "prefix_group_size": g.prefix_group_size, "prefill_cpu_s": g.prefill_cpu_s,
              "decode_batch": g.decode_batch, "decode_steps": g.decode_steps} for g in gens]
-    x = np.sum([answer_features(r) for r in recs], axis=0)
-    y = float(sum(g.cpu_s for g in gens))  # type: ignore[misc]
+    features = [answer_features(r) for r in recs]  # never None: every generation counts its tokens
+    x = np.sum([f for f in features if f is not None], axis=0)
+    y = float(sum(g.cpu_s or 0.0 for g in gens))  # none is None (checked above)
     prefill = gens[0].prefill_cpu_s
     if prefill is None:
         return [(x, y)]

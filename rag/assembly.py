@@ -50,7 +50,7 @@ def with_titles(chunks: Sequence[Chunk], documents: Sequence[Document] | Mapping
     for c in chunks:
         doc = docs.get(c.doc_id) if c.doc_id is not None else None
         head = doc.heading() if doc is not None else ""
-        if not head or c.start < doc.start + len(head):
+        if doc is None or not head or c.start < doc.start + len(head):
             out.append(c)
             continue
         if head not in costs:

@@ -142,3 +142,10 @@ def test_a_one_file_viewer_searches_its_inline_parts(tmp_path, small_limits):
     assert said["part_files"] == 0 and not (tmp_path / DATA_DIR).exists()
     dom = _dom(browser, (tmp_path / "questions.html").as_uri() + "#q=VAULT%20CODE%201013")  # any case: the evidence
     assert re.findall(r'<article data-id="([^"]+)"', dom) == ["q0013"]
+
+
+def test_reading_back_a_page_that_is_not_a_viewer_names_the_page(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text("<html><body>a report without the questions viewer</body></html>", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"report\.html: not a questions viewer"):
+        read_viewer(page)

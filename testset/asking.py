@@ -4,7 +4,7 @@ through llm/ with the response cache."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from collections.abc import Iterable
 
 
@@ -45,7 +45,7 @@ def generator_config(spec: str, settings: Iterable[str] = ()) -> dict[str, Any]:
         raise ValueError(f"--generator {path}: a generator config needs `backend` (see conf/generator/)")
     if data["backend"] == "none":
         raise ValueError(f"--generator {path}: backend `none` generates nothing; pick a model")
-    return data
+    return cast(dict[str, Any], data)  # a YAML file's keys are strings
 
 
 class Asker:

@@ -64,8 +64,8 @@ def _text(value: Any) -> str | None:
 
 def _quotes(value: Any) -> list[str] | None:
     if isinstance(value, list):
-        quotes = [_text(v) for v in value]
-        return quotes if quotes and all(quotes) else None  # type: ignore[return-value]
+        quotes = [q for q in (_text(v) for v in value) if q]
+        return quotes if quotes and len(quotes) == len(value) else None
     one = _text(value)
     return [one] if one else None
 

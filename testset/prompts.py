@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
+from typing import Any
 
 from eval.corpus.parsers import ParsedDocument
 from eval.metrics.text import normalize_en, normalize_zh
@@ -50,7 +51,7 @@ ASK = {
 
 # One worked example per type and language: small models copy the form of an example far more reliably than they
 # follow a description of it, and the reply then opens with the JSON the prompt ends on.
-EXAMPLES = {
+EXAMPLES: dict[str, dict[str, Any]] = {
     "en": {
         "text": "The bridge over the Elbe was finished in 1892 after a flood had destroyed the old ferry. It was "
                 "designed by Karl Weber.",

@@ -109,8 +109,8 @@ def load_benchmark(cfg: dict[str, Any], count_tokens: Callable[[str], int] | Non
     """Load the benchmark named `cfg['name']`, then select `tasks`, `levels` and `limit`. `count_tokens`: the
     generator's token count, for a benchmark whose length levels are in the generator's tokens
     (`Benchmark.level_by_tokens`: benchmark=corpus); without it they are approximate tokens."""
-    name = cfg.get("name")
-    cls = benchmark_class(name)
+    name = str(cfg.get("name"))
+    cls = benchmark_class(cfg.get("name"))
     benchmark = cls()
     with skipping_bad_records(bool(cfg.get("skip_bad"))) as bad:
         result = benchmark.load(dict(cfg))

@@ -226,7 +226,7 @@ def key_passage_span(context: str, key: str, answer: str) -> tuple[Span | None, 
             continue
         start = m.end()  # just after the value's opening quote
         try:
-            value, after = json.decoder.scanstring(context, start)
+            value, after = json.decoder.scanstring(context, start)  # type: ignore[attr-defined]  # CPython's, not in typeshed
         except json.JSONDecodeError:
             break
         exact = value.strip() == answer.strip()
@@ -310,7 +310,6 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
         raise row.error(f"is empty, but {task} asks a question", "query")
     metadata: dict[str, Any] = {"source": row.source, "line": row.line, "record_id": record_id,
                                 "internlm2_length": length}
-    evidence: list[Span] = []
     if task == "key_passage_retrieval":
         span, note = key_passage_span(context, query, answer)
     elif task == "table_querying":
@@ -318,8 +317,8 @@ def build_sample(task: str, size: str, row: Row, cfg: CLongEvalConfig) -> Sample
     else:
         span, note = None, {"evidence_source": "none"}
     metadata.update(note)
-    if span is not None:
-        evidence.append(span)
+    evidence: list[Span] = [span] if span is not None else []
+    if span is not None and span.start is not None:  # a char span (always, for these two tasks)
         metadata["depth"] = round(span.start / max(1, len(context)), 4)  # 0 = start of the context
     extra: dict[str, Any] = {"variant": cfg.variant}
     if task == "stacked_typo_detection":

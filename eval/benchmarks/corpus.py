@@ -72,11 +72,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 from collections.abc import Callable, Iterator
 
 from eval.align import TokenIndex, align_all
 from eval.benchmarks.common import check_keys
-from eval.answers import has_alternatives
+from eval.answers import Answer, has_alternatives
 from eval.data_files import DataError, Row, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
 from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
@@ -350,7 +351,7 @@ DEFAULT_METRIC = "contains_tokens"  # questions with reference answers (benchmar
 ANSWER_METRICS = (DEFAULT_METRIC,)
 
 
-def metric_for(answers: list[str], evidence_texts: list[str], task: str = "") -> str:
+def metric_for(answers: list[Answer], evidence_texts: list[str], task: str = "") -> str:
     """`refusal` for a question labelled `task: unanswerable`; else `contains_tokens` with reference answers; else
     `evidence_judge` with aligned evidence; else `pairwise_judge`."""
     if task == UNANSWERABLE_TASK:
@@ -407,7 +408,8 @@ class CorpusBenchmark(Benchmark):
     def _config(cfg: dict) -> CorpusConfig:
         known = [f.name for f in fields(CorpusConfig)]
         check_keys("corpus", cfg, known)
-        config = CorpusConfig(**{k: (tuple(v) if k == "level_edges" else v) for k, v in cfg.items() if k in known})
+        opts: dict[str, Any] = {k: (tuple(v) if k == "level_edges" else v) for k, v in cfg.items() if k in known}
+        config = CorpusConfig(**opts)
         if not config.path:
             raise ValueError("benchmark=corpus needs benchmark.path=DIR (a folder of your documents)")
         if not config.questions:
@@ -498,7 +500,7 @@ class CorpusBenchmark(Benchmark):
             doc = _doc_at(documents, a.start)
             evidence.append(Span(a.start, a.end, doc.doc_id if doc else None, a.quality))
             page = contexts.docs[doc.doc_id].page_of(a.start - doc.start - len(doc.header)) if doc else None
-            if page is not None:
+            if doc is not None and page is not None:
                 pages.append(f"{doc.doc_id} p{page}")
         quotes = [context[a.start:a.end] for a in kept]
         if mode == "corpus" and not q.evidence:

@@ -88,7 +88,7 @@ HUB_ID = "bigai-nlco/LooGLE"
 SOURCE = "bigai-nlco/LooGLE config/task2prompt.json, config/task2maxlen.json, Prediction/pred_*.py"
 
 # Prediction/pred_opensource_models.py: the raw prompt (no chat template), greedy, repetition_penalty=2
-_GENERATION = {"chat": False, "repetition_penalty": 2.0}
+_GENERATION: dict[str, Any] = {"chat": False, "repetition_penalty": 2.0}
 _QA = "Please answer the question based on the long texts below. \n{context}\nQuestion: {question}\nAnswer: "
 TEMPLATES = {
     "shortdep_qa": PromptTemplate(_QA, max_new_tokens=300, truncation="middle", source=SOURCE, **_GENERATION),
@@ -281,6 +281,7 @@ def _zip_rows(archive: Path, member: str) -> Iterator[Row]:
     """Rows of one member of a zip, JSON Lines or a JSON array (as `read_records`), streamed from the archive."""
     source = f"{archive}!{member}"
     with zipfile.ZipFile(archive) as zf, zf.open(member) as raw:
+        assert isinstance(raw, zipfile.ZipExtFile)  # what ZipFile.open reads with (typeshed says IO[bytes])
         if raw.peek(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"[":
             yield from parse_jsonl(raw, source)
             return

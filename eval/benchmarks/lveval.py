@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
+from eval.answers import Answer
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, parse_jsonl, record_guard
 from eval.metrics.official import lveval_official
@@ -152,7 +153,7 @@ class _DataFile:
     dataset: str
     level: str
     name: str  # for messages: a path, `archive.zip!member` or `hub_id/file.zip!member`
-    open: Callable[[], AbstractContextManager[Iterable[str]]]
+    open: Callable[[], AbstractContextManager[Iterable[bytes]]]
 
 
 # ---------------------------------------------------------------------------- finding the files
@@ -328,8 +329,8 @@ def sentence_around(text: str, start: int, end: int, max_chars: int) -> tuple[in
         a = m.end()
     if lo > 0 and a == lo:
         a = start  # no boundary within reach: the window below decides
-    m = _SENTENCE_END.search(text, end, min(len(text), end + max_chars))
-    b = m.end() if m else min(len(text), end + max_chars)
+    after = _SENTENCE_END.search(text, end, min(len(text), end + max_chars))
+    b = after.end() if after else min(len(text), end + max_chars)
     if b - a > max_chars:
         half = max(0, (max_chars - (end - start)) // 2)
         a, b = max(a, start - half), min(b, end + half)
@@ -433,7 +434,7 @@ def _checked_language(data: _DataFile, row: Row) -> str:
 def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sample:
     question = row.field("input", str)
     context = row.field("context", str)
-    answers = row.str_list("answers")
+    answers: list[Answer] = list(row.str_list("answers"))
     if not answers:
         raise row.error("is empty: the first answer is the one scored", "answers")
     length = _optional(row, "length", (int, float))
@@ -450,7 +451,7 @@ def build_sample(data: _DataFile, row: Row, index: int, cfg: LVEvalConfig) -> Sa
         "confusing_facts_located": sum(bool(spans) for spans in located),
     }
     distractors = [span for spans in located for span in spans]
-    evidence = _evidence(data, context, question, answers[0], language, cfg, distractors, metadata)
+    evidence = _evidence(data, context, question, str(answers[0]), language, cfg, distractors, metadata)
     return Sample(
         id=f"lveval/{data.dataset}_{data.level}/{index}",
         benchmark="lveval",
@@ -480,8 +481,9 @@ def _evidence(data: _DataFile, context: str, question: str, answer: str, languag
     evidence, note = answer_evidence(context, question, answer, language, data.dataset in NEEDLE_DATASETS,
                                      cfg.evidence_max_chars, distractors)
     metadata.update(note)
-    if evidence:  # where the (first) evidence sits, 0 = start of the context (records carry it)
-        metadata["depth"] = round(evidence[0].start / max(1, len(context)), 4)
+    start = evidence[0].start if evidence else None  # a char span: answer_evidence finds occurrences
+    if start is not None:  # where the (first) evidence sits, 0 = start of the context (records carry it)
+        metadata["depth"] = round(start / max(1, len(context)), 4)
     return evidence
 
 

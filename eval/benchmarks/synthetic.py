@@ -448,5 +448,5 @@ class SyntheticBenchmark(Benchmark):
         unknown = set(cfg) - set(fields) - set(COMMON_KEYS)
         if unknown:
             raise ValueError(f"benchmark=synthetic: unknown keys {sorted(unknown)}; known: {sorted(fields)}")
-        opts = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
+        opts: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg.items() if k in fields}
         return LoadResult(generate(SyntheticConfig(**opts)))

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from eval.answers import Answer, answer_texts
-from eval.metrics import needs_judge, score
+from eval.metrics import NoJudgment, needs_judge, score
 from eval.sample import Reference
 
 NEVER_MATCHES = "can never match (the answer scores 0 against itself: empty, or only words the metric drops)"
@@ -47,6 +47,12 @@ def numbering_numbers(text: str) -> set[str]:
     return {part for m in _NUMBERING.finditer(text) for part in m.group(1).split(".")}
 
 
+def _score(metric: str, text: str, ref: Reference) -> float:
+    values = score(metric, text, ref)
+    assert not isinstance(values, NoJudgment), "only a judged metric gives no judgment, and none is checked here"
+    return values["score"]
+
+
 def answer_problems(question_id: str, question: str, answers: list[Answer], metric: str, language: str,
                     evidence_documents: list[str]) -> list[AnswerProblem]:
     """What is wrong with each answer of one question under `metric` (empty: nothing; the module doc says what
@@ -57,10 +63,10 @@ def answer_problems(question_id: str, question: str, answers: list[Answer], metr
     out = []
     for answer in answer_texts(answers):
         ref = Reference(answers=[answer], language=language)
-        if score(metric, answer, ref)["score"] < 1.0:
+        if _score(metric, answer, ref) < 1.0:
             out.append(AnswerProblem(question_id, answer, NEVER_MATCHES))
             continue
-        if score(metric, question, ref)["score"] >= 1.0:
+        if _score(metric, question, ref) >= 1.0:
             out.append(AnswerProblem(question_id, answer, IN_QUESTION))
         if _BARE_NUMBER.fullmatch(answer.strip()):
             if numbers is None:

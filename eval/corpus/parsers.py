@@ -314,7 +314,7 @@ def parse_file(path: Path, name: str) -> ParsedDocument:
 def _ranges(pages: list[int]) -> str:
     """1, 2, 3, 7 -> "1-3, 7"."""
     out, start, prev = [], pages[0], pages[0]
-    for p in pages[1:] + [None]:  # type: ignore[list-item]
+    for p in [*pages[1:], None]:
         if p is not None and p == prev + 1:
             prev = p
             continue

@@ -44,7 +44,8 @@ def read_qrels(path: Path) -> list[Judgment]:
     """The judgments of a BEIR qrels TSV (its header line `query-id corpus-id score` is optional)."""
     if not path.is_file():
         raise FileNotFoundError(f"benchmark.qrels={str(path)!r}: no such file")
-    source, out = str(path), []
+    source = str(path)
+    out: list[Judgment] = []
     for lineno, line in enumerate(decode_questions(path.read_bytes(), source).splitlines(), 1):
         fields_ = line.rstrip("\r").split("\t")
         if not line.strip() or (not out and tuple(f.strip().lower() for f in fields_) == QRELS_HEADER):

@@ -50,6 +50,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 from collections.abc import Callable, Sequence
 
 from eval.answers import answer_texts
@@ -369,7 +370,7 @@ def load_samples(benchmark: str, options: Sequence[str], limit: int | None = Non
         cfg = compose(config_name="config", overrides=overrides)
     from eval.benchmarks import load_benchmark
 
-    return load_benchmark(OmegaConf.to_container(cfg.benchmark, resolve=True)).samples
+    return load_benchmark(cast(dict[str, Any], OmegaConf.to_container(cfg.benchmark, resolve=True))).samples
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ one new module and no list to edit. `eval.metrics` re-exports everything here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 from collections.abc import Callable
 
 from eval.registry import Registry, UnknownName
@@ -29,8 +29,8 @@ class NoJudgment:
     reason: str
     reply_excerpt: str | None = None
 
-    FAILED: ClassVar[str] = "failed"
-    UNPARSABLE: ClassVar[str] = "unparsable"
+    FAILED: ClassVar[Literal["failed"]] = "failed"
+    UNPARSABLE: ClassVar[Literal["unparsable"]] = "unparsable"
     EXCERPT_CHARS: ClassVar[int] = 200
 
     def __post_init__(self) -> None:
@@ -54,6 +54,7 @@ class NoJudgment:
 
 MetricValues = dict[str, Any]  # {"score": 0..1, ...}: every value of one sample
 Metric = Callable[..., "MetricValues | NoJudgment"]  # (prediction, reference[, judge]) -> values
+MetricT = TypeVar("MetricT", bound=Metric)  # one metric function, its own signature kept by `register`
 
 METRICS = Registry("metric", discover="eval.metrics")  # name -> metric function; each module of eval/metrics adds
 # its own with @register(name), and every module there is imported before the first lookup
@@ -63,10 +64,10 @@ JUDGED: set[str] = set()  # metrics that are handed a judge (eval.metrics.judge.
 READS_ALTERNATIVES: set[str] = set()
 
 
-def register(name: str, judged: bool = False, alternatives: bool = False) -> Callable[[Metric], Metric]:
+def register(name: str, judged: bool = False, alternatives: bool = False) -> Callable[[MetricT], MetricT]:
     """Decorator: `METRICS.register(name, fn)` (a second metric under one name is refused); `alternatives`: the
     metric reads answer entries that list alternatives (eval/answers.py)."""
-    def wrap(fn: Metric) -> Metric:
+    def wrap(fn: MetricT) -> MetricT:
         METRICS.register(name, fn)
         if judged:
             JUDGED.add(name)

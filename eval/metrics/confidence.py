@@ -230,7 +230,7 @@ def split_degrees_of_freedom(pooled: Sequence[float], groups: Sequence[object],
     return max(1.0, m.df * (g - 2) / (g - 1))
 
 
-def with_documents(estimate: Estimate, pooled: Sequence[float], groups: Sequence[object] | None,
+def with_documents(estimate: Estimate, pooled: Sequence[float] | np.ndarray, groups: Sequence[object] | None,
                    unit: float | None, weights: Sequence[float] | None = None) -> Estimate:
     """`estimate` (e.g. averaged over splits) with what its pooled differences say of their documents: the exact
     bounds of eval.metrics.discordance where the arms disagree in few of them (with `unit`, the points of one

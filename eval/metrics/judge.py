@@ -198,6 +198,7 @@ class Judge:
         self.model = model
         self.cache = JudgmentCache(cache_path or Path(".cache") / "judgments.sqlite")
         self.calls = 0  # requests actually sent (cache misses)
+        self.base_url: str | None = None  # where `ask` sends (set by llm.judge_backend.build_judge)
 
     def ask(self, messages: list[dict[str, str]], **params: Any) -> JudgeReply:
         """The judge's reply (a failed call: text None and the reason). The cache never makes this
@@ -297,7 +298,7 @@ def loong_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues |
 @register("loogle_judge", judged=True)
 def loogle_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | NoJudgment:
     extra = ref.extra or {}
-    reference = ref.answers[0] if ref.answers else ""
+    reference = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     params = {"temperature": 0.0, "top_p": 1, "max_tokens": 10, "frequency_penalty": 0, "presence_penalty": 0}
     if "qa" in ref.task:
         user = ("Question: " + str(extra.get("question", "")) + "\n" + "groudtruth = " + reference + "\n"

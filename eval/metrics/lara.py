@@ -105,7 +105,7 @@ def lara_reference(task: str, rec: Mapping[str, Any], variant: str = "official")
 @register("lara_judge", judged=True)
 def lara_judge(prediction: str, ref: Reference, judge: Judge) -> MetricValues | NoJudgment:
     extra = ref.extra or {}
-    answer = ref.answers[0] if ref.answers else ""
+    answer = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     reply = judge.ask(judge_messages(ref.task, str(extra.get("question", "")), answer, prediction))
     verdict = parse_lara_verdict(reply.text, str(extra.get("variant", "official")))
     return judged(None if verdict is None else 100.0 * verdict, reply)
@@ -116,7 +116,7 @@ def lara_auto(prediction: str, ref: Reference) -> dict[str, float]:
     refusal = is_refusal(prediction)
     if task_name(ref.task) == HALLUCINATION:
         return {"score": float(refusal), "refusal": float(refusal)}
-    answer = ref.answers[0] if ref.answers else ""
+    answer = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     value = f1(tokens_en(prediction or ""), tokens_en(answer))
     return {"score": value, "f1": value, "refusal": float(refusal)}
 

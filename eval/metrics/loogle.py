@@ -245,7 +245,7 @@ def reorder_positions(gold: list[str], predicted: list[str]) -> list[int]:
     return [where[x] for x in gold]
 
 
-def reorder_deviations(positions: list[int]) -> dict[str, float]:
+def reorder_deviations(positions: list[int]) -> dict[str, Any]:
     """The paper's four deviations of a permutation from the identity, and their maxima over n:
 
     LSD  = mean (p_i - i)^2               (max (n^2 - 1) / 3, reached by the reversal)
@@ -387,7 +387,7 @@ def cloze_as_text(prediction: Any) -> Any:
 def bertscore_values(model_path: str) -> Callable[[str, Reference], dict[str, float]]:
     """A line's BERTScore beside its automatic metrics (an empty prediction is scored as "None", as LooGLE does)."""
     scorer = BertScorer(model_path)
-    return lambda prediction, ref: {"bertscore": scorer.recall(ref.answers[0], prediction or "None")}
+    return lambda prediction, ref: {"bertscore": scorer.recall(str(ref.answers[0]), prediction or "None")}
 
 
 def rescoring_summary(metric: str, bertscore: bool, scored: list[dict[str, Any]]) -> dict[str, Any]:

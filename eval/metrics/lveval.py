@@ -35,6 +35,7 @@ from collections import Counter
 from typing import Any
 from collections.abc import Iterable, Mapping
 
+from eval.answers import Answer
 from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.aggregate import percent
@@ -124,14 +125,14 @@ def _variant(ref: Reference) -> str:
 @register("qa_f1")
 def qa_f1(prediction: str, ref: Reference) -> dict[str, float]:
     """Plain token F1 against the first answer (English or jieba-Chinese by the reference's language)."""
-    answer = ref.answers[0] if ref.answers else ""
+    answer = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     return {"score": f1(tokens(prediction, ref.language), tokens(answer, ref.language))}
 
 
 @register("lveval_gated_f1")
 def lveval_gated_f1(prediction: str, ref: Reference) -> dict[str, float]:
     language = "zh" if ref.language == "zh" else "en"
-    answer = ref.answers[0] if ref.answers else ""
+    answer = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     pred_tokens = tokens(prediction, language)
     plain = f1(pred_tokens, tokens(answer, language))
     keywords = ref.answer_keywords
@@ -159,7 +160,7 @@ def _dureader_text(text: str) -> str:
 @register("lveval_rouge_zh")
 def lveval_rouge_zh(prediction: str, ref: Reference) -> dict[str, float]:
     """dureader: ROUGE-L F on jieba tokens with the Chinese blacklist removed (0 on any error)."""
-    answer = ref.answers[0] if ref.answers else ""
+    answer = str(ref.answers[0]) if ref.answers else ""  # a text: alternatives are refused at load
     try:
         value = rouge_l_f(_dureader_text(prediction), _dureader_text(answer))
     except ValueError:
@@ -171,7 +172,7 @@ def lveval_metric(task: str) -> str:
     return LVEVAL_DATASET_METRIC[lveval_dataset(task)]
 
 
-def lveval_reference(task: str, answers: list[str], answer_keywords: str | None,
+def lveval_reference(task: str, answers: list[Answer], answer_keywords: str | None,
                      variant: str = "official") -> Reference:
     dataset = lveval_dataset(task)
     return Reference(

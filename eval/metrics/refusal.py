@@ -49,7 +49,7 @@ _REFUSAL = re.compile("|".join([
 
 def is_refusal(prediction: str | None) -> bool:
     """The prediction says the document (text, paper, statement, chunks ...) does not hold the answer."""
-    return bool(prediction) and _REFUSAL.search(prediction) is not None
+    return prediction is not None and _REFUSAL.search(prediction) is not None
 
 
 _REFUSAL_ZH = re.compile(
@@ -59,7 +59,7 @@ _REFUSAL_ZH = re.compile(
 
 def is_refusal_zh(prediction: str | None) -> bool:
     """The Chinese counterpart of `is_refusal`."""
-    return bool(prediction) and _REFUSAL_ZH.search(prediction) is not None
+    return prediction is not None and _REFUSAL_ZH.search(prediction) is not None
 
 
 @register("refusal", alternatives=True)

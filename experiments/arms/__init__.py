@@ -40,17 +40,20 @@ def register(spec: type[ArmSpec]) -> type[ArmSpec]:
 
 def arm_spec(name: str) -> type[ArmSpec]:
     """The registered spec of `name`; a ValueError naming the registered arms otherwise."""
-    return ARMS.get(str(name))
+    spec = ARMS.get(str(name))
+    if not (isinstance(spec, type) and issubclass(spec, ArmSpec)):
+        raise TypeError(f"arm.name={name!r} is registered as {spec!r}, not an ArmSpec subclass")
+    return spec
 
 
 def spec_of_run(name: str) -> type[ArmSpec]:
     """For reading runs: the spec of `name`, or the plain `ArmSpec` for an arm no module registers."""
-    return ARMS.get(str(name)) if str(name) in ARMS else ArmSpec
+    return arm_spec(name) if str(name) in ARMS else ArmSpec
 
 
 def specs() -> list[type[ArmSpec]]:
     """Every registered spec, in registration order."""
-    return [ARMS.get(n) for n in ARMS.names()]
+    return [arm_spec(n) for n in ARMS.names()]
 
 
 def build_arm(name: str, generator, cfg: dict[str, Any]):

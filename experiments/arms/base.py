@@ -95,9 +95,9 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
     written = [g.cache_write_tokens for g in gens if g.cache_write_tokens is not None]
     user = sum(g.user_latency_s if g.user_latency_s is not None else g.latency_s for g in gens)
     shared = [g for g in gens if g.prefill_s is not None]
-    cpu = [g.cpu_s for g in gens]
+    cpu = [g.cpu_s for g in gens if g.cpu_s is not None]
     batches = [g.decode_batch for g in gens if g.decode_batch is not None]
-    steps = [g.decode_steps for g in gens]
+    steps = [g.decode_steps for g in gens if g.decode_steps is not None]
     policies = [g.decode_policy for g in gens if g.decode_policy is not None]
     return {
         "prompt_tokens": sum(g.prompt_tokens for g in gens),
@@ -113,10 +113,10 @@ def usage_of(gens: list[Generation], retrieval_s: float | None = None,
         "finish_reason": gens[-1].finish_reason if gens else None,  # of the answer that counts
         "cached_prompt_tokens": sum(cached) if cached else None,
         "cache_write_tokens": sum(written) if written else None,
-        "cpu_s": round(sum(cpu) + (retrieval_cpu_s or 0.0), 4) if gens and None not in cpu else None,
+        "cpu_s": round(sum(cpu) + (retrieval_cpu_s or 0.0), 4) if gens and len(cpu) == len(gens) else None,
         "prefill_cpu_s": shared[-1].prefill_cpu_s if shared else None,
         "decode_batch": max(batches) if batches else None,
-        "decode_steps": sum(steps) if gens and None not in steps else None,  # type: ignore[arg-type]
+        "decode_steps": sum(steps) if gens and len(steps) == len(gens) else None,
         "decode_policy": max(policies) if policies else None,
         "timings_replayed": any(getattr(g, "timings_replayed", False) for g in gens),
     }

@@ -98,7 +98,7 @@ class RagSpec(ArmSpec):
     def curve(cls, knobs: Mapping[str, Any]) -> Curve | None:
         """One line per retriever and chunk size, styled by chunk order, over top-k."""
         size, k = knobs.get("chunk_size"), knobs.get("top_k")
-        order = (str(knobs.get("retriever")), int(size) if str(size).isdigit() else 0)
+        order = (str(knobs.get("retriever")), int(str(size)) if str(size).isdigit() else 0)
         return Curve(f"{knobs.get('retriever')} c{size}", str(knobs.get("order", "document")),
                      None if k is None else int(k), order)
 

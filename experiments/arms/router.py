@@ -107,7 +107,10 @@ def path_cost(router: router_model.Router, price: Mapping[str, Any] | None, wher
             "+price.prefill_tokens_per_s / +price.decode_tokens_per_s")
 
     def usd(prompt_tokens: int) -> float:
-        return float(model.cost(prompt_tokens, 0, 0.0))  # the answer's tokens cancel between the paths
+        cost = model.cost(prompt_tokens, 0, 0.0)  # the answer's tokens cancel between the paths
+        if cost is None:  # (a price that reads tokens prices every prompt: checked above)
+            raise ValueError(f"router.path={where}: price {dict(price or {})} gave no cost for a prompt")
+        return cost
 
     return usd
 
@@ -128,6 +131,8 @@ class Routed:
     def prompt(self) -> Prompt:
         """The chosen path's prompt, its metadata completed with the route and (RAG always retrieved)
         the retrieval figures, so the record and its latency carry both."""
+        if self.route is None:
+            raise RuntimeError(f"{self.sample.id}: no path can serve this question (Routed.route is None)")
         chosen = self.prompts[self.route]
         meta: dict[str, Any] = {}
         rag = self.prompts.get(ROUTE_RAG)

@@ -114,11 +114,11 @@ def retrieval_scores(rag: Mapping[str, Any]) -> list[float] | None:
     chunks = rag.get("retrieved")
     if not isinstance(chunks, list) or not chunks or not all(isinstance(c, dict) for c in chunks):
         return None
-    scores = [number(c.get("score")) for c in chunks]
-    if any(s is None for s in scores):
+    scores = [s for s in (number(c.get("score")) for c in chunks) if s is not None]
+    if len(scores) < len(chunks):
         return None
-    ranks = [number(c.get("rank")) for c in chunks]
-    if all(r is not None for r in ranks):
+    ranks = [r for r in (number(c.get("rank")) for c in chunks) if r is not None]
+    if len(ranks) == len(chunks):
         return [s for _, s in sorted(zip(ranks, scores, strict=True), key=lambda rs: rs[0])]
     return sorted(scores, reverse=True)
 
@@ -221,11 +221,13 @@ class Router:
     def gain(self, row: Mapping[str, float | None]) -> float:
         """Predicted score gain of RAG over long context (0..1) for one question's `feature_row`."""
         row = {**{n: 0.0 for n in self.features if is_task_feature(n)}, **row}
-        missing = [n for n in self.features if number(row.get(n)) is None]
-        if missing:
+        values = [number(row.get(n)) for n in self.features]
+        known = [v for v in values if v is not None]
+        if len(known) < len(values):
+            missing = [n for n, v in zip(self.features, values, strict=True) if v is None]
             raise ValueError(f"router needs feature(s) {', '.join(missing)}, missing for this question "
                              f"(known: {', '.join(k for k, v in row.items() if v is not None) or 'none'})")
-        return float(self.model.predict(np.array([[float(row[n]) for n in self.features]]))[0])
+        return float(self.model.predict(np.array([known]))[0])
 
     def choose(self, row: Mapping[str, float | None], cost_lc: float | None = None,
                cost_rag: float | None = None) -> tuple[str, float]:

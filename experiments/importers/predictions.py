@@ -43,10 +43,11 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 from collections.abc import Iterable
 
 from eval import metrics
+from eval.answers import Answer
 from eval.sample import Reference
 from experiments.logs import set_log_level
 from experiments import records as schema
@@ -74,7 +75,7 @@ class Prediction:
     level: str = "all"
     language: str = "en"
     group: str | None = None
-    answers: list[str] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
     reference: Reference | None = None
     metric: str | None = None
     usage: dict[str, float] = field(default_factory=dict)
@@ -100,6 +101,10 @@ def _lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
             yield n, row
 
 
+@overload
+def _text(row: dict[str, Any], key: str, where: str, required: Literal[True] = True) -> str: ...
+@overload
+def _text(row: dict[str, Any], key: str, where: str, required: bool) -> str | None: ...
 def _text(row: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:
     value = row.get(key)
     if value is None and not required:
@@ -242,6 +247,8 @@ def _record(p: Prediction, chash: str, judge) -> dict[str, Any]:
                               question=p.question)
     if p.failed:
         return schema.failed_record(base, p.failed)
+    if p.metric is None or p.reference is None:  # (every reader sets both on a prediction it keeps)
+        raise ImportError_(f"{p.where}: no metric or reference answers to score this prediction with")
     values = metrics.score(p.metric, p.prediction, p.reference, judge=judge)
     usage = {k: v for k, v in p.usage.items() if k != "cost_usd"}
     return schema.scored_record(base, p.prediction, values, usage, p.usage.get("cost_usd"), {})

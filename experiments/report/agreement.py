@@ -70,8 +70,8 @@ def agreements(runs: list[Run], correct_threshold: float) -> list[Agreement]:
         mine = [r for r in runs if r.scope == bench]
         lcs, rags = longctx_candidates(mine), rag_candidates(mine)
         if lcs and rags:
-            lc = max(lcs, key=lambda r: r.score_at())
-            rag = max(rags, key=lambda r: r.score_at())
+            lc = max(lcs, key=lambda r: r.score_at() or 0)  # (candidates are scored)
+            rag = max(rags, key=lambda r: r.score_at() or 0)
             levels = sorted({str(r.get("length_level")) for r in lc.records}, key=level_sort_key)
             for level in [None, *(levels if len(levels) > 1 else [])]:
                 a = agreement(bench, lc, rag, correct_threshold, level)

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 from eval.metrics.reference_free import OUTCOME_SCORE, TIE, prompt_hash
 from experiments import records as schema
@@ -50,7 +51,7 @@ def report_order(run: Run) -> tuple:
     return run.benchmark, run.arm, run.mean_of("prompt_tokens") or 0, run.config_label
 
 
-def load_runs(paths: list[str | Path], pool_data: bool = False) -> LoadedRuns:
+def load_runs(paths: Sequence[str | Path], pool_data: bool = False) -> LoadedRuns:
     """The runs under `paths`, found, deduplicated, sorted, disambiguated and with pairwise judgments applied.
     Runs over different documents or questions raise ValueError naming their folders, unless `pool_data`
     (experiments/report/data_mix.py)."""

@@ -147,8 +147,8 @@ class Pricing:
         if not schema.is_answered(rec):
             return None
         if self.source == "records" and self.work is not None:  # the records' CPU seconds, through the work model
-            seconds = self.charged_seconds(rec)
-            return None if seconds is None else seconds * self.time_rate()  # type: ignore[operator]
+            seconds, rate = self.charged_seconds(rec), self.time_rate()
+            return None if seconds is None or rate is None else seconds * rate
         if self.source == "records":
             return float(rec["cost_usd"])
         return record_cost(self.time_model if self.source == "hourly" else self.model, rec)  # as the runner prices
@@ -190,6 +190,7 @@ class Pricing:
         doc = min(int(doc), int(pt))
         cached = min(int(rec.get("cached_prompt_tokens") or 0), int(pt))
         m = self.rec_model
+        seconds: float | None
         if isinstance(m, HourlyCost) and m.basis == "throughput":
             seconds = m.seconds(int(pt), int(rec.get("completion_tokens") or 0), 0.0, cached)
         else:
@@ -235,13 +236,16 @@ class Pricing:
     def lc_provider_terms(self, run: Run) -> tuple[float, float, float] | None:
         """(fixed per document, per answer) with provider caching and the cost per answer without it, means over
         the run's answers: q questions cost fixed + q x per_answer, or q x no_cache. None when not priced."""
+        m = self.cache_model
+        if m is None:
+            return None
         terms = [(t[0], t[1], c) for rec in run.answered()
                  if (t := self._provider_terms(rec)) is not None
-                 and (c := self.cache_model.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, 0.0))
-                 is not None]  # type: ignore[union-attr]
+                 and (c := m.cost(rec["prompt_tokens"], rec.get("completion_tokens") or 0, 0.0)) is not None]
         if not terms:
             return None
-        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
+        fixed, per_answer, no_cache = (mean(t[i] for t in terms) for i in range(3))
+        return fixed, per_answer, no_cache
 
     def mean_answer_cost(self, run: Run, level: str | None = None) -> float | None:
         costs = [c for c in (self.answer_cost(r) for r in run.answered(level)) if c is not None]
@@ -287,10 +291,12 @@ class Pricing:
 
     def at_rates(self, rates) -> Pricing:
         """The same pricing at other rates of the probe's features (experiments/report/cost_interval.py)."""
+        work, time_model = self.work, self.time_model
+        if work is None or not isinstance(time_model, WorkPriced):  # (what `rate_draws` needs to give draws)
+            raise ValueError("Pricing.at_rates: the pricing has no work model to price at other rates")
         other = copy.copy(self)
-        other.work = WorkModel(tuple(float(r) for r in rates), self.work.n, self.work.r2,  # type: ignore[union-attr]
-                               self.work.rel_error, self.work.source)  # type: ignore[union-attr]
-        other.time_model = WorkPriced(self.time_model.base, other.work)  # type: ignore[attr-defined]
+        other.work = WorkModel(tuple(float(r) for r in rates), work.n, work.r2, work.rel_error, work.source)
+        other.time_model = WorkPriced(time_model.base, other.work)
         return other
 
     def mean_answer_cost_at(self, run: Run, queries_per_doc: float, prefix_cache: bool = True,
@@ -322,7 +328,8 @@ class Pricing:
                 terms.append((split[0], split[1], split[1] + split[0] if whole is None else whole))
         if not terms:
             return None
-        return tuple(mean(t[i] for t in terms) for i in range(3))  # type: ignore[return-value]
+        fixed, per_answer, without = (mean(t[i] for t in terms) for i in range(3))
+        return fixed, per_answer, without
 
     def index_tokens_per_doc(self, run: Run) -> float | None:
         """Mean tokens embedded per document (distinct sample context, by `group`)."""

@@ -22,8 +22,10 @@ def _generation(p: Pricing) -> str:
     elif p.source == "hourly":
         text = (f"Generation cost: measured {time_words(p)} x ${p.model.hourly_rate:g} per machine hour.")
     elif p.source == "tokens":
-        text = (f"Generation cost: ${p.model.input_usd_per_million:g} per million prompt tokens and "
-                f"${p.model.output_usd_per_million:g} per million completion tokens.")
+        m = p.model
+        assert isinstance(m, PerTokenCost)  # what a price of kind per_token builds
+        text = (f"Generation cost: ${m.input_usd_per_million:g} per million prompt tokens and "
+                f"${m.output_usd_per_million:g} per million completion tokens.")
     else:
         text = "Generation cost: no price configured (price kind none)."
     if p.cache_model is not None:
@@ -114,5 +116,6 @@ def _basis(p: Pricing) -> str:
         return (f"measured machine time{basis} at ${p.hourly_rate:g} per hour, long context with a "
                 "prefix cache")
     if p.source == "tokens":
-        return f"{p.model.name or 'a'} per-token price without prompt caching"  # type: ignore[attr-defined]
+        name = p.model.name if isinstance(p.model, PerTokenCost) else None
+        return f"{name or 'a'} per-token price without prompt caching"
     return "no price"

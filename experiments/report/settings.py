@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from omegaconf import OmegaConf
 
@@ -164,7 +164,7 @@ def _read_file(path: Path) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(sorted(KNOWN_SETTINGS))}")
-    return raw
+    return cast(dict[str, Any], raw)  # a YAML file's keys are strings
 
 
 def _from_file(raw: dict[str, Any]) -> ReportSettings:

@@ -198,7 +198,8 @@ def make_sweep(root: Path, benchmarks: tuple[str, ...] = ("synthetic",), levels:
             for chunk in chunk_sizes:
                 for order in orders:
                     for k in top_ks:
-                        knobs = {"arm": RagSpec.name, "benchmark": bench, "generator": generator, "retriever": ret,
+                        knobs: dict[str, Any] = {"arm": RagSpec.name, "benchmark": bench, "generator": generator,
+                                                 "retriever": ret,
                                  "chunk_size": chunk, "chunk_overlap": 16, "top_k": k, "order": order}
                         recs = rag_records(bench, samples, knobs, seed)
                         first_rag = first_rag or (knobs, recs)
@@ -305,11 +306,12 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
         runs = load_runs([where]).runs
         rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
         assert len(rows) == n_rows and all(r.rag_cheaper is False for r in rows), "each row's RAG must be dearer"
-        wrong = [r.decision.kind == RAG for r in rows]
+        wrong = [r.decision is not None and r.decision.kind == RAG for r in rows]
         counts["holm"] += any(wrong)
         counts["rows_wrong"] += sum(wrong)
         counts["per_row"] += any(r.ci is not None and r.ci[0] > 0 for r in rows)  # rag from the interval alone
-        assert all(r.p_holm is not None and (r.decision.kind != RAG or r.p_holm < ALPHA) for r in rows)
+        assert all(r.p_holm is not None and (r.decision is None or r.decision.kind != RAG or r.p_holm < ALPHA)
+                   for r in rows)
         shutil.rmtree(where)
     return {"holm": counts["holm"] / n_sweeps, "per_row": counts["per_row"] / n_sweeps,
             "rows_wrong": counts["rows_wrong"] / (n_sweeps * n_rows)}

@@ -107,7 +107,10 @@ def split(payload: dict[str, Any]) -> Viewer:
     names = {"bench": list(dict.fromkeys(q["bench"] for q in questions)), "level": list(payload["levels"]),
              "task": sorted({q.get("task") or "" for q in questions})}
     codes = {k: {v: i for i, v in enumerate(vs)} for k, vs in names.items()}
-    rows, parts, starts, search = [], [], [], []
+    rows: list[Any] = []
+    parts: list[str] = []
+    starts: list[int] = []
+    search: list[str] = []
     index_bytes, budget = 0, PAGE_MAX_BYTES - len(SCRIPT) - len(STYLE) - 50_000
     chunk: list[str] = []
     local: list[str] = []
@@ -223,10 +226,14 @@ def _part_data(script: str) -> dict[str, Any]:
 def read_viewer(page: Path) -> dict[str, Any]:
     """A written viewer read back into the rows it was written from (each part's string table joined into one)."""
     text = Path(page).read_text(encoding="utf-8")
-    index = json.loads(re.search(r'<script type="application/json" id="index">(.*?)</script>', text, re.S).group(1))
+    found = re.search(r'<script type="application/json" id="index">(.*?)</script>', text, re.S)
+    if found is None:
+        raise ValueError(f"{page}: not a questions viewer (no index script)")
+    index = json.loads(found.group(1))
     scripts = _INLINE_PART.findall(text) or [(Path(page).parent / part_name(k)).read_text(encoding="utf-8")
                                              for k in range(index["nparts"])]
-    questions, texts = [], []
+    questions: list[dict[str, Any]] = []
+    texts: list[str] = []
     for script in scripts:
         data, shift = _part_data(script), len(texts)
         texts += data["texts"]

@@ -86,7 +86,7 @@ def load_summary(path: Path) -> Record:
         data = json.loads(Path(path).read_text(encoding="utf-8"), object_hook=Record)
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not JSON ({err})") from None
-    if not isinstance(data, dict) or data.get("version") != SUMMARY_VERSION:
+    if not isinstance(data, Record) or data.get("version") != SUMMARY_VERSION:  # every JSON object is a Record
         found = data.get("version") if isinstance(data, dict) else None
         raise ValueError(f"{path}: not a report summary of version {SUMMARY_VERSION} (version: {found!r})")
     return data

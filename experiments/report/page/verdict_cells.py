@@ -54,9 +54,10 @@ def delta_cell(v: VerdictRow) -> str:
     where both arms sit at the floor or ceiling (an interval there, often [+0.0, +0.0], says nothing)."""
     if at_bound(v):
         return f"{v.diff:+.1f}, {at_bound(v)}" if v.diff is not None else str(at_bound(v))
-    if no_interval_reason(v) is not None:
+    shown = shown_interval(v)
+    if no_interval_reason(v) is not None or shown is None:  # (a row with a reason to show none has none)
         return "-"
-    lo, hi = shown_interval(v)
+    lo, hi = shown
     level = percent(v.ci_family_confidence) if v.ci_family is not None and v.ci_family_confidence else "untested"
     return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}] {level}"
 

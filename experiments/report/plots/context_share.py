@@ -58,6 +58,8 @@ def share_points(runs: list[Run], level: str) -> list[SharePoint]:
         return []
     lc = max(lcs, key=lambda r: r.score_at(level) or 0)
     full = lc.mean_of("prompt_tokens", level)
+    if not full:  # (never: `lcs` keeps the runs with prompt tokens)
+        return []
     out = []
     for r in runs:
         tokens, s = r.mean_of("prompt_tokens", level), score_interval(r, level)

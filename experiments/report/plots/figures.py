@@ -97,8 +97,8 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
 def score_vs_tokens(runs: list[Run], path: Path, oracle: tuple[float, float] | None = None,
                     title: str = "") -> Path | None:
     """One point per config: mean prompt tokens (x, log) against score; Pareto front drawn."""
-    pts = [(r.mean_of("prompt_tokens"), r.score_at(), r) for r in runs]
-    pts = [(x, y, r) for x, y, r in pts if x is not None and y is not None and x > 0]
+    pts = [(x, y, r) for r in runs
+           if (x := r.mean_of("prompt_tokens")) is not None and (y := r.score_at()) is not None and x > 0]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
@@ -143,12 +143,12 @@ def score_by_level(runs: list[Run], path: Path, title: str = "") -> Path | None:
     best: dict[str, Run] = {}
     for r in scored:
         k = _kind(r)
-        if k not in best or r.score_at() > best[k].score_at():
+        if k not in best or (r.score_at() or 0) > (best[k].score_at() or 0):  # (scored: neither is None)
             best[k] = r
     handles = []
     for r in scored:
-        xs = [i for i, lvl in enumerate(levels) if r.score_at(lvl) is not None]
-        ys = [r.score_at(levels[i]) for i in xs]
+        at = [(i, y) for i, lvl in enumerate(levels) if (y := r.score_at(lvl)) is not None]
+        xs, ys = [i for i, _ in at], [y for _, y in at]
         k = _kind(r)
         bold = best[k] is r
         (line,) = ax.plot(xs, ys, marker="o" if bold else ".", color=_colour(k), lw=2.2 if bold else 0.8,
@@ -191,10 +191,10 @@ def recall_curves(runs: list[Run], path: Path, title: str = "") -> Path | None:
     kinds = sorted({key for key, _ in pooled}, key=schema.RECALL_KEYS.index)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     for key, series in sorted(pooled, key=lambda ks: (schema.RECALL_KEYS.index(ks[0]), ks[1])):
-        curve = pooled[(key, series)]
-        ns = sorted(curve)
+        points = pooled[(key, series)]
+        ns = sorted(points)
         label = series if len(kinds) == 1 else f"{series} ({RECALL_NAMES[key]})"
-        ax.plot(ns, [mean(curve[n]) for n in ns], marker="o", linestyle="-" if key == "evidence_recall" else "--",
+        ax.plot(ns, [mean(points[n]) for n in ns], marker="o", linestyle="-" if key == "evidence_recall" else "--",
                 label=label)
     ax.set_xscale("log")
     all_ns = sorted({n for d in pooled.values() for n in d})
@@ -292,7 +292,7 @@ def score_by_depth(runs: list[Run], path: Path, title: str = "") -> Path | None:
         if r.score_at() is None or not any(x.get("depth") is not None for x in r.records):
             continue
         k = _kind(r)
-        if k not in best or r.score_at() > best[k].score_at():
+        if k not in best or (r.score_at() or 0) > (best[k].score_at() or 0):  # (scored: neither is None)
             best[k] = r
     if not best:
         return None

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -40,7 +42,7 @@ def _role_colour(role: str) -> str:
     return next((s.colour for s in specs() if s.role == role and s.colour), "black")
 
 
-def decision_styles() -> dict[str, dict[str, object]]:
+def decision_styles() -> dict[str, dict[str, Any]]:
     """Marker per decision: RAG's and long context's arm colours, triangles pointing to their side."""
     return {RAG: {"marker": ">", "color": _role_colour(ROLE_RAG), "label": RAG},
             LONGCTX: {"marker": "<", "color": _role_colour(ROLE_LONGCTX), "label": LONGCTX},
@@ -53,7 +55,7 @@ def decision_styles() -> dict[str, dict[str, object]]:
 def _limits(rows: list[ForestRow], tolerance: float) -> tuple[float, float]:
     values = [tolerance, -tolerance, 0.0]
     for r in rows:
-        values += list(r.ci) if r.ci else [r.diff]
+        values += list(r.ci) if r.ci else [r.diff] if r.diff is not None else []
     lo, hi = min(values), max(values)
     pad = max(1.0, 0.08 * (hi - lo))
     return lo - pad, hi + pad
@@ -72,14 +74,17 @@ def forest_plot(rows: list[ForestRow], tolerance: float, path: Path) -> Path | N
     lo, hi = _limits(drawn, tolerance)
     for y, r in enumerate(reversed(drawn)):
         style = styles.get(r.decision, styles[""])
+        diff = r.diff
+        if diff is None:  # (never: `drawn` has a difference)
+            continue
         if r.ci:
             ax.hlines(y, r.ci[0], r.ci[1], color=style["color"], lw=2.2, zorder=2)
-            ax.scatter([r.diff], [y], marker=style["marker"], s=80, color=style["color"], zorder=3)
+            ax.scatter([diff], [y], marker=style["marker"], s=80, color=style["color"], zorder=3)
         else:
-            ax.scatter([r.diff], [y], marker=style["marker"], s=80, facecolors="white", edgecolors=style["color"],
+            ax.scatter([diff], [y], marker=style["marker"], s=80, facecolors="white", edgecolors=style["color"],
                        linewidths=1.5, zorder=3)
-            right_half = r.diff > (lo + hi) / 2  # write the note towards the middle, clear of the legend
-            ax.annotate(r.note or "no interval", (r.diff, y), textcoords="offset points",
+            right_half = diff > (lo + hi) / 2  # write the note towards the middle, clear of the legend
+            ax.annotate(r.note or "no interval", (diff, y), textcoords="offset points",
                         xytext=(-8 if right_half else 8, -3), ha="right" if right_half else "left", fontsize=8)
     ax.set_yticks(range(len(drawn)), [r.label for r in reversed(drawn)])
     ax.set_ylim(-0.7, len(drawn) - 0.3)
@@ -87,7 +92,7 @@ def forest_plot(rows: list[ForestRow], tolerance: float, path: Path) -> Path | N
     ax.set_xlabel("Δ RAG − long context, points (x100): right of 0, RAG scores higher")
     ax.grid(axis="x", alpha=0.3)
     kinds = [k for k in styles if any(r.decision == k for r in drawn)]
-    handles = [Line2D([], [], ls="", marker=styles[k]["marker"], color=styles[k]["color"], markersize=8,
+    handles: list[Artist] = [Line2D([], [], ls="", marker=styles[k]["marker"], color=styles[k]["color"], markersize=8,
                       label=styles[k]["label"]) for k in kinds]
     if tolerance > 0:
         handles.append(Patch(color="#d9e6f2", label=f"±{tolerance:g} points (tolerance)"))

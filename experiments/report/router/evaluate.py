@@ -155,7 +155,8 @@ def _by_id(run: Run, level: str | None) -> dict[str, dict[str, Any]]:
 
 
 def _mean(values: list[float | None]) -> float | None:
-    return float(np.mean(values)) if values and all(v is not None for v in values) else None
+    known = [v for v in values if v is not None]
+    return float(np.mean(known)) if values and len(known) == len(values) else None
 
 
 def _per_answer(picks_rag: list[bool], lc: dict[str, dict], rag: dict[str, dict], ids: list[str], key: str,
@@ -269,6 +270,8 @@ def deployable(row: RouterRow) -> Router:
     """The router a deployment runs: one fit on every question of the row (the cross-fitted figures are
     its honest estimate and travel with it)."""
     r = row.result
+    if r.model is None:  # (the fit on all questions is always made: experiments.report.router.fit.route)
+        raise ValueError(f"{row.benchmark} {row.level}: the router has no fit on all questions to deploy")
     return Router(r.model, cost_weight=r.cost_weight, cost_unit=r.cost_unit if r.cost_weight else None,
                   trained_on={"benchmark": row.benchmark, "level": row.level, ROLE_LONGCTX: row.lc_label,
                               ROLE_RAG: row.rag_label, "questions": r.n, "documents": r.n_groups},

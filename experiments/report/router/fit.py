@@ -104,7 +104,8 @@ class RouterResult:
     gap_closed_ci: tuple[float, float] | None = None  # at least 95% (`gap_closed_interval`)
 
     def describe(self) -> str:
-        gap = ("n/a (the by-document benchmark gains nothing real)" if self.gap_closed_ci is None
+        gap = ("n/a (the by-document benchmark gains nothing real)"
+               if self.gap_closed_ci is None or self.gap_closed is None
                else f"{100 * self.gap_closed:.0f}% [{100 * self.gap_closed_ci[0]:.0f}%, "
                     f"{100 * self.gap_closed_ci[1]:.0f}%]")
         weights = ", ".join(f"{k} {v:+.1f}" for k, v in self.coefficients.items()) or "none (intercept only)"
@@ -259,10 +260,10 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
     d = features.s_rag - features.s_lc
     offset = _utility_offset(features, cost_weight)
     per_split = max(50, n_resamples // max(1, splits))
-    runs = [_one_split(features, d, offset, seed + k, ridge, per_split) for k in range(max(1, splits))]
-    if runs[0] is None:
+    tried = [_one_split(features, d, offset, seed + k, ridge, per_split) for k in range(max(1, splits))]
+    if tried[0] is None:
         return None
-    runs = [sp for sp in runs if sp is not None]
+    runs = [sp for sp in tried if sp is not None]
     first = runs[0]
     n_groups = len(first["half_a"]) + len(first["half_b"])
     pooled = 100 * (np.where(first["routes_rag"], features.s_rag, features.s_lc) - first["best_q"])
@@ -278,8 +279,9 @@ def route(features: RouterFeatures, seed: int = 0, cost_weight: float = 0.0, rid
                                  dict(zip(features.ids, features.s_lc, strict=True)),
                                  dict(zip(features.ids, features.groups, strict=True)), _kinds(features))
     real = corrected is not None and corrected.real
-    gap_ci = gap_closed_interval(estimate, corrected.excess if corrected else None)
-    gap = corrected.excess.value if gap_ci is not None else 0.0  # the benchmark's gain over the better arm
+    excess = corrected.excess if corrected else None
+    gap_ci = gap_closed_interval(estimate, excess)
+    gap = excess.value if gap_ci is not None and excess is not None else 0.0  # the benchmark's gain over the better arm
     full = fit_router(features.X, d, features.used, ridge)
     notes = _fit_notes(features, d)
     in_a, routes_rag, arm_rag, chosen = first["in_a"], first["routes_rag"], first["arm_rag"], first["chosen"]

@@ -65,8 +65,10 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
     (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. False when the
     documents are too few to split."""
     table = row.candidates
-    row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, table, lvl)
-    lc_pick, rag_pick = lcs.index(row.lc), rags.index(row.rag)
+    lc, rag, row.within_tolerance = choose_pair(lcs, rags, table, lvl)
+    assert table is not None and lc is not None and rag is not None  # each arm has a scored candidate: one is picked
+    row.lc, row.rag = lc, rag
+    lc_pick, rag_pick = lcs.index(lc), rags.index(rag)
     per_split = max(200, settings.resamples // settings.splits)
     rep = repeated_crossfit(table, settings.splits, per_split, settings.seed)
     if rep is None:
@@ -111,12 +113,14 @@ def _set_estimate(row: VerdictRow, estimate: Estimate | None) -> None:
 
 def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
-    a, b = row.rag.scores(lvl), row.lc.scores(lvl)
-    shared, estimate = paired_difference(row.rag, row.lc, lvl, None, groups, settings.per_document)
+    rag, lc = row.rag, row.lc
+    assert rag is not None and lc is not None  # each arm has a scored candidate: one is picked
+    a, b = rag.scores(lvl), lc.scores(lvl)
+    shared, estimate = paired_difference(rag, lc, lvl, None, groups, settings.per_document)
     if settings.per_document:  # on Δ's basis: the documents' means, each document once
         row.lc_score, row.rag_score = (_documents_mean(x, shared, groups) for x in (b, a))
     else:
-        row.lc_score, row.rag_score = mean_score(row.lc, lvl, set(shared)), mean_score(row.rag, lvl, set(shared))
+        row.lc_score, row.rag_score = mean_score(lc, lvl, set(shared)), mean_score(rag, lvl, set(shared))
     row.n_shared = len(shared)
     if not shared:
         return
@@ -126,8 +130,8 @@ def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], se
         row.diff = 100 * float(np.mean([a[i] - b[i] for i in shared]))
     _set_estimate(row, estimate)
     row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs, strict=True)]
-    row.correct_shares = (share_correct(row.rag, lvl, shared, settings.correct_threshold),
-                          share_correct(row.lc, lvl, shared, settings.correct_threshold))
+    row.correct_shares = (share_correct(rag, lvl, shared, settings.correct_threshold),
+                          share_correct(lc, lvl, shared, settings.correct_threshold))
 
 
 
@@ -194,16 +198,18 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, s
         row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
                          f"so the {row.configs_compared} configs were chosen on the samples reported on")
         _fixed_pair_row(row, lvl, groups, settings)
-    row.lc_own_score, row.rag_own_score = mean_score(row.lc, lvl, None), mean_score(row.rag, lvl, None)
+    lc, rag, best_rag = row.lc, row.rag, row.best_rag
+    assert lc is not None and rag is not None and best_rag is not None  # each arm has a scored candidate
+    row.lc_own_score, row.rag_own_score = mean_score(lc, lvl, None), mean_score(rag, lvl, None)
     if row.naive_lc is not None and row.naive_rag is not None:
         _, naive_est = paired_difference(row.naive_rag, row.naive_lc, lvl, None, groups)
         row.naive_diff = naive_est.value if naive_est is not None else None
-    row.token_ratio = _ratio(row.rag.mean_of("prompt_tokens", lvl), row.lc.mean_of("prompt_tokens", lvl))
-    row.latency_ratio = _ratio(row.rag.mean_of("latency_s", lvl), row.lc.mean_of("latency_s", lvl))
-    cost = cost_ratio(row.rag, row.lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
+    row.token_ratio = _ratio(rag.mean_of("prompt_tokens", lvl), lc.mean_of("prompt_tokens", lvl))
+    row.latency_ratio = _ratio(rag.mean_of("latency_s", lvl), lc.mean_of("latency_s", lvl))
+    cost = cost_ratio(rag, lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
     row.cost_ratio, row.cost_ratio_low, row.cost_ratio_high = (cost.point, cost.low, cost.high) if cost else (None,) * 3
     row.cost_basis = pricing_words.basis(pricing) if row.cost_ratio is not None else ""
-    row.oracle = oracle_router(row.best_rag, row.lc, lvl)
+    row.oracle = oracle_router(best_rag, lc, lvl)
     row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
                                             row.known_correct_shares, settings)
     row.recommendation = recommend(row, settings)

@@ -78,7 +78,8 @@ def _costs_at_draws(run: Run, pricing: Pricing, settings: ReportSettings, level:
 
     base = at(np.zeros(n))
     slopes = np.array([at(np.eye(n)[i]) - base for i in range(n)])
-    point, rates = deployment_cost(run, pricing, settings, level), np.asarray(pricing.work.rates)  # type: ignore[union-attr]
+    assert pricing.work is not None  # the draws are the work model's (Pricing.rate_draws)
+    point, rates = deployment_cost(run, pricing, settings, level), np.asarray(pricing.work.rates)
     if point is not None and np.isfinite(slopes).all() and abs(base + slopes @ rates - point) <= 1e-6 * abs(point):
         return base + np.asarray(draws) @ slopes
     return np.array([at(d) for d in draws])

@@ -261,7 +261,8 @@ def crossfit(table: Candidates, half_a: Sequence[str], half_b: Sequence[str], n_
     picks = [table.choose(c, np.ones((1, c.size))) for c in cols]
     if any(p[0][0] < 0 or p[1][0] < 0 for p in picks):
         return None
-    choices = tuple((int(p[0][0]), int(p[1][0]), bool(p[2][0])) for p in picks)
+    on_a, on_b = ((int(p[0][0]), int(p[1][0]), bool(p[2][0])) for p in picks)
+    choices = (on_a, on_b)
     samples = []
     for (lc, rag, _), scored_on in zip(choices, (set(half_b), set(half_a)), strict=True):
         rs, ls = table.rag_scores[rag], table.lc_scores[lc]
@@ -285,7 +286,7 @@ def repeated_crossfit(table: Candidates, splits: int, n_resamples: int, seed: in
     """`crossfit` over `splits` partitions of the documents (seeds seed, seed + 1, ...), aggregated by the
     mean (see the module's docstring); None when a half of the first partition is too small or lacks an
     arm. Each partition gets `n_resamples` resamples."""
-    fits = []
+    fits: list[CrossFit] = []
     for k in range(max(1, splits)):
         half_a, half_b = split_documents(set(table.documents), seed + k)
         if min(len(half_a), len(half_b)) < MIN_GROUPS:

@@ -121,7 +121,7 @@ def control_family(rows: list[Any], settings: ReportSettings, claims: Sequence[C
 
 def _adjust_row(row: Any, p_holm: float, size: int, tests: int, settings: ReportSettings) -> None:
     p = claim_p_values(row.estimate, settings.tolerance, row.rag_cheaper)
-    kind = row.decision.kind if row.decision.kind in p else min(p, key=p.get)
+    kind = row.decision.kind if row.decision.kind in p else min(p, key=lambda k: p[k])
     ratio = row.p_decision / p_holm if p_holm > 0 else 1.0
     level = claim_levels(row.rag_cheaper, strict=row.estimate.strict)[kind]
     row.ci_family_confidence = 1 - level * ratio

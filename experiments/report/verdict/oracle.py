@@ -109,7 +109,7 @@ def mean_prompt_tokens(result: OracleResult, first: Run, second: Run) -> float |
     (`first` on ties), with that config's prompt tokens."""
     by_first = {str(r["id"]): r for r in first.records}
     by_second = {str(r["id"]): r for r in second.records}
-    toks = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens")
-            for i, c in result.choice.items()]
-    toks = [t for t in toks if t is not None]
+    chosen = [(by_first if c in ("first", "tie") else by_second)[i].get("prompt_tokens")
+              for i, c in result.choice.items()]
+    toks = [t for t in chosen if t is not None]
     return sum(toks) / len(toks) if toks else None

@@ -50,7 +50,7 @@ class VerdictRow:
     naive_lc: Run | None = None  # the same-sample picks on all samples (not selection-adjusted)
     naive_rag: Run | None = None
     naive_diff: float | None = None
-    correct_shares: tuple[float, float] | None = None  # (RAG, long context) share answered correctly
+    correct_shares: tuple[float | None, float | None] | None = None  # (RAG, long context) share answered correctly
     recommendation: str = ""
     halves_agree: bool | None = None  # cross-fitted: the halves chose the configs shown in most splits
     halves_agreement: float | None = None  # cross-fitted: share of the splits whose two halves chose them
@@ -104,7 +104,8 @@ class VerdictRow:
     @property
     def known_correct_shares(self) -> tuple[float, float] | None:
         """(RAG, long context) shares answered correctly, when both are known."""
-        return self.correct_shares if self.correct_shares and None not in self.correct_shares else None
+        rag, lc = self.correct_shares or (None, None)
+        return (rag, lc) if rag is not None and lc is not None else None
 
     @property
     def naive_picks_matter(self) -> bool:

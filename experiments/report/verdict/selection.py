@@ -50,8 +50,7 @@ def mean_score(run: Run, level: str | None, ids: set[str] | None) -> float | Non
 
 
 def best_config(runs: list[Run], level: str | None, ids: set[str] | None = None) -> tuple[Run | None, float | None]:
-    scored = [(mean_score(r, level, ids), r) for r in runs]
-    scored = [(s, r) for s, r in scored if s is not None]
+    scored = [(s, r) for r in runs if (s := mean_score(r, level, ids)) is not None]
     if not scored:
         return None, None
     s, r = max(scored, key=lambda sr: (round(sr[0], 9), -(sr[1].mean_of("prompt_tokens", level) or 0)))

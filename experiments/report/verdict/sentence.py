@@ -17,9 +17,9 @@ def _times(ratio: float) -> str:
 
 def recommend(row: VerdictRow, settings: ReportSettings) -> str:
     """One sentence a team can act on; it follows the row's decision."""
-    if row.lc is None and row.rag is None:
-        return "No long-context or RAG run with scores for this benchmark and level."
     if row.lc is None:
+        if row.rag is None:
+            return "No long-context or RAG run with scores for this benchmark and level."
         return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
     if row.rag is None:
         return f"No scored RAG run to compare with; long context ({row.lc.label}) scores {row.lc_score:.1f}."
@@ -48,7 +48,8 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
         text += (f" It rests on {row.n_groups} documents: settled by the {_tested_level(row)} interval, but a team "
                  "with other documents should check a few of theirs.")
     corrected = row.oracle.corrected if row.oracle else None
-    if corrected is not None and corrected.real and corrected.excess.value > settings.tolerance:
+    if corrected is not None and corrected.excess is not None and corrected.real \
+            and corrected.excess.value > settings.tolerance:
         lo = corrected.excess.interval(0.95)[0]
         text += (f" Routing by document may gain (an estimate, not a tested claim): answering each question with the "
                  f"arm that did better on the other questions of its document reaches {corrected.score:.1f}, "

@@ -165,7 +165,7 @@ def crossfit_estimates(table: Candidates, draws: np.ndarray, orders: np.ndarray)
                                         table.pair_counts[picked[:, 1:], first]], axis=1)
         trace, trace_sq = bm_traces(pooled_counts, pooled_counts)
         dfs = (trace ** 2 / trace_sq * (g - 2) / (g - 1)).reshape(n_sweeps, SPLITS)
-    failed = (picked.reshape(n_sweeps, SPLITS * 2) < 0).any(axis=1)
+    failed = np.asarray((picked.reshape(n_sweeps, SPLITS * 2) < 0).any(axis=1))
     first_split = pooled_counts.reshape(n_sweeps, SPLITS, g)[:, 0]
     return [None if failed[s] else replace(over_splits(100 * means[s], 100 * ses[s],
                                                        max(1.0, float(np.nanmean(dfs[s]))), g), cross_fitted=True,

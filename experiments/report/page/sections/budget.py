@@ -35,11 +35,11 @@ EXPLAINED = (
 class BudgetPair:
     """A RAG config and long context cut to the same token budget: "better text" vs "less text"."""
     benchmark: str
-    budget: int
+    budget: int | None  # (set on every budget-matched run)
     rag: Run
-    rag_score: float
+    rag_score: float | None  # (the runs here have scores)
     budget_lc: Run
-    budget_lc_score: float
+    budget_lc_score: float | None
     full_lc_score: float | None
     n_shared: int
     diff: float | None  # RAG - budget-matched long context, points
@@ -82,5 +82,6 @@ def render(doc: Document, s: Summary, outline: Outline) -> None:
 
 def _cells(p: BudgetPair) -> list[str]:
     return [p.benchmark, str(p.budget), p.rag.label, fmt(p.rag_score, 1), p.budget_lc.label, fmt(p.budget_lc_score, 1),
-            "-" if p.diff is None else f"{p.diff:+.1f} [{p.ci[0]:+.1f}, {p.ci[1]:+.1f}]", str(p.n_shared),
+            "-" if p.diff is None or p.ci is None else f"{p.diff:+.1f} [{p.ci[0]:+.1f}, {p.ci[1]:+.1f}]",
+            str(p.n_shared),
             fmt(p.full_lc_score, 1)]

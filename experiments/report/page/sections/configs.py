@@ -51,8 +51,9 @@ SHARE_COLUMNS = {"evidence_in_prompt": "in prompt", "evidence_retained": "retain
                  "docs_in_prompt": "docs in prompt", "docs_retained": "docs retained"}
 
 
-def _mean(vals: list[float]) -> float | None:
-    return sum(vals) / len(vals) if vals else None
+def _mean(vals: list[float]) -> float:
+    """The mean of some values (every caller has some)."""
+    return sum(vals) / len(vals)
 
 
 def config_rows(runs: list[Run], pricing: Pricing) -> tuple[list[dict[str, Any]], list[str], list[str]]:
@@ -104,7 +105,8 @@ def _means(r: Run) -> dict[str, Any]:
             v = _mean(vals) if vals else None
         row[f"{key}_mean"] = round(v, 4) if v is not None else (None if r.records else r.metrics.get(f"{key}_mean"))
     lats = [x["latency_s"] for x in r.answered() if x.get("latency_s") is not None]
-    row["latency_s_p95"] = round(quantile(lats, 0.95), 4) if lats else None
+    p95 = quantile(lats, 0.95)
+    row["latency_s_p95"] = round(p95, 4) if p95 is not None else None
     return row
 
 
@@ -188,8 +190,10 @@ class Columns:
     def oracle_cells(self, v: VerdictRow) -> list[str]:
         """The oracle router, a virtual config: its score and n, the other columns empty."""
         empty = len(self.levels) + len(self.ns) + len(self.doc_ns) + len(self.shares)
-        return [f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark, fmt(v.oracle.score, 1),
-                *([""] if self.official else []), *[""] * empty, "", "", "", str(v.oracle.n), "", ""]
+        oracle, best_rag, lc = v.oracle, v.best_rag, v.lc
+        assert oracle is not None and best_rag is not None and lc is not None  # a row with an oracle has both arms
+        return [f"oracle router (virtual: {best_rag.label} | {lc.label})", v.benchmark, fmt(oracle.score, 1),
+                *([""] if self.official else []), *[""] * empty, "", "", "", str(oracle.n), "", ""]
 
 
 def official_note(rows: list[dict[str, Any]]) -> str:

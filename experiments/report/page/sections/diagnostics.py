@@ -85,8 +85,7 @@ def _evidence_of(rec: dict[str, Any]) -> float | None:
 
 def evidence_row(benchmark: str, run: Run, correct_threshold: float, evidence_threshold: float) -> EvidenceRow:
     answered = run.answered()
-    with_ev = [(r, _evidence_of(r)) for r in answered]
-    with_ev = [(r, e) for r, e in with_ev if e is not None]
+    with_ev = [(r, e) for r in answered if (e := _evidence_of(r)) is not None]
     hit = [r for r, e in with_ev if e >= evidence_threshold - 1e-9]
     miss = [r for r, e in with_ev if e < evidence_threshold - 1e-9]
 

@@ -39,13 +39,13 @@ class OtherArmsRow:
     oracle_score: float | None
 
 
-def other_arm_specs() -> list[ArmSpec]:
+def other_arm_specs() -> list[type[ArmSpec]]:
     """The arms that are neither long context nor RAG, in registry order (the columns of `other_arms`)."""
     return [s for s in specs() if s.role == ROLE_OTHER]
 
 
 def _best_of(runs: list[Run], level: str | None) -> ArmBest | None:
-    cands = [(r.score_at(level), r) for r in runs if r.score_at(level) is not None]
+    cands = [(score, r) for r in runs if (score := r.score_at(level)) is not None]
     if not cands:
         return None
     score, run = max(cands, key=lambda sr: sr[0])

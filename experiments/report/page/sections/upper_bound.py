@@ -60,10 +60,10 @@ class UpperBoundRow:
 
 
 def _recall_at_k(run: Run, level: str | None) -> float | None:
-    vals = [r["evidence_in_top_k"] if r.get("evidence_in_top_k") is not None
-            else (r.get("evidence_recall") or {}).get(str(run.retrieval_depth))
-            for r in run.records_at(level) if schema.has_context(r)]
-    vals = [v for v in vals if v is not None]
+    found = [r["evidence_in_top_k"] if r.get("evidence_in_top_k") is not None
+             else (r.get("evidence_recall") or {}).get(str(run.retrieval_depth))
+             for r in run.records_at(level) if schema.has_context(r)]
+    vals = [v for v in found if v is not None]
     return sum(vals) / len(vals) if vals else None
 
 

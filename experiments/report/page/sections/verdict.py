@@ -34,7 +34,7 @@ def render(doc: Document, s: Summary, outline: Outline) -> None:
     if notes:
         doc.add(Bullets(notes))
     naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, fmt(v.naive_diff, 1)]
-             for v in s.vrows if v.naive_picks_matter]
+             for v in s.vrows if v.naive_picks_matter and v.naive_lc is not None and v.naive_rag is not None]
     if naive:
         doc.add(Paragraph("Naive same-sample picks (not selection-adjusted: the configs were chosen and scored on all "
                           "samples, so with many configs the difference is biased towards the luckiest one; shown for "

@@ -227,7 +227,7 @@ def what_if(runs: list[Run], verdict_rows: list[VerdictRow], pricing: Pricing,
 
 def _best(cands: list[Run]) -> Run | None:
     scored = [r for r in cands if r.score_at() is not None]
-    return max(scored, key=lambda r: r.score_at()) if scored else None
+    return max(scored, key=lambda r: r.score_at() or 0) if scored else None
 
 
 def _picks(mine: list[Run], lc: Run | None, best_rag: Run | None, overall_row: VerdictRow | None,
