@@ -21,8 +21,7 @@ from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.pricing import Pricing
 from experiments.report.runs import Run, levels_of
-from experiments.report.verdict.lookups import oracle_rows
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow, oracle_rows
 from experiments.run_metrics import quantile
 
 ANCHOR, TITLE = "configs", None
@@ -188,8 +187,9 @@ class Columns:
     def oracle_cells(self, v: VerdictRow) -> list[str]:
         """The oracle router, a virtual config: its score and n, the other columns empty."""
         empty = len(self.levels) + len(self.ns) + len(self.doc_ns) + len(self.shares)
-        return [f"oracle router (virtual: {v.best_rag.label} | {v.lc.label})", v.benchmark, fmt(v.oracle.score, 1),
-                *([""] if self.official else []), *[""] * empty, "", "", "", str(v.oracle.n), "", ""]
+        return [f"oracle router (virtual: {v.comparison.best_rag.label} | {v.lc.label})", v.benchmark,
+                fmt(v.oracle.score, 1), *([""] if self.official else []), *[""] * empty, "", "", "", str(v.oracle.n),
+                "", ""]
 
 
 def official_note(rows: list[dict[str, Any]]) -> str:

@@ -4,7 +4,6 @@ were run, what it costs, where its file is, and its weights in words."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
@@ -143,7 +142,7 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
             _delta(r.diff, rr.shown_interval) + (" adj." if rr.p_route_holm is not None else ""), gap,
             f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
-            decided, f"`{Path(rr.file).name}`" if rr.file else "-"]
+            decided, f"`{rr.file_name}`"]
 
 
 def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:
