@@ -67,7 +67,7 @@ class OtherRouter:
 @dataclass(frozen=True)
 class RouterRow:
     """The router stage of a verdict row: the learned router over its two configs, its costs, the routing arms run
-    beside it, and (from the report's family, `tested`) its `route` test."""
+    beside it, and its `route` test (set by the report's family: experiments.report.decision_order.tested)."""
     benchmark: str
     level: str
     lc_label: str

@@ -36,7 +36,7 @@ router is the per-sample better of the best long-context and the best RAG config
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -74,9 +74,6 @@ class Paired:
     estimate: Estimate | None = None
     pooled: list[tuple[str, float]] | None = None
     correct_shares: tuple[float, float] | None = None
-
-    def fields(self) -> dict[str, object]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -121,22 +118,22 @@ def _crossfit(lcs: list[Run], rags: list[Run], table: Candidates, lvl: str | Non
         return float(np.average([x[k] for x in samples], weights=weights))
 
     threshold = settings.correct_threshold - 1e-12
+    diff, ci, p_value = _read(rep.estimate, None)
     paired = Paired(lc_score=100 * float(np.mean([pooled_mean(f.samples, 3) for f in rep.fits])),
                     rag_score=100 * float(np.mean([pooled_mean(f.samples, 2) for f in rep.fits])),
-                    n_shared=len(fit.samples), n_groups=rep.estimate.n_groups, **_estimated(rep.estimate),
-                    pooled=[(s[1], 100 * (s[2] - s[3])) for s in fit.samples],
+                    n_shared=len(fit.samples), n_groups=rep.estimate.n_groups, diff=diff, ci=ci, p_value=p_value,
+                    estimate=rep.estimate, pooled=[(s[1], 100 * (s[2] - s[3])) for s in fit.samples],
                     correct_shares=(float(np.mean([s[2] >= threshold for s in fit.samples])),
                                     float(np.mean([s[3] >= threshold for s in fit.samples]))))
     return CrossFitted(lc, rag, within, selection, agreement >= 0.5, agreement, paired)
 
 
-def _estimated(estimate: Estimate | None, diff: float | None = None) -> dict[str, object]:
-    """The Paired fields an estimate gives: itself, Δ, its 95% interval and two-sided p-value (`diff`: Δ without
-    one)."""
+def _read(estimate: Estimate | None,
+          diff: float | None) -> tuple[float | None, tuple[float, float] | None, float | None]:
+    """(Δ, its 95% interval, its two-sided p-value) from an estimate; without one `diff` and neither."""
     if estimate is None:
-        return {"estimate": None, "diff": diff}
-    return {"estimate": estimate, "diff": estimate.value, "ci": estimate.interval(0.95),
-            "p_value": estimate.p_two_sided(0.0)}
+        return diff, None, None
+    return estimate.value, estimate.interval(0.95), estimate.p_two_sided(0.0)
 
 
 def _fixed_pair(lc: Run, rag: Run, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> Paired:
@@ -151,9 +148,10 @@ def _fixed_pair(lc: Run, rag: Run, lvl: str | None, groups: dict[str, str], sett
         return Paired(lc_score=lc_score, rag_score=rag_score)
     docs = [groups.get(i, i) for i in shared]
     # one document: its mean, no interval
-    diff = 100 * float(np.mean([a[i] - b[i] for i in shared])) if estimate is None else None
-    return Paired(lc_score=lc_score, rag_score=rag_score, n_shared=len(shared), n_groups=len(set(docs)),
-                  **_estimated(estimate, diff), pooled=[(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)],
+    diff, ci, p_value = _read(estimate, 100 * float(np.mean([a[i] - b[i] for i in shared])))
+    return Paired(lc_score=lc_score, rag_score=rag_score, n_shared=len(shared), n_groups=len(set(docs)), diff=diff,
+                  ci=ci, p_value=p_value, estimate=estimate,
+                  pooled=[(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs)],
                   correct_shares=(share_correct(rag, lvl, shared, settings.correct_threshold),
                                   share_correct(lc, lvl, shared, settings.correct_threshold)))
 
@@ -214,16 +212,15 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing,
     naive = fitted is None and not (len(lcs) == 1 and len(rags) == 1)
     if fitted is not None:
         lc, rag, within, paired = fitted.lc, fitted.rag, fitted.within_tolerance, fitted.paired
-        chosen = {"selection": fitted.selection, "halves_agree": fitted.halves_agree,
-                  "halves_agreement": fitted.halves_agreement}
+        selection, halves = fitted.selection, (fitted.halves_agree, fitted.halves_agreement)
     else:
         lc, rag, within = choose_pair(lcs, rags, table, lvl)
-        paired = _fixed_pair(lc, rag, lvl, groups, settings)
-        chosen = {"selection": "single config per arm (nothing chosen): all samples" if not naive else
-                  (f"naive: {len(set(groups.values()))} documents are too few to split, "
-                   f"so the {compared} configs were chosen on the samples reported on")}
-    naive_est = paired_difference(naive_rag, naive_lc, lvl, None, groups)[1] \
-        if naive_lc is not None and naive_rag is not None else None
+        paired, halves = _fixed_pair(lc, rag, lvl, groups, settings), (None, None)
+        selection = ("single config per arm (nothing chosen): all samples" if not naive else
+                     f"naive: {len(set(groups.values()))} documents are too few to split, "
+                     f"so the {compared} configs were chosen on the samples reported on")
+    naive_est = (paired_difference(naive_rag, naive_lc, lvl, None, groups)[1]
+                 if naive_lc is not None and naive_rag is not None else None)
     cost = cost_ratio(rag, lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
     comparison = Comparison(
         benchmark, level, lc=lc, rag=rag, within_tolerance=within, best_rag=best_rag, best_rag_score=best_rag_score,
@@ -233,8 +230,10 @@ def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing,
         cost_ratio=cost.point if cost else None, cost_ratio_low=cost.low if cost else None,
         cost_ratio_high=cost.high if cost else None, cost_basis=pricing_words.basis(pricing) if cost else "",
         oracle=oracle_router(best_rag, lc, lvl), configs_compared=compared, naive_lc=naive_lc, naive_rag=naive_rag,
-        naive_diff=naive_est.value if naive_est is not None else None, candidates=table, **chosen,
-        **paired.fields())
+        naive_diff=naive_est.value if naive_est is not None else None, candidates=table, selection=selection,
+        halves_agree=halves[0], halves_agreement=halves[1], lc_score=paired.lc_score, rag_score=paired.rag_score,
+        n_shared=paired.n_shared, n_groups=paired.n_groups, diff=paired.diff, ci=paired.ci, p_value=paired.p_value,
+        estimate=paired.estimate, pooled=paired.pooled, correct_shares=paired.correct_shares)
     decision, tested = row_decision(comparison.estimate, comparison.n_groups, naive, comparison.rag_cheaper,
                                     comparison.known_correct_shares, settings)
     return comparison, OwnDecision(decision, tested)
