@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from experiments.report.blas_threads import report_threads
-from experiments.report.verdict.power import plan_rows
+from experiments.report.verdict_row import plan_rows
 from experiments.report.pricing import Pricing
 from experiments.report.loading import load_runs
 from experiments.report.settings import load_settings

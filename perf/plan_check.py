@@ -56,7 +56,7 @@ from pathlib import Path
 
 import common  # sets up the path; emit() prints the figures
 
-from experiments.report.verdict.power import plan_rows
+from experiments.report.verdict_row import plan_rows
 from experiments.simulate.plan_check import decided_share, simulated_rows
 from experiments.report.settings import load_settings
 

@@ -18,7 +18,7 @@ from eval.metrics.confidence import cluster_t
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
 from experiments.report.verdict.compare import row_decision
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict.row import Comparison
 from experiments.simulate.sweeps import write_run
 from llm.work_model import FEATURES, WorkModel, answer_features
 
@@ -73,7 +73,7 @@ def test_the_cost_ratio_carries_the_probes_interval(tmp_path):
     for row in rows:
         low, point, high = (float(row[k]) for k in ("cost_ratio_low", "cost_ratio", "cost_ratio_high"))
         assert low < point < high < 1 and row["cost_tie"] == "False", row
-    first = summary["vrows"][0]
+    first = summary["vrows"][0]["comparison"]
     assert first["cost_ratio_low"] < first["cost_ratio"] < first["cost_ratio_high"]
     assert f"[{float(rows[0]['cost_ratio_low']):.2f}-{float(rows[0]['cost_ratio_high']):.2f}]" in md
     assert "its interval: where another probe of this setup would put it, 95% of the time" in md
@@ -102,15 +102,15 @@ def test_a_tie_tests_only_the_claims_that_need_no_cheaper_arm():
     settings = load_settings()
     diffs = [0.5 + 1.5 * ((i * 7) % 5 - 2) for i in range(12)]
     estimate = cluster_t(diffs, [f"d{i}" for i in range(12)])
-    tie = VerdictRow("b", "all", cost_ratio=0.93, cost_ratio_low=0.81, cost_ratio_high=1.08, token_ratio=0.3)
-    cheaper = VerdictRow("b", "all", cost_ratio=0.93, cost_ratio_low=0.85, cost_ratio_high=0.99, token_ratio=0.3)
+    tie = Comparison("b", "all", cost_ratio=0.93, cost_ratio_low=0.81, cost_ratio_high=1.08, token_ratio=0.3)
+    cheaper = Comparison("b", "all", cost_ratio=0.93, cost_ratio_low=0.85, cost_ratio_high=0.99, token_ratio=0.3)
     assert tie.cost_tie and tie.rag_cheaper is None and tie.cost_words == "cost tie"
     assert cheaper.rag_cheaper is True and cheaper.cost_words == "RAG cheaper"
     assert row_decision(estimate, 12, False, cheaper.rag_cheaper, (0.5, 0.5), settings)[0].kind == "rag"
     decision, tested = row_decision(estimate, 12, False, tie.rag_cheaper, (0.5, 0.5), settings)
     assert decision.kind == "inconclusive" and tested
     assert "neither arm is known to be the cheaper one" in decision.why and "unknown" not in decision.why
-    assert VerdictRow("b", "all").cost_words == "cost unknown"
+    assert Comparison("b", "all").cost_words == "cost unknown"
 
 
 def test_exact_prices_have_the_point_for_an_interval_and_say_so(tmp_path):

@@ -160,7 +160,7 @@ def test_every_rows_scores_subtract_to_its_delta(report):
     # the case that misled: a cross-fitted row whose shown configs' own scores are not its cross-fitted ones
     assert any(abs(float(v["rag_own_score"]) - float(v["rag_score"])) >= 0.5 for v in crossfit)
     summary = json.loads((out / "summary.json").read_text())
-    for r in summary["vrows"]:
+    for r in (v["comparison"] for v in summary["vrows"]):
         if r["diff"] is not None:
             assert r["rag_score"] - r["lc_score"] == pytest.approx(r["diff"], abs=1e-9), r["level"]
         assert r["lc_own_score"] is not None and r["rag_own_score"] is not None

@@ -15,8 +15,9 @@ from experiments.report.verdict.decision import INCONCLUSIVE, decide
 from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX
 from experiments.report.verdict.sizing import planted, share_reached, simulated_estimate
 from experiments.report.verdict.power import (
-    clustered_variance, critical_sum, documents_for, minimum_detectable_difference, plan_rows, targets,
+    clustered_variance, critical_sum, documents_for, minimum_detectable_difference, targets,
 )
+from experiments.report.verdict_row import plan_rows
 from experiments.simulate.plan_check import decided_share, simulated_rows
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import known_truth_sweep

@@ -19,9 +19,11 @@ from experiments.report.runs import find_runs
 from experiments.report.settings import load_settings
 from experiments.report.verdict.compare import row_decision
 from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, ROUTE,
-                                                 Decision, decide)
-from experiments.report.verdict.row import VerdictRow, on_scale
+                                                 Decision, OwnDecision, decide)
+from experiments.report.verdict.family import Family
+from experiments.report.verdict.row import Comparison, on_scale
 from experiments.report.verdict.sentence import recommend
+from experiments.report.verdict_row import VerdictRow
 from experiments.simulate.sweeps import write_run
 
 BASIS = "a per-token price without prompt caching"
@@ -55,18 +57,17 @@ def _row(runs, settings, *, diff: float | None, se: float = 0.0, docs: int = 12,
          cross_fitted: bool = False) -> VerdictRow:
     """A row whose numbers are `diff` (points) with standard error `se` over `docs` documents, decided by the
     report's own rule."""
-    row = VerdictRow("b", "all", lc=runs[0], rag=runs[1], lc_score=50.0, n_groups=docs, n_shared=3 * docs,
-                     token_ratio=token_ratio, cost_ratio=cost_ratio, cost_basis=BASIS if cost_ratio else "",
-                     correct_shares=shares)
-    estimate = None
-    if diff is not None and docs >= 2:
-        estimate = Estimate(diff, se, docs - 1, docs, cross_fitted)
-        row.estimate, row.ci = estimate, estimate.interval(0.95)
-    row.diff = diff
-    row.rag_score = None if diff is None else 50.0 + diff
-    row.decision, row.tested = row_decision(estimate, docs if diff is not None else 0, naive, row.rag_cheaper,
-                                            shares, settings)
-    return row
+    estimate = Estimate(diff, se, docs - 1, docs, cross_fitted) if diff is not None and docs >= 2 else None
+    c = Comparison("b", "all", lc=runs[0], rag=runs[1], lc_score=50.0, n_groups=docs, n_shared=3 * docs,
+                   token_ratio=token_ratio, cost_ratio=cost_ratio, cost_basis=BASIS if cost_ratio else "",
+                   correct_shares=shares, estimate=estimate, ci=estimate.interval(0.95) if estimate else None,
+                   diff=diff, rag_score=None if diff is None else 50.0 + diff)
+    decision, tested = row_decision(estimate, docs if diff is not None else 0, naive, c.rag_cheaper, shares, settings)
+    return VerdictRow(c, OwnDecision(decision, tested), Family(0, decision))
+
+
+def _say(row: VerdictRow, settings) -> str:
+    return recommend(row.comparison, row.family, settings)
 
 
 KINDS = {  # name -> the row's facts
@@ -110,11 +111,12 @@ def _check_sentence(name: str, row: VerdictRow, text: str, settings) -> None:
         assert f"[{lo:+.1f}, {hi:+.1f}]" in text, (name, text)
     # the cost: a ratio only with what prices it, and never "unknown" beside a ratio or a token count
     if "x the cost" in text:
-        assert f"{row.cost_ratio:.2f}x the cost per answer (priced by {row.cost_basis})" in text, (name, text)
-    if row.cost_ratio is None:
+        c = row.comparison
+        assert f"{c.cost_ratio:.2f}x the cost per answer (priced by {c.cost_basis})" in text, (name, text)
+    if row.comparison.cost_ratio is None:
         assert "x the cost" not in text, (name, text)
     if "unknown" in text:
-        assert row.cost_ratio is None and row.token_ratio is None, (name, text)
+        assert row.comparison.cost_ratio is None and row.comparison.token_ratio is None, (name, text)
     for points in re.findall(r"than (\d+(?:\.\d+)?) points", text):
         assert float(points) == settings.tolerance, (name, text)
     if row.n_groups < MIN_DOCUMENTS:
@@ -124,7 +126,7 @@ def _check_sentence(name: str, row: VerdictRow, text: str, settings) -> None:
 @pytest.mark.parametrize("name", list(KINDS))
 def test_each_kind_of_row_says_its_own_facts(name, runs, settings):
     row = _row(runs, settings, **KINDS[name])
-    text = recommend(row, settings)
+    text = _say(row, settings)
     _check_sentence(name, row, text, settings)
 
 
@@ -147,19 +149,21 @@ def test_the_walk_reaches_every_decision_and_reason(runs, settings):
 
 def test_a_routed_row_states_the_arms_decision_and_its_own_numbers(runs, settings):
     row = _row(runs, settings, diff=1.0, se=3.0)
-    row.arm_decision, row.decision = row.decision, Decision(ROUTE, "a learned router beats the better arm")
-    text = recommend(row, settings)
+    row = replace(row, family=replace(row.family, decision=Decision(ROUTE, "a learned router beats the better arm"),
+                                      arm_decision=row.decision))
+    text = _say(row, settings)
     _check_sentence("route", row, text, settings)
     assert f"the decision is {INCONCLUSIVE}" in text
 
 
 def test_rows_without_an_arm_name_the_one_they_have(runs, settings):
-    assert recommend(VerdictRow("b", "all"), settings).startswith("No long-context or RAG run")
-    only_rag = VerdictRow("b", "all", rag=runs[1], rag_score=61.25)
-    assert recommend(only_rag, settings) == (f"No long-context run to compare with; the best RAG config is "
-                                             f"{runs[1].label} (61.2).")
-    only_lc = VerdictRow("b", "all", lc=runs[0], lc_score=40.0)
-    assert recommend(only_lc, settings).endswith(f"long context ({runs[0].label}) scores 40.0.")
+    none = Family(0, None)
+    assert recommend(Comparison("b", "all"), none, settings).startswith("No long-context or RAG run")
+    only_rag = Comparison("b", "all", rag=runs[1], rag_score=61.25)
+    assert recommend(only_rag, none, settings) == (f"No long-context run to compare with; the best RAG config is "
+                                                   f"{runs[1].label} (61.2).")
+    only_lc = Comparison("b", "all", lc=runs[0], lc_score=40.0)
+    assert recommend(only_lc, none, settings).endswith(f"long context ({runs[0].label}) scores 40.0.")
 
 
 @pytest.mark.parametrize("rag_cheaper", [True, False, None])
@@ -181,7 +185,7 @@ def test_decide_names_an_unknown_cost_only_when_it_is_unknown(rag_cheaper):
 
 def test_the_page_states_a_one_document_row_by_its_own_numbers(runs, settings):
     row = _row(runs, settings, diff=33.3, docs=1)
-    row.n_shared = 3
+    row = replace(row, comparison=replace(row.comparison, n_shared=3))
     reason = no_interval_reason(row)
     assert reason.startswith("Δ is +33.3 over one document (3 questions)") and delta_cell(row) == "-"
     assert answer_notes([row]) == [f"b · all, no Δ interval: {reason}."]
@@ -191,5 +195,5 @@ def test_the_page_states_a_one_document_row_by_its_own_numbers(runs, settings):
     assert delta_cell(decided) == f"+20.0 [{lo:+.1f}, {hi:+.1f}] untested"
     withheld = _row(runs, settings, diff=40.0, se=2.0, docs=4)
     assert answer_notes([withheld]) == [f"b · all: {withheld.decision.why}."]
-    undecided = replace(withheld, decision=_row(runs, settings, diff=3.0, se=6.0, docs=3).decision)
+    undecided = replace(withheld, family=_row(runs, settings, diff=3.0, se=6.0, docs=3).family)
     assert answer_notes([undecided]) == []  # not a withheld decision: nothing to explain beside its Δ

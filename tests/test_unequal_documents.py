@@ -210,7 +210,7 @@ def test_the_report_weighs_by_question_or_by_document(tmp_path, weight):
     expected = 100 * (-20 + 18) / 38 if weight == "question" else 100 * (-1 + 9) / 10
     assert row.diff == pytest.approx(expected)
     if weight == "question":
-        assert row.estimate.largest_share == pytest.approx(20 / 38)
+        assert row.comparison.estimate.largest_share == pytest.approx(20 / 38)
         assert "hold 53% of the questions" in concentration_note(row)
     else:
         assert not concentration_note(row)

@@ -8,8 +8,9 @@ import pytest
 
 from eval.metrics.confidence import Estimate, cluster_t
 from experiments.report.settings import load_settings
-from experiments.report.verdict.decision import ALPHA, CLAIM_SHARE, INCONCLUSIVE, LONGCTX, RAG, decide
+from experiments.report.verdict.decision import ALPHA, CLAIM_SHARE, INCONCLUSIVE, LONGCTX, RAG, OwnDecision, decide
 from experiments.report.verdict.family import ROUTER_SHARE, control_family, holm, two_families
+from experiments.report.verdict.row import Comparison
 from experiments.simulate.scores import SCENARIOS, rag_shift, scenario_scores
 
 
@@ -55,12 +56,17 @@ def test_every_claim_reads_the_stricter_interval_whichever_arm_is_cheaper():
     assert clear.kind == RAG and clear.why == "RAG is better (the whole 97% interval is above 0)"
 
 
+def _tested(name: str, est: Estimate, token_ratio: float, settings) -> tuple[Comparison, OwnDecision]:
+    """A tested row's comparison (its estimate, 95% interval and prompt-token ratio) and its own decision."""
+    c = Comparison(name, "all", ci=est.interval(), token_ratio=token_ratio, estimate=est)
+    return c, OwnDecision(decide(est, settings.tolerance, c.rag_cheaper), tested=True)
+
+
 def test_a_cross_fitted_estimate_tests_every_claim_at_one_sided_one_percent(settings):
     """With several configs the cross-fitted error leans towards the chosen arm's side (false `rag` up to 3.5% at
     one-sided 1.5%): its claims read the 98% interval, the same numbers from one config the 97% one. Both the row's
     own decision and the family's restatement read the same level, and the cross-fit marks its estimate."""
     from experiments.report.verdict.decision import STRICT_SHARE, claim_levels, claim_p_values
-    from experiments.report.verdict.row import VerdictRow
 
     one = Estimate(2.6, 2.0, 1e6, 40)  # 97%: [-1.74, +6.94]; 98%: [-2.05, +7.25]
     crossed = Estimate(2.6, 2.0, 1e6, 40, cross_fitted=True)
@@ -76,11 +82,10 @@ def test_a_cross_fitted_estimate_tests_every_claim_at_one_sided_one_percent(sett
     assert decide(Estimate(4.5, 2.0, 1e6, 40, cross_fitted=True), 2.0, rag_cheaper=False).kind == INCONCLUSIVE
     # through the family: a kept cross-fitted `rag` is shown at 98%
     clear = Estimate(4.0, 2.0, 1e6, 40, cross_fitted=True)
-    r = VerdictRow("b", "all", ci=clear.interval(), token_ratio=0.5, estimate=clear, tested=True)
-    r.decision = decide(clear, settings.tolerance, r.rag_cheaper)
-    assert r.decision.kind == RAG
-    control_family([r], settings)
-    assert r.ci_family_confidence == pytest.approx(0.98) and r.ci_family[0] > -2.0
+    r = _tested("b", clear, 0.5, settings)
+    assert r[1].decision.kind == RAG
+    (family,), _ = control_family([r], settings)
+    assert family.confidence == pytest.approx(0.98) and family.ci[0] > -2.0
 
 
 def test_the_repeated_cross_fit_marks_its_estimate():
@@ -94,21 +99,17 @@ def test_the_repeated_cross_fit_marks_its_estimate():
 def test_superiority_words_are_judged_on_the_family_adjusted_interval(settings):
     """A kept `rag` whose 97% interval is above 0 but whose family-adjusted interval crosses 0 says "no more than
     2 points worse", never "better"."""
-    from experiments.report.verdict.row import VerdictRow
-
     def row(name, center, sd):
-        est = Estimate(center, sd, 1e6, 40)
-        r = VerdictRow(name, "all", ci=est.interval(), token_ratio=0.5, estimate=est, tested=True)  # RAG cheaper
-        r.decision = decide(est, settings.tolerance, r.rag_cheaper)
-        return r
+        return _tested(name, Estimate(center, sd, 1e6, 40), 0.5, settings)  # RAG cheaper
 
     rows = [row("edge", 5.0, 2.2), row("far", 20.0, 2.0), row("open", 0.0, 8.0)]
-    assert rows[0].decision.why.startswith("RAG is better")  # alone: 97% lower end about +0.2
-    control_family(rows, settings)
-    edge = rows[0]
+    assert rows[0][1].decision.why.startswith("RAG is better")  # alone: 97% lower end about +0.2
+    families, _ = control_family(rows, settings)
+    edge = families[0]
     assert edge.decision.kind == RAG and edge.p_holm < ALPHA
-    assert -2.0 < edge.ci_family[0] < 0 and "no more than 2 points worse" in edge.decision.why
-    assert rows[1].decision.why.startswith("RAG is better") and rows[1].ci_family[0] > 0
+    assert -2.0 < edge.ci[0] < 0 and "no more than 2 points worse" in edge.decision.why
+    assert families[1].decision.why.startswith("RAG is better") and families[1].ci[0] > 0
+    assert rows[0][1].decision.why.startswith("RAG is better")  # the row's own decision stage is left as it was
 
 
 def test_two_families_reduce_to_holm_where_one_is_empty():
@@ -169,36 +170,24 @@ def test_each_scenario_plants_the_truth_it_states(scenario):
         assert min(diff) == -1.0 and max(diff) == 0.0  # RAG answers as long context does, but for its misses
 
 
-class _Claim:
-    def __init__(self, p: float):
-        self.p_value, self.settled = p, None
-
-    def settle(self, p_holm):
-        self.settled = p_holm
-
-
 @pytest.mark.parametrize("family", ["own", "shared"])
 def test_the_router_family_setting_picks_the_procedure(settings, family):
     """"own": Holm within each family at 5%; "shared": one 5% for both, so an arm decision at p 0.046 (on the common
     scale) falls while the router's claim is open, and says why."""
     from dataclasses import replace
 
-    from experiments.report.verdict.row import VerdictRow
-
     est = Estimate(4.4, 2.0, 1e6, 40)  # RAG dearer: its claim "better", p 0.028 at level 0.03: 0.046 at 0.05
-    row = VerdictRow("b", "all", ci=est.interval(), token_ratio=2.0, estimate=est, tested=True)
-    row.decision = decide(est, settings.tolerance, row.rag_cheaper)
-    claim = _Claim(0.03)
-    control_family([row], replace(settings, router_family=family), [claim])
+    (row,), (router,) = control_family([_tested("b", est, 2.0, settings)], replace(settings, router_family=family),
+                                       [0.03])
     if family == "own":
         assert row.decision.kind == RAG and row.p_holm == pytest.approx(row.p_decision)
-        assert claim.settled == pytest.approx(0.03)
+        assert router == pytest.approx(0.03)
     else:
         assert row.decision.kind == INCONCLUSIVE and "2 tests (arm decisions and router claims)" in row.decision.why
         assert row.p_holm == pytest.approx(row.p_decision / (1 - ROUTER_SHARE))
         # the router stands from the level at which the arm decision stands and passes it its 5%
-        assert claim.settled == pytest.approx(min(0.03 / ROUTER_SHARE, row.p_holm))
-    assert row.ci_family[0] > 0 if family == "own" else row.ci_family[0] < 0  # the interval shown agrees
+        assert router == pytest.approx(min(0.03 / ROUTER_SHARE, row.p_holm))
+    assert row.ci[0] > 0 if family == "own" else row.ci[0] < 0  # the interval shown agrees
 
 
 def test_an_unknown_router_family_is_refused_by_name():
@@ -225,11 +214,13 @@ def test_an_untested_interval_is_shown_within_the_scores_range():
     """Two documents give a t with one degree of freedom: the demo's 6k row showed [-292.7, +342.7], differences
     no pair of 0..1 scores can make. The first screen, the forest plot and the sentence cut it to [-100, +100]."""
     from experiments.report.page.verdict_cells import shown_interval
-    from experiments.report.verdict.row import VerdictRow
+    from experiments.report.verdict.family import Family
     from experiments.report.verdict.sentence import _interval_words
+    from experiments.report.verdict_row import VerdictRow
 
-    row = VerdictRow("synthetic", "6k", diff=25.0, ci=(-292.7, 342.7), n_groups=2)
-    assert shown_interval(row) == (-100.0, 100.0)
-    assert _interval_words(row) == "nominal 95% CI [-100.0, +100.0] over 2 documents, untested"
-    inside = VerdictRow("synthetic", "1k", diff=5.0, ci=(-3.0, 13.0), n_groups=16)
-    assert shown_interval(inside) == (-3.0, 13.0)
+    untested = Family(0, None)
+    wide = Comparison("synthetic", "6k", diff=25.0, ci=(-292.7, 342.7), n_groups=2)
+    assert shown_interval(VerdictRow(wide, OwnDecision(), untested)) == (-100.0, 100.0)
+    assert _interval_words(wide, untested) == "nominal 95% CI [-100.0, +100.0] over 2 documents, untested"
+    inside = Comparison("synthetic", "1k", diff=5.0, ci=(-3.0, 13.0), n_groups=16)
+    assert shown_interval(VerdictRow(inside, OwnDecision(), untested)) == (-3.0, 13.0)

@@ -238,27 +238,27 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
 
 
 def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
-    from experiments.report.verdict.decision import Decision
+    from experiments.report.verdict.decision import Decision, OwnDecision
     from experiments.report.verdict.family import control_family
-    from experiments.report.verdict.row import VerdictRow
+    from experiments.report.verdict.row import Comparison
 
     from eval.metrics.confidence import Estimate
 
     def row(name, center, sd):
         est = Estimate(center, sd, 1e6, 40)
-        r = VerdictRow(name, "all", ci=est.interval(), token_ratio=2.0, estimate=est, tested=True)  # RAG dearer
-        r.decision = decide(est, settings.tolerance, r.rag_cheaper)
-        return r
+        c = Comparison(name, "all", ci=est.interval(), token_ratio=2.0, estimate=est)  # RAG dearer
+        return c, OwnDecision(decide(est, settings.tolerance, c.rag_cheaper), tested=True)
 
     # the first row's 97% interval just clears 0 (p about 0.018 at level 0.03: 0.03 on the common scale); the other
     # two are far from any boundary
     rows = [row("edge", 2.37 * 2.0, 2.0), row("b", 0.5, 4.0), row("c", -0.5, 4.0)]
-    assert rows[0].decision.kind == "rag" and [r.decision.kind for r in rows[1:]] == ["inconclusive"] * 2
-    assert control_family(rows, settings) == 3
-    assert 0.0167 < rows[0].p_decision < 0.05 and rows[0].p_holm == pytest.approx(3 * rows[0].p_decision)
-    assert rows[0].decision.kind == "inconclusive" and "makes 3 decisions" in rows[0].decision.why
+    assert rows[0][1].decision.kind == "rag" and [own.decision.kind for _, own in rows[1:]] == ["inconclusive"] * 2
+    families, _ = control_family(rows, settings)
+    assert [f.size for f in families] == [3, 3, 3]
+    edge = families[0]
+    assert 0.0167 < edge.p_decision < 0.05 and edge.p_holm == pytest.approx(3 * edge.p_decision)
+    assert edge.decision.kind == "inconclusive" and "makes 3 decisions" in edge.decision.why
     # the first screen's interval for it is the family-adjusted one, which no longer clears 0
-    assert rows[0].ci_family[0] < 0 < rows[0].ci[0]
-    alone = [row("edge", 2.37 * 2.0, 2.0)]
-    control_family(alone, settings)
-    assert alone[0].decision == Decision("rag", alone[0].decision.why) and alone[0].family_size == 1
+    assert edge.ci[0] < 0 < rows[0][0].ci[0]
+    (alone,), _ = control_family([row("edge", 2.37 * 2.0, 2.0)], settings)
+    assert alone.decision == Decision("rag", alone.decision.why) and alone.size == 1

@@ -305,13 +305,14 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
                               **sweep_kwargs)
         runs = load_runs([where]).runs
         rows = verdicts(runs, Pricing(settings, runs), settings, routers=False)
-        assert len(rows) == n_rows and all(r.rag_cheaper is False for r in rows), "each row's RAG must be dearer"
+        assert len(rows) == n_rows and all(r.comparison.rag_cheaper is False for r in rows), \
+            "each row's RAG must be dearer"
         wrong = [r.decision is not None and r.decision.kind == RAG for r in rows]
         counts["holm"] += any(wrong)
         counts["rows_wrong"] += sum(wrong)
         counts["per_row"] += any(r.ci is not None and r.ci[0] > 0 for r in rows)  # rag from the interval alone
-        assert all(r.p_holm is not None and (r.decision is None or r.decision.kind != RAG or r.p_holm < ALPHA)
-                   for r in rows)
+        assert all(r.family.p_holm is not None
+                   and (r.decision is None or r.decision.kind != RAG or r.family.p_holm < ALPHA) for r in rows)
         shutil.rmtree(where)
     return {"holm": counts["holm"] / n_sweeps, "per_row": counts["per_row"] / n_sweeps,
             "rows_wrong": counts["rows_wrong"] / (n_sweeps * n_rows)}

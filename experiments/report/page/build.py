@@ -50,7 +50,7 @@ from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
 from experiments.report.pricing import Pricing
 from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
-from experiments.report.verdict.power import plan_rows
+from experiments.report.verdict_row import plan_rows
 from experiments.report.settings import ReportSettings, load_settings
 
 

@@ -13,9 +13,8 @@ from experiments.report.plots import figures as plots
 from experiments.report.plots.context_share import score_vs_context_share
 from experiments.report.plots.forest import forest_plot
 from experiments.report.runs import Run
-from experiments.report.verdict.lookups import overall_row
 from experiments.report.verdict.oracle import mean_prompt_tokens
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow, overall_row
 
 
 @dataclass
@@ -45,9 +44,10 @@ class Figures:
 def _oracle_point(vrows: list[VerdictRow], scope: str) -> tuple[float, float] | None:
     """The oracle retriever's (mean prompt tokens, score) for the score-vs-tokens plot, if the scope has one."""
     overall = overall_row(vrows, scope)
-    if not (overall and overall.oracle and overall.lc and overall.best_rag):
+    best_rag = overall.comparison.best_rag if overall else None
+    if not (overall and overall.oracle and overall.lc and best_rag):
         return None
-    tokens = mean_prompt_tokens(overall.oracle, overall.best_rag, overall.lc)  # first: the best RAG
+    tokens = mean_prompt_tokens(overall.oracle, best_rag, overall.lc)  # first: the best RAG
     return None if tokens is None else (tokens, overall.oracle.score)
 
 
@@ -57,7 +57,7 @@ def _scope_figures(scope: str, runs: list[Run], vrows: list[VerdictRow], agreeme
     slug = "" if single else "_" + "".join(c if c.isalnum() else "-" for c in scope)
     title = "" if single else f" ({scope})"
     overall = overall_row(vrows, scope)
-    lc_best = overall.lc_score if overall else None
+    lc_best = overall.comparison.lc_score if overall else None
     made = [
         (plots.score_vs_tokens(mine, out / f"score_vs_prompt_tokens{slug}.png", _oracle_point(vrows, scope), title),
          "Score against mean prompt tokens; the dashed line and circled points are the Pareto front.",

@@ -20,7 +20,7 @@ from experiments.report.page.summary_file import NOT_IN_JSON
 from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow
 
 
 @dataclass(frozen=True)

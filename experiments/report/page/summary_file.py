@@ -2,8 +2,10 @@
 
 Its top level is the Summary's: the settings, the report's folder, what every section shares (`vrows`, `plans`,
 `agreements`), each section's own rows under `sections` by the section's anchor (`sections.configs.rows`: the
-per-config table, configs.csv's rows), the viewer and the figures. Version 2 (version 1 kept every section's rows
-at the top level, the per-config table under `summary`).
+per-config table, configs.csv's rows), the viewer and the figures. A verdict row is its stages' results, each under
+its name (`comparison`, `own`, `family`, `router`, `words`: experiments.report.verdict_row), beside the row's
+properties. Version 3 (version 2 kept a verdict row as one flat record; version 1 every section's rows at the top
+level, the per-config table under `summary`).
 
 Written: plain dicts and lists; a dataclass as its fields (those marked `field(metadata=NOT_IN_JSON)`, what
 the rows were computed from, left out) plus the report's row properties, evaluated; a run as the few
@@ -24,7 +26,7 @@ from eval.storage import atomic_write_text
 from experiments.report.runs import Run
 
 SUMMARY_FILE = "summary.json"
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 RUN_KEYS = ("label", "benchmark", "scope", "arm")  # what the page reads of a run (and metrics.config_hash)
 NOT_IN_JSON = {"summary_json": False}  # a field's metadata: what the rows were computed from, left out
 OWN_PACKAGE = "experiments.report"  # the classes whose properties are written beside their fields

@@ -1,19 +1,26 @@
-"""A verdict row's name and its Δ with the interval the page shows, shared by the first screen, the verdict
-section and the forest plot (experiments.report.page.drawing)."""
+"""A verdict row's name, its Δ with the interval the page shows and the size of the report's family, shared by the
+first screen, the verdict section and the forest plot (experiments.report.page.drawing)."""
 
 from __future__ import annotations
 
 from experiments.report.page.cells import cost_ratio_cell
 from experiments.report.plots.forest import ForestRow
 from experiments.report.verdict.decision import percent
-from experiments.report.verdict.row import VerdictRow, on_scale
+from experiments.report.verdict.row import on_scale
+from experiments.report.verdict_row import VerdictRow
 
 FOREST_FILE = "verdict_forest.png"
 
 
 def cost_cell(v: VerdictRow) -> str:
-    """The row's cost ratio with its interval (`cost_ratio_cell`; a summary.json from before it: the point)."""
-    return cost_ratio_cell(v.cost_ratio, getattr(v, "cost_ratio_low", None), getattr(v, "cost_ratio_high", None))
+    """The row's cost ratio with its interval (`cost_ratio_cell`)."""
+    c = v.comparison
+    return cost_ratio_cell(c.cost_ratio, c.cost_ratio_low, c.cost_ratio_high)
+
+
+def family_size(vrows: list[VerdictRow]) -> int:
+    """The decisions in the report's family (0 without any)."""
+    return max((v.family.size for v in vrows), default=0)
 
 
 def row_name(v: VerdictRow) -> str:
@@ -29,15 +36,15 @@ def no_interval_reason(v: VerdictRow) -> str | None:
     if v.diff is None:
         return "no sample scored by both arms"
     if v.n_groups < 2 or v.ci is None:
-        return (f"Δ is {v.diff:+.1f} over one document ({v.n_shared} questions): nothing varies between documents, "
-                "so there is no interval and no decision")
+        return (f"Δ is {v.diff:+.1f} over one document ({v.comparison.n_shared} questions): nothing varies between "
+                "documents, so there is no interval and no decision")
     return None
 
 
 def shown_interval(v: VerdictRow) -> tuple[float, float] | None:
     """The interval the first screen shows: the family-adjusted one for a tested row, else the 95% one; cut to
     the differences the score can take (`on_scale`)."""
-    ci = v.ci_family if v.ci_family is not None else v.ci
+    ci = v.family.ci if v.family.ci is not None else v.ci
     return None if ci is None else on_scale(ci)
 
 
@@ -58,7 +65,7 @@ def delta_cell(v: VerdictRow) -> str:
     if no_interval_reason(v) is not None or shown is None:  # (a row with a reason to show none has none)
         return "-"
     lo, hi = shown
-    level = percent(v.ci_family_confidence) if v.ci_family is not None and v.ci_family_confidence else "untested"
+    level = percent(v.family.confidence) if v.family.ci is not None and v.family.confidence else "untested"
     return f"{v.diff:+.1f} [{lo:+.1f}, {hi:+.1f}] {level}"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from experiments.report.agreement import Agreement
 from experiments.report.page.questions_html import QUESTIONS_FILE, questions_link
-from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.row import ALL
+from experiments.report.verdict_row import VerdictRow
 
 
 def level_param(level: str) -> str | None:

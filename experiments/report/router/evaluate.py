@@ -31,7 +31,7 @@ documents (their configs were not chosen on these questions, so no refitting is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -44,13 +44,12 @@ from experiments.report.router.fit import RouterResult, route
 from experiments.report.router.features import router_features
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.report.runs import Run
-from experiments.report.verdict.decision import ROUTE, Decision
 from experiments.report.verdict.family import ALPHA
 from experiments.report.settings import ReportSettings
 from experiments.arms.router_model import POST_RETRIEVAL, Router, save_router
 
 
-@dataclass
+@dataclass(frozen=True)
 class OtherRouter:
     """A routing arm that was run (Self-Route, a live router), on the learned router's questions."""
     label: str
@@ -66,9 +65,10 @@ class OtherRouter:
     share_longctx: float | None  # share of its answers that took the long-context route
 
 
-@dataclass
+@dataclass(frozen=True)
 class RouterRow:
-    """The learned router of one verdict row, its costs, and the routing arms run beside it."""
+    """The router stage of a verdict row: the learned router over its two configs, its costs, the routing arms run
+    beside it, and its `route` test (set by the report's family: experiments.report.decision_order.tested)."""
     benchmark: str
     level: str
     lc_label: str
@@ -83,12 +83,17 @@ class RouterRow:
     gated: bool = False  # not tested: its row decides nothing (naive, too few documents, floor or ceiling)
     p_route: float | None = None  # p-value of "router - best arm > tolerance"
     p_route_holm: float | None = None  # the same, adjusted over the report's tests (experiments.report.verdict.family)
-    file: Path | None = None  # the deployable router written by `write_routers`
     cost_note: str = ""  # how the report's router_points_per_1k_tokens entered the routing ("" without)
 
     @property
     def features_kind(self) -> str:
         return "pre-route + post-retrieval" if self.post_retrieval else "pre-route only"
+
+    @property
+    def file_name(self) -> str:
+        """The deployable router's file beside the report (`write_routers` writes it)."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{self.benchmark}_{self.level}").strip("_")
+        return f"router_{slug}.json"
 
     @property
     def shown_interval(self) -> tuple[float, float]:
@@ -129,25 +134,11 @@ def tested_interval(row: RouterRow) -> tuple[float, float]:
     return r.estimate.interval(1 - 2 * ALPHA * row.p_route / row.p_route_holm)
 
 
-@dataclass
-class RouteClaim:
-    """The `route` test of one verdict row, in the report's routers' family (experiments.report.verdict.family:
-    tested beside the arm decisions with one family-wise error): where the procedure keeps it, the row decides
-    `route` and keeps its single-arm decision as `arm_decision`."""
-    row: Any  # the verdict row whose `router` this tests
-    tolerance: float
-    p_value: float = 1.0
-
-    def __post_init__(self) -> None:
-        self.p_value = self.row.router.p_route = route_p_value(self.row.router.result, self.tolerance)
-
-    def settle(self, p_holm: float | None) -> None:
-        router = self.row.router
-        router.p_route_holm, router.gated = p_holm, p_holm is None
-        if p_holm is not None and routes_better(router.result, self.tolerance) and p_holm < ALPHA:
-            router.decided = True
-            self.row.arm_decision, self.row.decision = self.row.decision, Decision(ROUTE, route_why(router,
-                                                                                                    self.tolerance))
+def settled(router: RouterRow, p_route: float, p_holm: float, tolerance: float) -> RouterRow:
+    """The router of a tested row after the report's family (experiments.report.verdict.family): its claim's
+    p-value ("router - best arm > tolerance", `route_p_value`), its adjusted p-value, and whether `route` stands."""
+    return replace(router, p_route=p_route, p_route_holm=p_holm, gated=False,
+                   decided=routes_better(router.result, tolerance) and p_holm < ALPHA)
 
 
 def _by_id(run: Run, level: str | None) -> dict[str, dict[str, Any]]:
@@ -231,15 +222,11 @@ def router_row(benchmark: str, level: str, lvl: str | None, lc_run: Run, rag_run
     latency = (_per_answer(picks, lc, rag, ids, "latency_s", post), _per_answer(best, lc, rag, ids, "latency_s", False))
     c_lc, c_rag = cost_of(lc_run), cost_of(rag_run)
     cost = (_cost(picks, c_lc, c_rag, index_share(rag_run) if post else 0.0), _cost(best, c_lc, c_rag, 0.0))
-    row = RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost,
-                    cost_note=note)
     groups = dict(zip(features.ids, features.groups, strict=True))
-    for run in runs:
-        if run not in (lc_run, rag_run) and any(r.get("route") for r in run.answered(lvl)):
-            other = _other_router(run, lvl, result, lc, rag, groups, settings, cost_of)
-            if other is not None:
-                row.others.append(other)
-    return row
+    others = [_other_router(run, lvl, result, lc, rag, groups, settings, cost_of) for run in runs
+              if run not in (lc_run, rag_run) and any(r.get("route") for r in run.answered(lvl))]
+    return RouterRow(benchmark, level, lc_run.label, rag_run.label, result, post, tokens, latency, cost,
+                     [o for o in others if o is not None], cost_note=note)
 
 
 def money(usd: float | None) -> str:
@@ -281,15 +268,6 @@ def deployable(row: RouterRow) -> Router:
                             "features": row.features_kind})
 
 
-def file_name(row: RouterRow) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{row.benchmark}_{row.level}").strip("_")
-    return f"router_{slug}.json"
-
-
 def write_routers(rows: list[RouterRow], out: Path) -> list[Path]:
-    """One router file per row, beside the report."""
-    paths = []
-    for row in rows:
-        row.file = save_router(deployable(row), out / file_name(row))
-        paths.append(row.file)
-    return paths
+    """One router file per row, beside the report (its name: `RouterRow.file_name`)."""
+    return [save_router(deployable(row), out / row.file_name) for row in rows]

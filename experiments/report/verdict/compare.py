@@ -36,6 +36,8 @@ router is the per-sample better of the best long-context and the best RAG config
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from eval.metrics.confidence import Estimate
@@ -44,35 +46,60 @@ from experiments.report import pricing_words
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.cost_ratio import cost_ratio
-from experiments.report.verdict.crossfit import document_weights, repeated_crossfit
-from experiments.report.verdict.decision import INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, decide
+from experiments.report.verdict.crossfit import Candidates, document_weights, repeated_crossfit
+from experiments.report.verdict.decision import (INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, OwnDecision,
+                                                 decide)
 from experiments.report.verdict.oracle import oracle_router
-from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.row import ALL, Comparison
 from experiments.report.verdict.selection import (best_config, candidate_table, choose_pair, groups_of,
                                                   longctx_candidates, mean_score, paired_difference, rag_candidates,
                                                   share_correct)
-from experiments.report.verdict.sentence import recommend
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b not in (None, 0) else None
 
 
+@dataclass(frozen=True)
+class Paired:
+    """What the chosen pair's samples measure (the fields of Comparison it fills): the scores on Δ's basis, the
+    difference and its interval, the pooled samples and the shares answered correctly."""
+    lc_score: float | None = None
+    rag_score: float | None = None
+    n_shared: int = 0
+    n_groups: int = 0
+    diff: float | None = None
+    ci: tuple[float, float] | None = None
+    p_value: float | None = None
+    estimate: Estimate | None = None
+    pooled: list[tuple[str, float]] | None = None
+    correct_shares: tuple[float | None, float | None] | None = None
 
-def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | None,
-                  settings: ReportSettings) -> bool:
+
+@dataclass(frozen=True)
+class CrossFitted:
+    """The cross-fit's pair: the configs chosen on all documents, how the halves chose, and what they measure."""
+    lc: Run
+    rag: Run
+    within_tolerance: bool
+    selection: str
+    halves_agree: bool
+    halves_agreement: float
+    paired: Paired
+
+
+def _crossfit(lcs: list[Run], rags: list[Run], table: Candidates, lvl: str | None, configs_compared: int,
+              settings: ReportSettings) -> CrossFitted | None:
     """Choose on each half of the documents and score on the other, over `settings.splits` partitions
-    (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. False when the
+    (experiments.report.verdict.crossfit); the configs shown are the choice on all documents. None when the
     documents are too few to split."""
-    table = row.candidates
-    lc, rag, row.within_tolerance = choose_pair(lcs, rags, table, lvl)
-    assert table is not None and lc is not None and rag is not None  # each arm has a scored candidate: one is picked
-    row.lc, row.rag = lc, rag
+    lc, rag, within = choose_pair(lcs, rags, table, lvl)
+    assert lc is not None and rag is not None  # each arm has a scored candidate: one is picked
     lc_pick, rag_pick = lcs.index(lc), rags.index(rag)
     per_split = max(200, settings.resamples // settings.splits)
     rep = repeated_crossfit(table, settings.splits, per_split, settings.seed)
     if rep is None:
-        return False
+        return None
     fit = rep.first
     agreement = rep.agreement(lc_pick, rag_pick)
     (lc_a, rag_a, _), (lc_b, rag_b, _) = fit.choices
@@ -82,56 +109,52 @@ def _crossfit_row(row: VerdictRow, lcs: list[Run], rags: list[Run], lvl: str | N
         chose += (f"; in the first, half A chose {lcs[lc_a].label} | {rags[rag_a].label}, half B {lcs[lc_b].label} | "
                   f"{rags[rag_b].label}")
     half_a = len(table.documents) // 2
-    row.selection = (f"cross-fitted by document over {len(rep.fits)} splits (seeds {settings.seed}-"
-                     f"{settings.seed + len(rep.fits) - 1}, averaged): {row.configs_compared} configs chosen "
-                     f"on each half (about {half_a} documents) and scored on the other; {chose}")
-    row.halves_agreement, row.halves_agree = agreement, agreement >= 0.5
+    selection = (f"cross-fitted by document over {len(rep.fits)} splits (seeds {settings.seed}-"
+                 f"{settings.seed + len(rep.fits) - 1}, averaged): {configs_compared} configs chosen "
+                 f"on each half (about {half_a} documents) and scored on the other; {chose}")
     # each split's pooled means (over documents' means with weight: document), averaged as Δ is: RAG - long context
     # = Δ on every row
     def pooled_mean(samples: list, k: int) -> float:
         weights = document_weights([x[1] for x in samples]) if table.per_document else None
         return float(np.average([x[k] for x in samples], weights=weights))
 
-    row.lc_score = 100 * float(np.mean([pooled_mean(f.samples, 3) for f in rep.fits]))
-    row.rag_score = 100 * float(np.mean([pooled_mean(f.samples, 2) for f in rep.fits]))
-    row.n_shared, row.n_groups = len(fit.samples), rep.estimate.n_groups
-    _set_estimate(row, rep.estimate)
-    row.pooled = [(s[1], 100 * (s[2] - s[3])) for s in fit.samples]
     threshold = settings.correct_threshold - 1e-12
-    row.correct_shares = (float(np.mean([s[2] >= threshold for s in fit.samples])),
-                          float(np.mean([s[3] >= threshold for s in fit.samples])))
-    return True
+    diff, ci, p_value = _read(rep.estimate, None)
+    paired = Paired(lc_score=100 * float(np.mean([pooled_mean(f.samples, 3) for f in rep.fits])),
+                    rag_score=100 * float(np.mean([pooled_mean(f.samples, 2) for f in rep.fits])),
+                    n_shared=len(fit.samples), n_groups=rep.estimate.n_groups, diff=diff, ci=ci, p_value=p_value,
+                    estimate=rep.estimate, pooled=[(s[1], 100 * (s[2] - s[3])) for s in fit.samples],
+                    correct_shares=(float(np.mean([s[2] >= threshold for s in fit.samples])),
+                                    float(np.mean([s[3] >= threshold for s in fit.samples]))))
+    return CrossFitted(lc, rag, within, selection, agreement >= 0.5, agreement, paired)
 
 
+def _read(estimate: Estimate | None,
+          diff: float | None) -> tuple[float | None, tuple[float, float] | None, float | None]:
+    """(Δ, its 95% interval, its two-sided p-value) from an estimate; without one `diff` and neither."""
+    if estimate is None:
+        return diff, None, None
+    return estimate.value, estimate.interval(0.95), estimate.p_two_sided(0.0)
 
-def _set_estimate(row: VerdictRow, estimate: Estimate | None) -> None:
-    row.estimate = estimate
-    if estimate is not None:
-        row.diff, row.ci, row.p_value = estimate.value, estimate.interval(0.95), estimate.p_two_sided(0.0)
 
-
-
-def _fixed_pair_row(row: VerdictRow, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> None:
+def _fixed_pair(lc: Run, rag: Run, lvl: str | None, groups: dict[str, str], settings: ReportSettings) -> Paired:
     """One config per arm (nothing chosen), or too few documents to split (chosen on all): all samples."""
-    rag, lc = row.rag, row.lc
-    assert rag is not None and lc is not None  # each arm has a scored candidate: one is picked
     a, b = rag.scores(lvl), lc.scores(lvl)
     shared, estimate = paired_difference(rag, lc, lvl, None, groups, settings.per_document)
     if settings.per_document:  # on Δ's basis: the documents' means, each document once
-        row.lc_score, row.rag_score = (_documents_mean(x, shared, groups) for x in (b, a))
+        lc_score, rag_score = (_documents_mean(x, shared, groups) for x in (b, a))
     else:
-        row.lc_score, row.rag_score = mean_score(lc, lvl, set(shared)), mean_score(rag, lvl, set(shared))
-    row.n_shared = len(shared)
+        lc_score, rag_score = mean_score(lc, lvl, set(shared)), mean_score(rag, lvl, set(shared))
     if not shared:
-        return
+        return Paired(lc_score=lc_score, rag_score=rag_score)
     docs = [groups.get(i, i) for i in shared]
-    row.n_groups = len(set(docs))
-    if estimate is None:  # one document: its mean, no interval
-        row.diff = 100 * float(np.mean([a[i] - b[i] for i in shared]))
-    _set_estimate(row, estimate)
-    row.pooled = [(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs, strict=True)]
-    row.correct_shares = (share_correct(rag, lvl, shared, settings.correct_threshold),
-                          share_correct(lc, lvl, shared, settings.correct_threshold))
+    # one document: its mean, no interval
+    diff, ci, p_value = _read(estimate, 100 * float(np.mean([a[i] - b[i] for i in shared])))
+    return Paired(lc_score=lc_score, rag_score=rag_score, n_shared=len(shared), n_groups=len(set(docs)), diff=diff,
+                  ci=ci, p_value=p_value, estimate=estimate,
+                  pooled=[(d, 100 * (a[i] - b[i])) for i, d in zip(shared, docs, strict=True)],
+                  correct_shares=(share_correct(rag, lvl, shared, settings.correct_threshold),
+                                  share_correct(lc, lvl, shared, settings.correct_threshold)))
 
 
 
@@ -170,47 +193,52 @@ def row_decision(estimate: Estimate | None, n_groups: int, naive: bool, rag_chea
 
 
 
-def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing, settings: ReportSettings) -> VerdictRow:
-    """The row of one benchmark and level: its configs, difference, interval and the decision its interval
-    alone makes (the family's correction and the router come after, experiments.report.decision_order)."""
+def verdict_row(benchmark: str, level: str, runs: list[Run], pricing: Pricing,
+                settings: ReportSettings) -> tuple[Comparison, OwnDecision]:
+    """The comparison of one benchmark and level (its configs, difference, interval) and the decision its interval
+    alone makes (the family's correction, the router and the words come after, experiments.report.decision_order)."""
     lvl = None if level == ALL else level
-    row = VerdictRow(benchmark, level)
     lcs, rags = longctx_candidates(runs), rag_candidates(runs)
-    row.configs_compared = len(lcs) + len(rags)
-    row.best_rag, row.best_rag_score = best_config(rags, lvl)
+    best_rag, best_rag_score = best_config(rags, lvl)
     if not lcs or not rags:
-        row.lc, row.lc_score = best_config(lcs, lvl)
-        row.rag, row.rag_score = row.best_rag, row.best_rag_score
-        row.lc_own_score, row.rag_own_score = row.lc_score, row.rag_score
-        row.recommendation = recommend(row, settings)
-        return row
+        lc, lc_score = best_config(lcs, lvl)
+        return Comparison(benchmark, level, lc=lc, lc_score=lc_score, rag=best_rag, rag_score=best_rag_score,
+                          best_rag=best_rag, best_rag_score=best_rag_score, lc_own_score=lc_score,
+                          rag_own_score=best_rag_score, configs_compared=len(lcs) + len(rags)), OwnDecision()
     groups = groups_of(lcs + rags, lvl)
-    row.candidates = candidate_table(lcs, rags, lvl, groups, pricing, settings)
-    row.naive_lc, row.naive_rag, _ = choose_pair(lcs, rags, row.candidates, lvl)
-    naive = False
-    if len(lcs) == 1 and len(rags) == 1:
-        row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, row.candidates, lvl)
-        row.selection = "single config per arm (nothing chosen): all samples"
-        _fixed_pair_row(row, lvl, groups, settings)
-    elif not _crossfit_row(row, lcs, rags, lvl, settings):
-        naive = True
-        row.lc, row.rag, row.within_tolerance = choose_pair(lcs, rags, row.candidates, lvl)
-        row.selection = (f"naive: {len(set(groups.values()))} documents are too few to split, "
-                         f"so the {row.configs_compared} configs were chosen on the samples reported on")
-        _fixed_pair_row(row, lvl, groups, settings)
-    lc, rag, best_rag = row.lc, row.rag, row.best_rag
-    assert lc is not None and rag is not None and best_rag is not None  # each arm has a scored candidate
-    row.lc_own_score, row.rag_own_score = mean_score(lc, lvl, None), mean_score(rag, lvl, None)
-    if row.naive_lc is not None and row.naive_rag is not None:
-        _, naive_est = paired_difference(row.naive_rag, row.naive_lc, lvl, None, groups)
-        row.naive_diff = naive_est.value if naive_est is not None else None
-    row.token_ratio = _ratio(rag.mean_of("prompt_tokens", lvl), lc.mean_of("prompt_tokens", lvl))
-    row.latency_ratio = _ratio(rag.mean_of("latency_s", lvl), lc.mean_of("latency_s", lvl))
+    table = candidate_table(lcs, rags, lvl, groups, pricing, settings)
+    naive_lc, naive_rag, _ = choose_pair(lcs, rags, table, lvl)
+    compared = len(lcs) + len(rags)
+    fitted = None if len(lcs) == 1 and len(rags) == 1 else _crossfit(lcs, rags, table, lvl, compared, settings)
+    naive = fitted is None and not (len(lcs) == 1 and len(rags) == 1)
+    halves: tuple[bool | None, float | None]
+    if fitted is not None:
+        lc, rag, within, paired = fitted.lc, fitted.rag, fitted.within_tolerance, fitted.paired
+        selection, halves = fitted.selection, (fitted.halves_agree, fitted.halves_agreement)
+    else:
+        picked_lc, picked_rag, within = choose_pair(lcs, rags, table, lvl)
+        assert picked_lc is not None and picked_rag is not None  # each arm has a scored candidate: one is picked
+        lc, rag = picked_lc, picked_rag
+        paired, halves = _fixed_pair(lc, rag, lvl, groups, settings), (None, None)
+        selection = ("single config per arm (nothing chosen): all samples" if not naive else
+                     f"naive: {len(set(groups.values()))} documents are too few to split, "
+                     f"so the {compared} configs were chosen on the samples reported on")
+    naive_est = (paired_difference(naive_rag, naive_lc, lvl, None, groups)[1]
+                 if naive_lc is not None and naive_rag is not None else None)
     cost = cost_ratio(rag, lc, pricing, settings, lvl)  # with its interval: a tie is neither arm cheaper
-    row.cost_ratio, row.cost_ratio_low, row.cost_ratio_high = (cost.point, cost.low, cost.high) if cost else (None,) * 3
-    row.cost_basis = pricing_words.basis(pricing) if row.cost_ratio is not None else ""
-    row.oracle = oracle_router(best_rag, lc, lvl)
-    row.decision, row.tested = row_decision(row.estimate, row.n_groups, naive, row.rag_cheaper,
-                                            row.known_correct_shares, settings)
-    row.recommendation = recommend(row, settings)
-    return row
+    comparison = Comparison(
+        benchmark, level, lc=lc, rag=rag, within_tolerance=within, best_rag=best_rag, best_rag_score=best_rag_score,
+        lc_own_score=mean_score(lc, lvl, None), rag_own_score=mean_score(rag, lvl, None),
+        token_ratio=_ratio(rag.mean_of("prompt_tokens", lvl), lc.mean_of("prompt_tokens", lvl)),
+        latency_ratio=_ratio(rag.mean_of("latency_s", lvl), lc.mean_of("latency_s", lvl)),
+        cost_ratio=cost.point if cost else None, cost_ratio_low=cost.low if cost else None,
+        cost_ratio_high=cost.high if cost else None, cost_basis=pricing_words.basis(pricing) if cost else "",
+        oracle=oracle_router(best_rag, lc, lvl) if best_rag is not None else None, configs_compared=compared,
+        naive_lc=naive_lc, naive_rag=naive_rag,
+        naive_diff=naive_est.value if naive_est is not None else None, candidates=table, selection=selection,
+        halves_agree=halves[0], halves_agreement=halves[1], lc_score=paired.lc_score, rag_score=paired.rag_score,
+        n_shared=paired.n_shared, n_groups=paired.n_groups, diff=paired.diff, ci=paired.ci, p_value=paired.p_value,
+        estimate=paired.estimate, pooled=paired.pooled, correct_shares=paired.correct_shares)
+    decision, tested = row_decision(comparison.estimate, comparison.n_groups, naive, comparison.rag_cheaper,
+                                    comparison.known_correct_shares, settings)
+    return comparison, OwnDecision(decision, tested)

@@ -15,7 +15,7 @@ Token and API prices (a per-token price, or the records' own cost_usd under one)
 prices: the interval is the point. So is time measured without a probe (nothing models its noise); the report says
 which (`Pricing.basis`).
 
-A **cost tie**: the interval holds 1, so neither arm is the cheaper one. `VerdictRow.rag_cheaper` is then None, and
+A **cost tie**: the interval holds 1, so neither arm is the cheaper one. `Comparison.rag_cheaper` is then None, and
 the decision tests only the claims that need no cheaper arm (experiments.report.verdict.decision): `rag` when RAG is
 better (its interval above 0), `longctx` when long context is better by more than the tolerance; neither "no worse
 than the tolerance and cheaper" claim.

@@ -52,6 +52,15 @@ class Decision:
     bound: str | None = None  # no_decision: "floor" or "ceiling", where both arms sit (the page says it in words)
 
 
+@dataclass(frozen=True)
+class OwnDecision:
+    """The decision stage of a verdict row: what its own interval decides (experiments.report.verdict.compare.
+    row_decision; None for a row without both arms), and whether it joins the report's family of tests
+    (experiments.report.verdict.family, which may restate or withhold it)."""
+    decision: Decision | None = None
+    tested: bool = False
+
+
 ALPHA = 0.05  # the level on the common scale; the report's family keeps the family-wise error at this rate too
 # Every one-sided claim is tested at this share of the level: one-sided 1.5% instead of 2.5%, whichever arm it
 # favours and whichever is cheaper. Where the per-document differences are lopsided (an arm failing badly on a few

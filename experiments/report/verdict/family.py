@@ -33,7 +33,7 @@ spoke where the arms tie, which is where routing earns its place). `settings.rou
 
 `p_holm` is each claim's adjusted p-value: the smallest family-wise level at which the whole procedure keeps
 it (below 0.05 exactly when it is kept). A row whose own interval decides but whose adjusted p-value does
-not is shown as inconclusive, saying why; the interval the first screen shows for a tested row (`ci_family`)
+not is shown as inconclusive, saying why; the interval the first screen shows for a tested row (`Family.ci`)
 is the one at confidence 1 - level x p_decision / p_holm (level: its claim's own), which clears the boundary
 exactly when the decision stands, and the decision's words ("the whole interval is above 0") are judged on
 that same interval.
@@ -41,23 +41,31 @@ that same interval.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass
 from collections.abc import Sequence
 
+from eval.metrics.confidence import Estimate
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import (ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, claim_levels,
-                                                 claim_p_values, decide)
+from experiments.report.verdict.decision import (ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, OwnDecision,
+                                                 claim_levels, claim_p_values, decide)
+from experiments.report.verdict.row import Comparison
 
 ROUTER_SHARE = 0.2  # of the family-wise level the routers' claims start with (the arm decisions: the rest)
 
 
-class Claim(Protocol):
-    """A test of the routers' family: its p-value, and what follows from its adjusted p-value (None: not
-    tested, its row decides nothing)."""
-
-    p_value: float
-
-    def settle(self, p_holm: float | None) -> None: ...
+@dataclass(frozen=True)
+class Family:
+    """The family stage of a verdict row: the decision after the report's correction (its own where the row is not
+    tested; restated at its adjusted level where the procedure keeps it; inconclusive, saying why, where it does
+    not; `route`, with the single-arm decision kept as `arm_decision`, where the row's router claim stands) and,
+    for a tested row, its test's p-values and the interval at the adjusted level."""
+    size: int  # decisions in the family
+    decision: Decision | None
+    p_decision: float | None = None  # p-value of the boundary test of the row's own decision
+    p_holm: float | None = None  # the same, adjusted over the family
+    ci: tuple[float, float] | None = None  # the interval at the family-adjusted level
+    confidence: float | None = None  # its confidence: the level the decision was tested at
+    arm_decision: Decision | None = None  # a row decided `route`: the decision between the single arms
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -94,44 +102,55 @@ def two_families(arm_p: list[float], router_p: list[float],
     return arms, routers
 
 
-def control_family(rows: list[Any], settings: ReportSettings, claims: Sequence[Claim] = ()) -> int:
-    """Both families: set each tested row's p_decision, p_holm, ci_family and family_size, restate a kept
-    decision at its adjusted level and downgrade the decisions the procedure does not keep to inconclusive;
-    settle each router claim (`claims`, one per tested row with a router). Returns the number of arm tests."""
-    family = [r for r in rows if r.tested]
-    for row in family:
-        p = claim_p_values(row.estimate, settings.tolerance, row.rag_cheaper)
-        row.p_decision = p[row.decision.kind] if row.decision.kind in p else min(p.values())
-    arm_p, router_p = [r.p_decision for r in family], [c.p_value for c in claims]
+def control_family(rows: Sequence[tuple[Comparison, OwnDecision]], settings: ReportSettings,
+                   router_p: Sequence[float] = ()) -> tuple[list[Family], list[float]]:
+    """Both families: each row's Family (a tested row's p_decision, p_holm and adjusted interval, its decision
+    restated at its adjusted level or downgraded to inconclusive where the procedure does not keep it), and the
+    adjusted p-value of each router claim (`router_p`: the p-values of the claims, one per tested row with a
+    router)."""
+    tested = [i for i, (_, own) in enumerate(rows) if own.tested]
+    arm_p = [_p_decision(*rows[i], settings) for i in tested]
     if settings.router_family == "shared":
-        arm_adjusted, router_adjusted = two_families(arm_p, router_p)
+        arm_adjusted, router_adjusted = two_families(arm_p, list(router_p))
     else:
-        arm_adjusted, router_adjusted = holm(arm_p), holm(router_p)
+        arm_adjusted, router_adjusted = holm(arm_p), holm(list(router_p))
     size = len(arm_adjusted)
-    tests = size + (len(claims) if settings.router_family == "shared" else 0)
-    for row, p_holm in zip(family, arm_adjusted, strict=True):
-        row.p_holm = p_holm
-        _adjust_row(row, p_holm, size, tests, settings)
-    for row in rows:
-        row.family_size = size
-    for claim, p_holm in zip(claims, router_adjusted, strict=True):
-        claim.settle(p_holm)
-    return size
+    tests = size + (len(router_p) if settings.router_family == "shared" else 0)
+    adjusted = dict(zip(tested, zip(arm_p, arm_adjusted, strict=True), strict=True))
+    families = [_adjusted(c, own, *adjusted[i], size, tests, settings) if i in adjusted
+                else Family(size, own.decision) for i, (c, own) in enumerate(rows)]
+    return families, router_adjusted
 
 
-def _adjust_row(row: Any, p_holm: float, size: int, tests: int, settings: ReportSettings) -> None:
-    p = claim_p_values(row.estimate, settings.tolerance, row.rag_cheaper)
-    kind = row.decision.kind if row.decision.kind in p else min(p, key=lambda k: p[k])
-    ratio = row.p_decision / p_holm if p_holm > 0 else 1.0
-    level = claim_levels(row.rag_cheaper, strict=row.estimate.strict)[kind]
-    row.ci_family_confidence = 1 - level * ratio
-    row.ci_family = row.estimate.interval(row.ci_family_confidence)  # the interval whose test is the family's
-    if row.decision.kind not in (RAG, LONGCTX):
-        return
-    if p_holm >= ALPHA:
+def _tested(c: Comparison, own: OwnDecision) -> tuple[Estimate, Decision]:
+    """A tested row's estimate and own decision (experiments.report.verdict.compare.row_decision tests only a row
+    with both)."""
+    if c.estimate is None or own.decision is None:
+        raise ValueError(f"{c.benchmark} {c.level}: a tested row without an estimate or a decision")
+    return c.estimate, own.decision
+
+
+def _p_decision(c: Comparison, own: OwnDecision, settings: ReportSettings) -> float:
+    """The p-value of the row's own decision's boundary test (else the smaller of the two)."""
+    estimate, decision = _tested(c, own)
+    p = claim_p_values(estimate, settings.tolerance, c.rag_cheaper)
+    return p[decision.kind] if decision.kind in p else min(p.values())
+
+
+def _adjusted(c: Comparison, own: OwnDecision, p_decision: float, p_holm: float, size: int, tests: int,
+              settings: ReportSettings) -> Family:
+    estimate, decision = _tested(c, own)
+    p = claim_p_values(estimate, settings.tolerance, c.rag_cheaper)
+    kind = decision.kind if decision.kind in p else min(p, key=lambda k: p[k])
+    ratio = p_decision / p_holm if p_holm > 0 else 1.0
+    level = claim_levels(c.rag_cheaper, strict=estimate.strict)[kind]
+    confidence = 1 - level * ratio
+    ci = estimate.interval(confidence)  # the interval whose test is the family's
+    if decision.kind in (RAG, LONGCTX) and p_holm >= ALPHA:
         what = "tests (arm decisions and router claims)" if tests > size else "decisions"
-        row.decision = Decision(INCONCLUSIVE, f"the row's own interval alone says {row.decision.kind}, but this "
-                                              f"report makes {tests} {what} and with their correction its p-value "
-                                              f"({p_holm:.3f}) is not below {ALPHA:g}")
-    else:  # the same decision, its words judged on the interval it is shown with
-        row.decision = decide(row.estimate, settings.tolerance, row.rag_cheaper, alpha=ALPHA * ratio)
+        decision = Decision(INCONCLUSIVE, f"the row's own interval alone says {decision.kind}, but this "
+                                          f"report makes {tests} {what} and with their correction its p-value "
+                                          f"({p_holm:.3f}) is not below {ALPHA:g}")
+    elif decision.kind in (RAG, LONGCTX):  # the same decision, its words judged on the interval it is shown with
+        decision = decide(estimate, settings.tolerance, c.rag_cheaper, alpha=ALPHA * ratio)
+    return Family(size, decision, p_decision, p_holm, ci, confidence)

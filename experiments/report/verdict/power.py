@@ -51,10 +51,11 @@ import numpy as np
 from eval.metrics.confidence import t_quantile
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.verdict.decision import (
-    ALPHA, INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, claim_levels,
+    ALPHA, INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, Decision, claim_levels,
 )
 from experiments.report.verdict.sizing import ASSURANCE, MAX_DOCUMENTS as SIZING_MAX, SURE, size_by_assurance
 from experiments.report.settings import ReportSettings
+from experiments.report.verdict.row import Comparison
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
 MAX_DOCUMENTS = 10_000_000  # a plan larger than this is reported as this bound (a difference near a boundary)
@@ -195,12 +196,12 @@ def _r(v: float | None, digits: int = 2) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
-def _pair(row: Any) -> tuple[list[float], list[str]] | None:
+def _pair(row: Comparison) -> tuple[list[float], list[str]] | None:
     """(differences in points, documents) the row's difference pools (cross-fitted: each half's choice
     on the other half), else those of its RAG and long-context configs over their shared samples."""
     if row.lc is None or row.rag is None:
         return None
-    if getattr(row, "pooled", None):
+    if row.pooled:
         return [d for _, d in row.pooled], [g for g, _ in row.pooled]
     level = None if row.level == "all" else row.level
     rag, lc = row.rag.scores(level), row.lc.scores(level)
@@ -210,23 +211,14 @@ def _pair(row: Any) -> tuple[list[float], list[str]] | None:
     return [100 * (rag[i] - lc[i]) for i in shared], [docs[i] for i in shared]
 
 
-def rag_is_cheaper(row: Any) -> bool | None:
-    """As the verdict reads it (VerdictRow.rag_cheaper: None for a cost tie or an unknown cost); a row built by hand
-    without it: the cost ratio, else the prompt-token ratio."""
-    if hasattr(type(row), "rag_cheaper"):
-        return row.rag_cheaper
-    cheaper = row.cost_ratio if row.cost_ratio is not None else row.token_ratio
-    return None if cheaper is None else cheaper < 1
-
-
-def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference: float | None = None,
-             observed: bool = False) -> dict[str, Any]:
-    """The plan of one verdict row (experiments.report.verdict.row.VerdictRow) as a JSON-ready dict.
+def plan_row(row: Comparison, arm: Decision | None, family_size: int, settings: ReportSettings, power: float = 0.8,
+             difference: float | None = None, observed: bool = False) -> dict[str, Any]:
+    """The plan of one verdict row (its comparison, the decision between the single arms, the size of the report's
+    family: experiments.report.verdict_row.plan_rows) as a JSON-ready dict.
     `difference`: plan for this true difference (points; default: settings.plan_difference with the observed
     difference's sign); `observed`: plan for the observed difference instead."""
     if not 0 < power < 1:
         raise ValueError(f"power={power}: must be between 0 and 1 (e.g. 0.8)")
-    arm = getattr(row, "arm_decision", None) or row.decision  # a `route` row: plan its single-arm decision
     decision = arm.kind if arm else INCONCLUSIVE
     out = _unplanned(row, decision, power)
     pair = _pair(row)
@@ -242,10 +234,9 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     cv = clustered_variance(diffs, docs)
     se = cv.document_sd / math.sqrt(row.n_groups)  # the SE of the row's difference
     planned, assumed = _planned_difference(row, settings, difference, observed)
-    best = targets(planned, settings.tolerance, rag_is_cheaper(row),
-                   bool(getattr(row.estimate, "strict", False)))[0]
-    floor = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if getattr(row, "configs_compared", 0) > 2 else 2)
-    needed, sized = _documents_needed(row, cv, best, planned, floor, settings, power)
+    best = targets(planned, settings.tolerance, row.rag_cheaper, bool(row.estimate and row.estimate.strict))[0]
+    floor = max(MIN_DOCUMENTS, 2 * MIN_GROUPS if row.configs_compared > 2 else 2)
+    needed, sized = _documents_needed(row, cv, best, planned, floor, settings, power, family_size)
     if decision == NO_DECISION:  # floor or ceiling: more documents would not help
         needed, best = None, Target(NO_DECISION, 0.0, 0.0, "")
     out.update({
@@ -272,7 +263,7 @@ def plan_row(row: Any, settings: ReportSettings, power: float = 0.8, difference:
     return out
 
 
-def _unplanned(row: Any, decision: str, power: float) -> dict[str, Any]:
+def _unplanned(row: Comparison, decision: str, power: float) -> dict[str, Any]:
     """A plan's keys, before anything is planned."""
     return {
         "benchmark": row.benchmark, "level": row.level, "decision": decision,
@@ -286,26 +277,26 @@ def _unplanned(row: Any, decision: str, power: float) -> dict[str, Any]:
     }
 
 
-def _planned_difference(row: Any, settings: ReportSettings, difference: float | None, observed: bool
+def _planned_difference(row: Comparison, settings: ReportSettings, difference: float | None, observed: bool
                         ) -> tuple[float, str]:
     """The true difference to plan for, and where it came from (observed, given, setting)."""
-    if observed:
+    if observed and row.diff is not None:
         return row.diff, "observed"
     if difference is not None:
         return float(difference), "given"
     return math.copysign(settings.plan_difference, row.diff or 1.0), "setting"
 
 
-def _documents_needed(row: Any, cv: ClusteredVariance, best: Target, planned: float, floor: int,
-                      settings: ReportSettings, power: float) -> tuple[int | None, Any]:
+def _documents_needed(row: Comparison, cv: ClusteredVariance, best: Target, planned: float, floor: int,
+                      settings: ReportSettings, power: float, family_size: int) -> tuple[int | None, Any]:
     """Documents needed to reach the best target with `power` (simulated over the row's candidates table, or the
     formula of one fixed pair for a row built by hand), and the simulation's result (None without one)."""
     if best.margin <= 0:
         return None, None
-    table = getattr(row, "candidates", None)
+    table = row.candidates
     if table is not None:  # plausible worlds drawn from the pilot's documents (sizing.size_by_assurance)
-        sized = size_by_assurance(table, planned, best.decision, settings.tolerance, rag_is_cheaper(row), power,
-                                  max(1, getattr(row, "family_size", 1)), settings.plan_sweeps, settings.seed,
+        sized = size_by_assurance(table, planned, best.decision, settings.tolerance, row.rag_cheaper, power,
+                                  max(1, family_size), settings.plan_sweeps, settings.seed,
                                   assurance=pilot_assurance(len(table.documents)))
         return (sized.documents if sized.documents is not None else SIZING_MAX), sized  # beyond_search: "more than"
     needed_interval = documents_for(cv.document_sd, best.margin, power, best.confidence)
@@ -320,7 +311,7 @@ def pilot_assurance(pilot_documents: int) -> float:
     return SURE if pilot_documents < SMALL_PILOT else ASSURANCE
 
 
-def _plan_detail(row: Any, plan: dict[str, Any], cv: ClusteredVariance, power: float, observed: bool) -> str:
+def _plan_detail(row: Comparison, plan: dict[str, Any], cv: ClusteredVariance, power: float, observed: bool) -> str:
     detail = (f"With {row.n_groups} documents in the interval, a true difference {plan['mdd']:.1f} points or "
               f"more beyond a boundary is decided with {100 * power:.0f}% power (the minimum detectable "
               f"difference); intra-document correlation {cv.icc:.2f}, design effect "
@@ -331,12 +322,12 @@ def _plan_detail(row: Any, plan: dict[str, Any], cv: ClusteredVariance, power: f
     return detail
 
 
-def _caveats(row: Any, cv: ClusteredVariance) -> str:
+def _caveats(row: Comparison, cv: ClusteredVariance) -> str:
     """What makes the plan a lower bound: no variation seen, or configs chosen on the samples reported on."""
     text = ""
     if cv.se == 0:
         text += " The differences did not vary at all in this sweep: the plan is a lower bound."
-    if str(getattr(row, "selection", "")).startswith("naive"):
+    if row.selection.startswith("naive"):
         text += (" The configs were chosen on the samples reported on (too few documents to keep them apart), so the "
                  "difference may favour the luckiest config and the plan be optimistic.")
     if cv.n_documents < SMALL_PILOT:
@@ -413,9 +404,3 @@ def plan_column(plan: dict[str, Any], decision: str) -> str:
     if plan.get("beyond_search"):
         return f"> {plan['documents_needed']} docs"
     return f"~{plan['documents_needed']} docs (+{plan['more_documents']})"
-
-
-def plan_rows(vrows: list[Any], settings: ReportSettings, power: float = 0.8,
-              difference: float | None = None, observed: bool = False) -> list[dict[str, Any]]:
-    """The plan of every verdict row, in the rows' order."""
-    return [plan_row(row, settings, power, difference, observed) for row in vrows]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision,
                                                  claim_levels, percent)
-from experiments.report.verdict.row import VerdictRow, level_filter, on_scale
+from experiments.report.verdict.family import Family
+from experiments.report.verdict.row import Comparison, level_filter, on_scale
 
 SMALL_SAMPLE = 12  # fewer documents than this: the sentence says a decision rests on few documents
 
@@ -15,19 +18,27 @@ def _times(ratio: float) -> str:
 
 
 
-def recommend(row: VerdictRow, settings: ReportSettings) -> str:
-    """One sentence a team can act on; it follows the row's decision."""
+@dataclass(frozen=True)
+class Words:
+    """The words stage of a verdict row: the sentence a team can act on (`recommend`)."""
+    recommendation: str = ""
+
+
+def recommend(row: Comparison, family: Family, settings: ReportSettings) -> str:
+    """One sentence a team can act on; it follows the row's decision after the family (`family.decision`)."""
+    if row.lc is None and row.rag is None:
+        return "No long-context or RAG run with scores for this benchmark and level."
     if row.lc is None:
         if row.rag is None:
             return "No long-context or RAG run with scores for this benchmark and level."
         return f"No long-context run to compare with; the best RAG config is {row.rag.label} ({row.rag_score:.1f})."
     if row.rag is None:
         return f"No scored RAG run to compare with; long context ({row.lc.label}) scores {row.lc_score:.1f}."
-    ci = _interval_words(row)
+    ci = _interval_words(row, family)
     diff = f"{row.diff:+.1f} points" if row.diff is not None else "no difference measured"
     tokens = f"{_times(row.token_ratio)} prompt tokens" if row.token_ratio else "unknown prompt tokens"
     cost = row.cost_phrase()  # with its interval and basis; "a cost tie" where it holds 1
-    decision = row.decision or Decision(INCONCLUSIVE, "no interval")
+    decision = family.decision or Decision(INCONCLUSIVE, "no interval")
     if decision.kind == RAG:
         text = f"Use RAG ({row.rag.label}): {decision.why}; RAG - long context = {diff} ({ci}), {tokens}{cost}."
     elif decision.kind == LONGCTX:
@@ -38,15 +49,15 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
                 f"over {row.n_groups} documents with both arms at the {decision.bound or 'floor or ceiling'}: "
                 "no interval says anything there.")
     elif decision.kind == ROUTE:
-        arm = row.arm_decision.kind if row.arm_decision else INCONCLUSIVE
+        arm = family.arm_decision.kind if family.arm_decision else INCONCLUSIVE
         text = (f"Route each question between RAG ({row.rag.label}) and long context ({row.lc.label}): {decision.why}. "
                 f"Between the single arms alone the decision is {arm}: RAG - long context = {diff} ({ci}).")
     else:
         text = (f"Inconclusive: {decision.why}. RAG ({row.rag.label}) - long context ({row.lc.label}) = {diff} "
                 f"({ci}), {tokens}{cost}.")
     if 0 < row.n_groups < SMALL_SAMPLE and decision.kind in (RAG, LONGCTX):
-        text += (f" It rests on {row.n_groups} documents: settled by the {_tested_level(row)} interval, but a team "
-                 "with other documents should check a few of theirs.")
+        text += (f" It rests on {row.n_groups} documents: settled by the {_tested_level(row, family)} interval, but a "
+                 "team with other documents should check a few of theirs.")
     corrected = row.oracle.corrected if row.oracle else None
     if corrected is not None and corrected.excess is not None and corrected.real \
             and corrected.excess.value > settings.tolerance:
@@ -65,24 +76,24 @@ def recommend(row: VerdictRow, settings: ReportSettings) -> str:
 
 
 
-def _tested_level(row: VerdictRow) -> str:
+def _tested_level(row: Comparison, family: Family) -> str:
     """The confidence of the interval the row's decision was tested at ("97%"), as the first screen shows it."""
-    if row.ci_family_confidence:
-        return percent(row.ci_family_confidence)
+    if family.confidence:
+        return percent(family.confidence)
     strict = bool(row.estimate and row.estimate.strict)
     return percent(1 - claim_levels(row.rag_cheaper, strict=strict)[RAG])
 
 
-def _interval_words(row: VerdictRow) -> str:
+def _interval_words(row: Comparison, family: Family) -> str:
     """The interval the sentence quotes: the one the decision was tested at, with its confidence (the first
     screen's), else the nominal 95% one of a row that decides nothing, said so."""
     if not row.ci:
         if row.diff is not None and row.n_groups == 1:
             return "one document: no interval"
         return "no interval" if row.diff is not None else "no shared samples"
-    if row.ci_family is not None and row.ci_family_confidence:
-        lo, hi = row.ci_family
-        level = f"{100 * row.ci_family_confidence:.1f}".rstrip("0").rstrip(".")
+    if family.ci is not None and family.confidence:
+        lo, hi = family.ci
+        level = f"{100 * family.confidence:.1f}".rstrip("0").rstrip(".")
         return f"{level}% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents"
     lo, hi = on_scale(row.ci)
     return f"nominal 95% CI [{lo:+.1f}, {hi:+.1f}] over {row.n_groups} documents, untested"

@@ -21,8 +21,7 @@ from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.pricing import Pricing
 from experiments.report.runs import Run, levels_of
-from experiments.report.verdict.lookups import oracle_rows
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow, oracle_rows
 from experiments.run_metrics import quantile
 
 ANCHOR, TITLE = "configs", None
@@ -190,7 +189,7 @@ class Columns:
     def oracle_cells(self, v: VerdictRow) -> list[str]:
         """The oracle router, a virtual config: its score and n, the other columns empty."""
         empty = len(self.levels) + len(self.ns) + len(self.doc_ns) + len(self.shares)
-        oracle, best_rag, lc = v.oracle, v.best_rag, v.lc
+        oracle, best_rag, lc = v.oracle, v.comparison.best_rag, v.lc
         assert oracle is not None and best_rag is not None and lc is not None  # a row with an oracle has both arms
         return [f"oracle router (virtual: {best_rag.label} | {lc.label})", v.benchmark, fmt(oracle.score, 1),
                 *([""] if self.official else []), *[""] * empty, "", "", "", str(oracle.n), "", ""]

@@ -34,12 +34,12 @@ from experiments.report.page.document import Bullets, Document, Image, Paragraph
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.sections import lost_answers
 from experiments.report.page.sections.lost_answers import main_loss_line
-from experiments.report.page.verdict_cells import cost_cell, delta_cell, no_interval_reason, row_name
+from experiments.report.page.verdict_cells import cost_cell, delta_cell, family_size, no_interval_reason, row_name
 from experiments.report.page.viewer_links import row_links
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.timing_notes import timing_notes
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow
 
 ANSWER_HEAD = ["benchmark", "level", "decision", "Δ RAG−LC [interval]", "docs", "long context (score)",
                "RAG (score)", "best-scoring RAG", "RAG÷LC: prompt tokens, latency, cost [interval]", "to decide"]
@@ -101,18 +101,20 @@ def best_scoring_cell(v: VerdictRow) -> str:
     """The best-scoring RAG config when the rule chose another, with the points it scores above the chosen one,
     both on all their samples (not selection-adjusted): "rag bm25 c256 k8 (+1.4)". Its own score beside the
     chosen config's cross-fitted one would compare two bases (33.3 against 27.8 where both got 6 of 18 right)."""
-    if v.best_rag is None or v.rag is None or v.best_rag.label == v.rag.label:
+    c = v.comparison
+    if c.best_rag is None or c.rag is None or c.best_rag.label == c.rag.label:
         return "same"
-    gap = (v.best_rag_score - v.rag_own_score
-           if v.best_rag_score is not None and v.rag_own_score is not None else None)
-    return f"{short_label(v.best_rag)} ({'-' if gap is None else f'{gap:+.1f}'})"
+    gap = (c.best_rag_score - c.rag_own_score
+           if c.best_rag_score is not None and c.rag_own_score is not None else None)
+    return f"{short_label(c.best_rag)} ({'-' if gap is None else f'{gap:+.1f}'})"
 
 
 def answer_rows(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[list[str]]:
     """One line of values per verdict row, in ANSWER_HEAD's order."""
     return [[v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-", delta_cell(v),
-             str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.lc_score), scored(v.rag, v.rag_score),
-             best_scoring_cell(v), f"{ratio(v.token_ratio)}, {ratio(v.latency_ratio)}, {cost_cell(v)}",
+             str(v.n_groups) if v.n_groups else "-", scored(v.lc, v.comparison.lc_score),
+             scored(v.rag, v.comparison.rag_score), best_scoring_cell(v),
+             f"{ratio(v.comparison.token_ratio)}, {ratio(v.comparison.latency_ratio)}, {cost_cell(v)}",
              plan["column"]]
             for v, plan in zip(vrows, plans, strict=True)]
 
@@ -129,7 +131,7 @@ def answer_notes(vrows: list[VerdictRow]) -> list[str]:
 def concentration_note(v: VerdictRow) -> str:
     """A row whose mean over questions rests on a few documents (the largest tenth holds CONCENTRATED of the
     questions or more), with what that does to its decision; "" otherwise."""
-    est = v.estimate
+    est = v.comparison.estimate
     if est is None or not v.n_groups or est.largest_share < CONCENTRATED:  # read back from summary.json: fields only
         return ""
     top = max(1, math.ceil(LARGEST_SHARE * v.n_groups))
@@ -158,7 +160,7 @@ def add_answer(doc: Document, vrows: list[VerdictRow], plans: list[dict[str, Any
                             "where untested); shaded: the tolerance"))
         if left_out:
             doc.add(Paragraph("Not in the plot (no difference): " + "; ".join(left_out) + "."))
-    family = max((v.family_size for v in vrows), default=0)
+    family = family_size(vrows)
     chance = family_chance(vrows, settings.router_family)
     if chance:
         doc.add(Paragraph(chance))
@@ -194,7 +196,7 @@ def _router_tested(v: VerdictRow) -> bool:
 def family_chance(vrows: list[VerdictRow], router_family: str) -> str:
     """The chance of any wrong statement on the screen, under the family setting in force (experiments.report.
     verdict.family): "" when the screen decides nothing."""
-    decisions = max((v.family_size for v in vrows), default=0)
+    decisions = family_size(vrows)
     routers = sum(_router_tested(v) for v in vrows)
     if not decisions and not routers:
         return ""

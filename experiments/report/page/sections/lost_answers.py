@@ -9,8 +9,8 @@ from experiments.report.page.questions_html import questions_link
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.page.viewer_links import level_param, viewer_holds
 from experiments.report.questions.reasons import REASONS, LossRow, loss_rows
-from experiments.report.verdict.lookups import overall_row
-from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.row import ALL
+from experiments.report.verdict_row import VerdictRow, overall_row
 
 ANCHOR, TITLE = "lost-answers", None
 

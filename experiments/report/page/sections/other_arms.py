@@ -11,7 +11,8 @@ from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.runs import Run
-from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.row import ALL
+from experiments.report.verdict_row import VerdictRow
 
 ANCHOR, TITLE = "other-arms", None
 
@@ -63,7 +64,8 @@ def other_arms(rows: list[VerdictRow], runs: list[Run]) -> list[OtherArmsRow]:
         best = [_best_of([r for r in mine if r.arm == s.name], lvl) for s in arms]
         best.append(_best_of([r for r in mine if r.budget_matched], lvl))
         if any(b is not None for b in best):
-            out.append(OtherArmsRow(v.benchmark, v.level, v.lc_score, best, v.oracle.score if v.oracle else None))
+            out.append(OtherArmsRow(v.benchmark, v.level, v.comparison.lc_score, best,
+                                    v.oracle.score if v.oracle else None))
     return out
 
 

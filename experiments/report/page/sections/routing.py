@@ -4,16 +4,15 @@ were run, what it costs, where its file is, and its weights in words."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from experiments.arms.router_model import CUE_PREFIX, POST_RETRIEVAL, TASK_PREFIX, is_cue_feature
 from experiments.report.halves import MIN_GROUPS
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.router.evaluate import RouterRow, money
+from experiments.report.router.evaluate import OtherRouter, RouterRow, money
+from experiments.report.router.fit import RouterResult
 from experiments.report.router.features import SAME_EVERYWHERE
+from experiments.report.verdict_row import VerdictRow
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)
 FEATURE_WORDS = {
@@ -56,7 +55,7 @@ def render(doc: Document, s: Summary, outline: Outline) -> None:
                           "learn on one half and measure on the other."))
 
 
-def _table(routed: list[tuple[Any, RouterRow]]) -> list[list[str]]:
+def _table(routed: list[tuple[VerdictRow, RouterRow]]) -> list[list[str]]:
     """Per verdict row its learned router, then the routing arms that were run."""
     table = []
     for v, rr in routed:
@@ -64,7 +63,7 @@ def _table(routed: list[tuple[Any, RouterRow]]) -> list[list[str]]:
     return table
 
 
-def _notes(routed: list[tuple[Any, RouterRow]]) -> list[str]:
+def _notes(routed: list[tuple[VerdictRow, RouterRow]]) -> list[str]:
     """Each router's weights in words, the features it could not use, and how its costs were counted."""
     notes = [weights_sentence(rr) for _, rr in routed]
     notes += [x for _, rr in routed if (x := dropped_sentence(rr))]
@@ -118,14 +117,14 @@ def _pair(values: tuple[float | None, float | None], fmt) -> str:
     return "-" if mine is None or best is None else f"{fmt(mine)} / {fmt(best)}"
 
 
-def _oracle_cell(r: Any) -> str:
+def _oracle_cell(r: RouterResult) -> str:
     """The by-document benchmark, "(no real gain)" when its gain over the better arm is inside the noise."""
     if r.oracle_corrected is None:
         return "-"
     return f"{r.oracle_corrected:.1f}" + ("" if r.oracle_real else " (no real gain)")
 
 
-def _gap_cell(r: Any) -> str:
+def _gap_cell(r: RouterResult) -> str:
     """The share of the benchmark's gain the router closes, with its interval; "-" without one."""
     if r.gap_closed is None or r.gap_closed_ci is None:
         return "-"
@@ -133,7 +132,7 @@ def _gap_cell(r: Any) -> str:
     return f"{100 * r.gap_closed:.0f}% [{100 * lo:.0f}%, {100 * hi:.0f}%]"
 
 
-def _main_row(v: Any, rr: RouterRow) -> list[str]:
+def _main_row(v: VerdictRow, rr: RouterRow) -> list[str]:
     r = rr.result
     gap = _gap_cell(r)
     decided = ("**route**" if rr.decided else "not tested (its row decides nothing)" if rr.gated
@@ -143,10 +142,10 @@ def _main_row(v: Any, rr: RouterRow) -> list[str]:
             _delta(r.diff, rr.shown_interval) + (" adj." if rr.p_route_holm is not None else ""), gap,
             f"{100 * r.share_rag:.0f}%", str(r.n_groups), str(r.n),
             _pair(rr.tokens, lambda x: f"{x:,.0f}"), _pair(rr.latency, lambda x: f"{x:.2f}"), _pair(rr.cost, money),
-            decided, f"`{Path(rr.file).name}`" if rr.file else "-"]
+            decided, f"`{rr.file_name}`"]
 
 
-def _other_row(v: Any, rr: RouterRow, o: Any) -> list[str]:
+def _other_row(v: VerdictRow, rr: RouterRow, o: OtherRouter) -> list[str]:
     """A routing arm that was run, in the learned router's columns (its own costs, not against the best arm)."""
     r = rr.result
     to_rag = "-" if o.share_longctx is None else f"{100 - 100 * o.share_longctx:.0f}%"

@@ -16,7 +16,8 @@ from experiments.report.page.contents import Outline
 from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.runs import Run
-from experiments.report.verdict.row import ALL, VerdictRow
+from experiments.report.verdict.row import ALL
+from experiments.report.verdict_row import VerdictRow
 from experiments.report.verdict.selection import oracle_runs
 
 ANCHOR, TITLE = "upper-bound", None

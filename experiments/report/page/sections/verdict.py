@@ -9,11 +9,11 @@ from experiments.report.page.cells import fmt, pct, ratio
 from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
-from experiments.report.page.verdict_cells import cost_cell, delta_cell
+from experiments.report.page.verdict_cells import cost_cell, delta_cell, family_size
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import ALPHA, MIN_DOCUMENTS
 from experiments.report.verdict.family import ROUTER_SHARE
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow
 
 ANCHOR, TITLE = "verdict", "Verdict"
 
@@ -33,8 +33,9 @@ def render(doc: Document, s: Summary, outline: Outline) -> None:
     notes = row_notes(s.vrows, s.plans)
     if notes:
         doc.add(Bullets(notes))
-    naive = [[v.benchmark, v.level, v.naive_lc.label, v.naive_rag.label, fmt(v.naive_diff, 1)]
-             for v in s.vrows if v.naive_picks_matter and v.naive_lc is not None and v.naive_rag is not None]
+    naive = [[v.benchmark, v.level, c.naive_lc.label, c.naive_rag.label, fmt(c.naive_diff, 1)]
+             for v in s.vrows if (c := v.comparison).naive_picks_matter and c.naive_lc is not None
+             and c.naive_rag is not None]
     if naive:
         doc.add(Paragraph("Naive same-sample picks (not selection-adjusted: the configs were chosen and scored on all "
                           "samples, so with many configs the difference is biased towards the luckiest one; shown for "
@@ -44,15 +45,16 @@ def render(doc: Document, s: Summary, outline: Outline) -> None:
 
 def _selection_cell(v: VerdictRow) -> str:
     """The selection in a few words (verdict.csv and the notes below the table have it in full)."""
-    if v.selection.startswith("cross-fitted"):
-        return f"cross-fitted, halves agree in {pct(v.halves_agreement)} of splits"
-    return v.selection.split(":")[0] or "-"
+    c = v.comparison
+    if c.selection.startswith("cross-fitted"):
+        return f"cross-fitted, halves agree in {pct(c.halves_agreement)} of splits"
+    return c.selection.split(":")[0] or "-"
 
 
 def family_sentence(vrows: list[VerdictRow], router_family: str = "own") -> str:
     """How many decisions the report makes, how their family-wise error is controlled, and when the routers
     were tested."""
-    m = max((v.family_size for v in vrows), default=0)
+    m = family_size(vrows)
     held = [v for v in vrows
             if v.tested and v.decision and v.decision.why.startswith("the row's own interval alone says")]
     routers = [v.router for v in vrows if v.router is not None]
@@ -142,13 +144,14 @@ def verdict_table(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> tuple
         oracle = "-" if v.oracle is None else (f"{v.oracle.score:.1f} ({100 * v.oracle.share_first:.0f}% RAG, "
                                                f"{100 * v.oracle.share_second:.0f}% LC, "
                                                f"{100 * v.oracle.share_tie:.0f}% tie)")
-        shares = v.known_correct_shares
+        c = v.comparison
+        shares = c.known_correct_shares
         correct = "-" if shares is None else f"{pct(shares[0])} / {pct(shares[1])}"
         table.append([v.benchmark, v.level, f"**{v.decision.kind}**" if v.decision else "-",
-                      v.lc.label if v.lc else "-", score_cell(v.lc_score, v.lc_own_score),
-                      v.rag.label if v.rag else "-", score_cell(v.rag_score, v.rag_own_score), delta,
-                      str(v.n_groups), str(v.n_shared), correct, ratio(v.token_ratio), ratio(v.latency_ratio),
-                      cost_cell(v), oracle, _selection_cell(v), plan["column"], v.recommendation])
+                      v.lc.label if v.lc else "-", score_cell(c.lc_score, c.lc_own_score),
+                      v.rag.label if v.rag else "-", score_cell(c.rag_score, c.rag_own_score), delta,
+                      str(v.n_groups), str(c.n_shared), correct, ratio(c.token_ratio), ratio(c.latency_ratio),
+                      cost_cell(v), oracle, _selection_cell(v), plan["column"], v.words.recommendation])
     return head, table
 
 
@@ -164,7 +167,7 @@ def row_notes(vrows: list[VerdictRow], plans: list[dict[str, Any]]) -> list[str]
     notes = []
     for v, plan in zip(vrows, plans, strict=True):
         to_decide = plan["sentence"] if v.decision and v.decision.kind == "inconclusive" else ""
-        halves = f"Selection: {v.selection}." if v.halves_agree is False else ""
+        halves = f"Selection: {v.comparison.selection}." if v.comparison.halves_agree is False else ""
         if to_decide or halves:
             notes.append(f"{v.benchmark} {v.level}: " + " ".join(x for x in (to_decide, halves) if x))
     return notes

@@ -43,7 +43,7 @@ from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.oracle import oracle_router
-from experiments.report.verdict.row import VerdictRow
+from experiments.report.verdict_row import VerdictRow
 from experiments.report.verdict.selection import longctx_candidates, rag_candidates
 from experiments.run_metrics import quantile
 
@@ -234,7 +234,7 @@ def _picks(mine: list[Run], lc: Run | None, best_rag: Run | None, overall_row: V
            settings: ReportSettings) -> list[tuple[str, Run]]:
     """The configs a benchmark's what-if prices, by role (a config may hold several: the first is shown)."""
     picks: list[tuple[str, Run]] = [("best long context", lc)] if lc else []
-    if overall_row and overall_row.rag and overall_row.within_tolerance and overall_row.lc is lc:
+    if overall_row and overall_row.rag and overall_row.comparison.within_tolerance and overall_row.lc is lc:
         picks.append((f"cheapest RAG within {settings.tolerance:g} points", overall_row.rag))
     if best_rag:
         picks.append(("best RAG", best_rag))
