@@ -31,13 +31,12 @@ import inspect
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator, Sequence
-
 
 _MISSING = object()
 

@@ -13,8 +13,8 @@ evidence is which documents hold the answer: "recall" there is document coverage
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from eval.sample import Span
 

@@ -9,8 +9,8 @@ no evidence quotes: the gold answer (normalised) appears in the prompt's context
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from eval.answers import Answer, answer_texts
 from eval.metrics.text import normalize_en, normalize_zh

@@ -18,8 +18,8 @@ import importlib.metadata as metadata
 import re
 import sys
 import xml.etree.ElementTree as ElementTree
-from pathlib import Path
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name

@@ -15,8 +15,8 @@ an identity in the key (`id(documents)`) cannot be reused while the value is kep
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Generic, TypeVar
 from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 

@@ -27,9 +27,9 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable, Mapping
 
 
 class MissingExtra(ValueError, ImportError):

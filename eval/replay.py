@@ -5,8 +5,8 @@ arm, over the documents it kept) rebuilds the same state from the sample's metad
 from __future__ import annotations
 
 import random
-from typing import Any
 from collections.abc import Callable, Mapping
+from typing import Any
 
 
 class CountingRandom(random.Random):

@@ -37,19 +37,20 @@ import logging
 import math
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from inspect import getattr_static
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
-from eval.registry import UnknownName
+from eval.benchmarks.base import Rescoring
 from eval.data_files import DataError, parse_json_object
-from eval.metrics import NoJudgment, get_metric, needs_judge, score as run_metric
+from eval.metrics import NoJudgment, get_metric, needs_judge
+from eval.metrics import score as run_metric
 from eval.metrics.aggregate import mean
 from eval.metrics.confidence import bootstrap_ci, n_clusters
 from eval.prediction_lines import BadLine
-from eval.benchmarks.base import Rescoring
+from eval.registry import UnknownName
 from eval.sample import Reference
 
 # Per-sample values that are not shares in 0..1: reported as plain means, not x100.

@@ -40,9 +40,9 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from collections.abc import Callable, Iterator, Sequence
 
 try:
     import fcntl

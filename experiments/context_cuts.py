@@ -8,8 +8,8 @@ context; a sample without them is one document named by its group)."""
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable
+from typing import Any
 
 from eval.sample import Sample
 from experiments import records as schema

@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 from experiments.report.blas_threads import report_threads
-from experiments.report.verdict_row import plan_rows
-from experiments.report.pricing import Pricing
-from experiments.report.loading import load_runs
-from experiments.report.settings import load_settings
 from experiments.report.decision_order import verdicts
+from experiments.report.loading import load_runs
+from experiments.report.pricing import Pricing
+from experiments.report.settings import load_settings
+from experiments.report.verdict_row import plan_rows
 
 
 def plan(paths: list[str], tolerance: float | None = None, power: float = 0.8, settings_path: Path | None = None,

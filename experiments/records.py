@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypedDict
-from collections.abc import Iterable
 
 from eval.answers import Answer
 from eval.evidence_text import evidence_quotes

@@ -37,9 +37,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Mapping
 
 from eval.storage import atomic_write_text
 

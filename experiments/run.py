@@ -43,23 +43,26 @@ from eval import metrics
 from eval.benchmarks import SELECTION_KEYS, load_benchmark, multi_document
 from eval.metrics.reference_free import is_pairwise
 from eval.sample import Sample
-from experiments.context_cuts import context_cuts, cuts_line
-from experiments.eta import TimeEstimate
-from experiments.run_metrics import aggregate
-from experiments.logs import set_log_level
-from experiments.retime import retime
+from experiments import (
+    dry_run,
+    folder_names,  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
+    redact,
+)
+from experiments import records as schema
 from experiments.arms import Answer, arm_spec
-from experiments.spend_cap import SpendCapReached, SpendGuard, say_stopped, spend_guard
-from experiments import dry_run, redact
+from experiments.context_cuts import context_cuts, cuts_line
 from experiments.dry_run import TokenCounter
-from experiments import folder_names  # noqa: F401  (registers ${safe_dirname:...} before Hydra composes)
+from experiments.eta import TimeEstimate
+from experiments.logs import set_log_level
+from experiments.records import RecordStore, write_json_atomic
+from experiments.retime import retime
+from experiments.run_metrics import aggregate
+from experiments.spend_cap import SpendCapReached, SpendGuard, say_stopped, spend_guard
 from experiments.versions import run_versions
 from llm.cost import HourlyCost, cache_state_note, cost_basis, full_rate_note, record_cost
 from llm.priced_with import PricedWith
 from llm.work_model import WorkModel
 from llm.work_probe import calibrated, kept
-from experiments import records as schema
-from experiments.records import RecordStore, write_json_atomic
 
 log = logging.getLogger("experiments.run")
 

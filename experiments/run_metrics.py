@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from statistics import mean
 from typing import Any
-from collections.abc import Iterable
 
 from eval.benchmarks import official_aggregate
 from eval.sample import level_sort_key

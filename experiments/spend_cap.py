@@ -18,10 +18,10 @@ launcher) see each other's spend as it stood when they started.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable
 
 from experiments import records as schema
 

@@ -17,11 +17,10 @@ text's bytes in order, skipping only bytes the vocabulary cannot represent.
 from __future__ import annotations
 
 import json
-
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Sequence
 
 import numpy as np
 

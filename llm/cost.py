@@ -45,10 +45,10 @@ generation's hourly rate).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
-from collections.abc import Mapping, Sequence
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "conf" / "price"
 

@@ -29,6 +29,7 @@ from llm.base import Generator, HFTokenizer
 from llm.cache import CachedGenerator, ResponseCache
 from llm.prompt import Generation, Prompt
 
+
 class TokenizerOnlyGenerator(Generator):
     """No model: a tokenizer and a context window, so arms can chunk and budget (retrieval-only
     runs, e.g. measuring evidence recall@n of retrievers). `generate` refuses."""

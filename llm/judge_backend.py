@@ -10,8 +10,8 @@ The API key comes only from the environment: the first of `api_key_envs` that is
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 from eval.metrics.judge import Judge
 from llm.openai_backend import OpenAICompatGenerator

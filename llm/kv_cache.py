@@ -9,10 +9,10 @@ behaviour (correct, only slower) where this transformers version's cache is not 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
-from collections.abc import Iterator
 
 if TYPE_CHECKING:
     from torch import Tensor

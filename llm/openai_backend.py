@@ -40,19 +40,27 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
-from collections.abc import Mapping
 
 from eval.registry import require
 from llm.base import Generator, HFTokenizer
 from llm.prompt import Generation, Prompt
+from llm.retrying import (
+    Attempt,
+    AttemptTimeout,
+    GenerationError,
+    MalformedResponse,
+    RetryingCalls,
+    StreamCut,
+    closed_by_server,
+    describe_error,
+)
 from llm.service_time import ServiceShares
 from llm.stopping import finish_after_stop
 from llm.usage import read_usage
-from llm.retrying import (Attempt, AttemptTimeout, GenerationError, MalformedResponse, RetryingCalls, StreamCut,
-                          closed_by_server, describe_error)
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ its own setting (conf/report.yaml `price:`, `--price`) by the same `cost_model`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping
 
 from llm.cost import CostModel, HourlyCost, build_cost_model
 from llm.work_model import WorkModel, WorkPriced

@@ -34,10 +34,10 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
-from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 

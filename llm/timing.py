@@ -24,10 +24,10 @@ price with `basis: cpu` charges it (llm/cost.py), so a loaded machine does not m
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable, Iterator
 
 ACCELERATORS = ("cuda", "mps", "xpu")
 

@@ -11,25 +11,30 @@ decoder's KV cache in llm/kv_cache.py, stop strings and loop detection in llm/st
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 import logging
 import os
 import threading
-import weakref
 import time
+import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterator
 
 from llm.base import Generator, HFTokenizer
 from llm.bundled import resolve_model
 from llm.gguf_weights import load_kept
-from llm.prompt import Generation, Prompt
-from llm.hf_tokenizer import (count_prompt_tokens, load_hf_tokenizer, render_prompt, tokenizer_context_window,
-                              uses_chat_template)
+from llm.hf_tokenizer import (
+    count_prompt_tokens,
+    load_hf_tokenizer,
+    render_prompt,
+    tokenizer_context_window,
+    uses_chat_template,
+)
 from llm.kv_cache import cache_arg, fixed_width, grow_in_place, steady_attention
+from llm.prompt import Generation, Prompt
 from llm.stopping import finish_after_stop, first_stop, looping, stop_strings
 from llm.timing import DeviceClock
 

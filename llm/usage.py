@@ -28,9 +28,9 @@ answer its cached share, never the answer: `cached_tokens` and `cache_write_toke
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ import inspect
 import logging
 import threading
 import time
-from typing import Any
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from eval.registry import require
 from llm.base import Generator, HFTokenizer

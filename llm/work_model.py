@@ -30,9 +30,9 @@ carries the probe's uncertainty (experiments/report/cost_interval.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 

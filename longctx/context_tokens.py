@@ -8,8 +8,8 @@ the sequence of (start, end) pairs the truncation policies take, and `ends` is t
 
 from __future__ import annotations
 
-from typing import overload
 from collections.abc import Iterator, Sequence
+from typing import overload
 
 import numpy as np
 

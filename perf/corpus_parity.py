@@ -26,8 +26,8 @@ from pathlib import Path
 
 import common
 
-from eval.sample import Sample
 from eval.corpus.write import WrittenCorpus, _glyphs, default_pdf_font, load_samples, read_back, write_samples
+from eval.sample import Sample
 
 LOOGLE = common.ROOT.parent / "shared" / "data" / "loogle"
 TASKS = "[shortdep_qa,longdep_qa]"

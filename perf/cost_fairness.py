@@ -41,8 +41,8 @@ from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import Price, ReportSettings
 from llm.cost import load_price
-from llm.work_probe import design, measure
 from llm.factory import build_generator
+from llm.work_probe import design, measure
 from longctx.arm import LongContextArm, LongContextConfig
 from rag.arm import RagArm, RagConfig
 from rag.retrievers import bm25_retriever

@@ -56,9 +56,9 @@ from pathlib import Path
 
 import common  # sets up the path; emit() prints the figures
 
+from experiments.report.settings import load_settings
 from experiments.report.verdict_row import plan_rows
 from experiments.simulate.plan_check import decided_share, simulated_rows
-from experiments.report.settings import load_settings
 
 
 def formula_check(tmp: Path, truth: float, sweeps: int, power: float, settings, pilot_docs: int) -> dict:

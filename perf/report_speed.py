@@ -19,9 +19,9 @@ from pathlib import Path
 
 import common  # sets up the path
 
-from experiments.simulate.sweeps import make_sweep
 from experiments.report.loading import load_runs
 from experiments.report.page.build import build_report
+from experiments.simulate.sweeps import make_sweep
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import common
-
 from hydra import compose, initialize_config_dir
 
 from experiments.run import run

@@ -20,8 +20,8 @@ import time
 import common
 
 from eval.benchmarks.synthetic import make_haystack
-from llm.factory import build_generator
 from eval.storage import DiskCache
+from llm.factory import build_generator
 from rag.chunking import ChunkerConfig, make_chunks
 from rag.embedders import shared_embedder
 from rag.retrievers import BM25Retriever, DenseRetriever

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import common
 
-from experiments.report.pricing import Pricing
-from experiments.report.router.fit import half_models
-from experiments.report.router.features import router_features
-from experiments.report.router.evaluate import deployable
-from experiments.report.loading import load_runs
-from experiments.report.settings import load_settings
-from experiments.report.decision_order import verdicts
 from experiments.arms.router_model import Router, save_router
+from experiments.report.decision_order import verdicts
+from experiments.report.loading import load_runs
+from experiments.report.pricing import Pricing
+from experiments.report.router.evaluate import deployable
+from experiments.report.router.features import router_features
+from experiments.report.router.fit import half_models
+from experiments.report.settings import load_settings
 
 
 def live_records(overrides: list[str], router: Path, run_dir: Path) -> dict[str, dict]:

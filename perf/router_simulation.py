@@ -25,16 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import common
 import numpy as np
 
-import common
-
-from experiments.report.verdict.decision import LONGCTX, RAG, ROUTE
-from experiments.report.pricing import Pricing
-from experiments.simulate.router import SCENARIOS, SPLIT_EDGE, write_router_sweep
-from experiments.report.loading import load_runs
-from experiments.report.settings import ReportSettings
 from experiments.report.decision_order import verdicts
+from experiments.report.loading import load_runs
+from experiments.report.pricing import Pricing
+from experiments.report.settings import ReportSettings
+from experiments.report.verdict.decision import LONGCTX, RAG, ROUTE
+from experiments.simulate.router import SCENARIOS, SPLIT_EDGE, write_router_sweep
 
 TOLERANCE = 2.0
 

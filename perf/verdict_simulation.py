@@ -47,9 +47,9 @@ class BootstrapCoverage:
         self.settings, self.truth, self.covered, self.sweeps = settings, 0.0, {}, 0
 
     def __call__(self, runs) -> None:
-        from experiments.report.verdict.crossfit import BOOTSTRAPS, crossfit
-        from experiments.report.pricing import Pricing
         from experiments.report.halves import split_documents
+        from experiments.report.pricing import Pricing
+        from experiments.report.verdict.crossfit import BOOTSTRAPS, crossfit
         from experiments.report.verdict.selection import candidate_table, groups_of, longctx_candidates, rag_candidates
 
         lcs, rags = longctx_candidates(runs), rag_candidates(runs)

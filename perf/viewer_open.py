@@ -19,9 +19,9 @@ size, and the machine's load average (a shared machine's figures rise with it).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
-import json
 import shutil
 import statistics
 import subprocess

@@ -18,15 +18,14 @@ from eval.evidence_text import answer_in_text
 from eval.lexical_overlap import lexical_overlap
 from eval.per_context import PerContext
 from eval.sample import Sample
+from eval.storage import DiskCache
 from llm.prompt import Prompt, PromptTooLong
 from llm.timing import DeviceClock
 from rag.assembly import ORDERS, TITLES, join_chunks, order_chunks, select_chunks, titles_on, with_titles
-from eval.storage import DiskCache
 from rag.cache_keys import content_key, dump_json, load_json, text_hash
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.rerank import Reranker
 from rag.retrievers import Retriever, SearchIndex, charged_queries
-
 
 WARMUP_QUERY = "Which part of the document does this warm-up question ask about?"
 

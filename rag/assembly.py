@@ -13,9 +13,9 @@ document under its title. `with_titles` heads each such chunk with its document'
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
 
 from eval.sample import Document
 from rag.chunking import Chunk

@@ -13,8 +13,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from rag.arm import RagArm, RagConfig
 from eval.storage import DiskCache
+from rag.arm import RagArm, RagConfig
 from rag.chunking import ChunkerConfig
 from rag.rerank import build_reranker
 from rag.retrievers import build_retriever

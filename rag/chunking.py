@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
-from collections.abc import Callable, Sequence
 
 from eval.registry import Registry, require
 from eval.sample import Document
 from llm.base import Tokenizer
+
 
 @dataclass(frozen=True)
 class Chunk:

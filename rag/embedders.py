@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
-from collections.abc import Iterator, Sequence
 
 import numpy as np
 

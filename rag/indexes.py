@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
-from collections.abc import Sequence
 
 import numpy as np
 

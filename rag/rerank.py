@@ -13,12 +13,13 @@ the ranking follows unchanged (so recall@n beyond `candidates` still has a ranki
 
 from __future__ import annotations
 
-from typing import Any, Protocol
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from eval.registry import Registry, require
 from llm.bundled import resolve_model
 from rag.embedders import resolve_device
+
 
 class Scorer(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
-from collections.abc import Iterator, Sequence
 
 import numpy as np
 

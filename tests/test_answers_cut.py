@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from experiments.run_metrics import aggregate
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
+from experiments.run_metrics import aggregate
 from experiments.simulate.sweeps import write_run
 from llm.prompt import Prompt
 

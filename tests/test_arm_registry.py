@@ -13,17 +13,27 @@ import pytest
 from omegaconf import OmegaConf
 
 from eval.benchmarks.synthetic import make_haystack
-from experiments.arms import (ARMS, ROLE_OTHER, ROLE_RAG, ArmSpec, Curve, IndexShape, arm_spec, build_arm, register,
-                              spec_of_run)
-from experiments.report.page.build import build_report
-from experiments.report.runs import Run, find_runs
-from experiments.report.settings import load_settings
-from experiments.simulate.sweeps import write_run
-from experiments.run import arm_knobs, config_hash
+from experiments.arms import (
+    ARMS,
+    ROLE_OTHER,
+    ROLE_RAG,
+    ArmSpec,
+    Curve,
+    IndexShape,
+    arm_spec,
+    build_arm,
+    register,
+    spec_of_run,
+)
 from experiments.report.export import detail_rows
+from experiments.report.page.build import build_report
 from experiments.report.pricing import Pricing, index_cost_of
 from experiments.report.questions.reasons import BUDGET_CUT, RETRIEVAL_MISS, TRUNCATED, loss_row
 from experiments.report.questions.rows import question_rows
+from experiments.report.runs import Run, find_runs
+from experiments.report.settings import load_settings
+from experiments.run import arm_knobs, config_hash
+from experiments.simulate.sweeps import write_run
 from llm.cost import INDEX_LEXICAL
 from tests.conftest import compose
 
@@ -91,7 +101,7 @@ def tokenizer_only():
 def test_every_registered_arm_builds_from_the_composed_config_and_answers(name, tokenizer_only, tmp_path):
     extra = []
     if name == "router":  # the learned router needs its file: one with only an intercept (every question to RAG)
-        from experiments.arms.router_model import Router, RidgeModel, save_router
+        from experiments.arms.router_model import RidgeModel, Router, save_router
 
         empty = RidgeModel(names=[], mean=[], sd=[], weights=[], intercept=0.1)
         extra = [f"router.path={save_router(Router(empty), tmp_path / 'router.json')}"]

@@ -209,8 +209,8 @@ def test_the_review_csv_approve_column_keeps_or_leaves_out_each_question(folder,
     got = load_benchmark({"name": "corpus", "path": str(folder), "questions": str(path), "skip_bad": True})
     assert [s.id for s in got.samples] == [QUESTIONS[0]["id"], QUESTIONS[2]["id"]]
     assert got.skipped.get("questions not approved in review") == 1
-    from eval.data_files import DataError, Row
     from eval.corpus.questions import approved
+    from eval.data_files import DataError, Row
 
     assert approved(Row({"approve": "Y"}, "r.csv", 3)) and not approved(Row({"approve": " No "}, "r.csv", 3))
     assert approved(Row({}, "q.jsonl", 1)) and not approved(Row({"approve": False}, "q.jsonl", 1))

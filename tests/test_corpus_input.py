@@ -11,8 +11,8 @@ import sqlite3
 
 import pytest
 
-from eval.corpus import parsers
 from eval.benchmarks import load_benchmark
+from eval.corpus import parsers
 from eval.corpus.cache import FILE_NAME, ParsedDocumentCache
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import decode_bytes

@@ -114,10 +114,9 @@ def test_a_tie_tests_only_the_claims_that_need_no_cheaper_arm():
 
 
 def test_exact_prices_have_the_point_for_an_interval_and_say_so(tmp_path):
-    from experiments.report.page.cells import cost_ratio_cell
-
     from dataclasses import replace
 
+    from experiments.report.page.cells import cost_ratio_cell
     from experiments.report.settings import Price
 
     _write(tmp_path / "runs", _draws(0.1))

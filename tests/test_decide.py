@@ -30,8 +30,8 @@ def _compose(overrides: list[str], hydra: bool = False):
 
 def _jobs(cli: list[str]) -> list[list[str]]:
     """The overrides of each job of `python -m experiments.run -m *cli`, as Hydra's basic sweeper makes them."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create()
     fixed = [o.input_line for o in parser.parse_overrides(cli) if not o.is_sweep_override()]
@@ -70,8 +70,9 @@ def test_a_team_swaps_in_its_folder_and_sweep_from_the_command_line():
 
 @pytest.fixture(scope="module")
 def examples():
-    from eval.benchmarks import load_benchmark
     from omegaconf import OmegaConf
+
+    from eval.benchmarks import load_benchmark
 
     cfg = OmegaConf.to_container(_compose(["experiment=decide"]).benchmark, resolve=True)
     return load_benchmark({**cfg, "path": str(ROOT / cfg["path"]), "questions": str(ROOT / cfg["questions"]),

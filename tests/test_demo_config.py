@@ -10,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-
 from omegaconf import OmegaConf
 
 from eval.benchmarks import load_benchmark

@@ -163,8 +163,9 @@ def config_keys() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def default_keys() -> frozenset[str]:
     """The dotted keys of the config `rol-run` composes with no override (a `+key` must not be one)."""
-    from tests.conftest import compose
     from omegaconf import OmegaConf
+
+    from tests.conftest import compose
 
     return frozenset(flatten(OmegaConf.to_container(compose([]), resolve=False)))
 
@@ -299,7 +300,6 @@ def test_a_stale_name_is_found(tmp_path, stale, why):
 def test_the_first_screen_legend_is_five_lines_that_name_the_statistics_page():
     from experiments.report.page.sections import OUTLINE
     from experiments.report.page.sections.first_screen import STATISTICS_PAGE, legend
-
     from experiments.report.settings import load_settings
 
     lines = legend(3, load_settings(queries_per_doc=10), "time", OUTLINE)

@@ -11,7 +11,6 @@ import sys
 
 import pytest
 
-
 from tests.conftest import ROOT, compose
 
 TINY = ["benchmark.languages=[en]", "benchmark.levels=[400]", "benchmark.questions_per_haystack=2"]

@@ -12,7 +12,6 @@ from eval.evidence import Region, present_fraction, recall_at
 from eval.sample import Span
 from tests.conftest import SHARED_DATA
 
-
 # ---------------------------------------------------------------- 11: a repeated answer is one piece of evidence
 
 def test_repeated_answer_is_one_any_of_evidence_group():
@@ -77,8 +76,8 @@ def _words(text):
 def test_loong_drops_documents_before_the_second_shuffle_as_the_released_step1():
     from eval.benchmarks import load_benchmark
     from eval.benchmarks.loong import _unique_ids
-    from longctx.arm import LongContextArm, LongContextConfig
     from llm.prompt import Prompt
+    from longctx.arm import LongContextArm, LongContextConfig
 
     samples = load_benchmark({"name": "loong", "path": str(LOONG), "domains": ["financial"],
                               "tasks": ["comparison"]}).samples
@@ -127,8 +126,8 @@ def test_loong_drops_documents_before_the_second_shuffle_as_the_released_step1()
 # ---------------------------------------------------------------- 8: LooGLE's generation settings
 
 def test_loogle_templates_say_raw_prompt_and_repetition_penalty_2():
-    from eval.benchmarks.loogle import TEMPLATES
     import eval.benchmarks.loogle as loogle
+    from eval.benchmarks.loogle import TEMPLATES
 
     for tpl in TEMPLATES.values():
         assert tpl.chat is False and tpl.repetition_penalty == 2.0
@@ -240,8 +239,8 @@ def test_lveval_cuts_the_whole_prompt_in_the_middle_to_window_minus_reserve(rese
 
 @pytest.mark.parametrize("policy", [None, "middle", "head", "tail"])
 def test_questions_over_one_document_share_one_cut(policy):
-    from longctx.arm import LongContextArm, LongContextConfig
     from experiments.arms.base import answer_with_prompts
+    from longctx.arm import LongContextArm, LongContextConfig
 
     short = _lveval_sample("Who?", sid="0")
     long_q = _lveval_sample("Who is the person who discovered the comet that passed near the valley in the old "

@@ -12,14 +12,14 @@ import pytest
 
 from eval.align import align
 from eval.benchmarks import load_benchmark
+from eval.corpus.parsers import ParsedDocument
 from eval.corpus.questions import language_of
+from eval.metrics.text import normalize_en, tokens
+from llm.server import OpenAICompatServer
 from testset.checks import REASONS, first_json_object
 from testset.cli import main
 from testset.plan import DEPTHS, TYPES, plan
 from testset.prompts import EXAMPLES, prompt_hash, task_prompt
-from eval.corpus.parsers import ParsedDocument
-from eval.metrics.text import normalize_en, tokens
-from llm.server import OpenAICompatServer
 from testsupport.scripted import ScriptedModel
 
 # -- a scripted model behind the real server ------------------------------------------------------------

@@ -61,9 +61,10 @@ def test_prefix_reuse_in_several_batches_matches_solo_answers(tiny_generator):
 
 
 def test_tokenizer_only_generator_budgets_but_does_not_generate(generator, tmp_path):
+    from omegaconf import OmegaConf
+
     from llm.factory import build_generator
     from tests.conftest import compose
-    from omegaconf import OmegaConf
 
     cfg = OmegaConf.to_container(compose(["generator=none"]).generator, resolve=True)
     none = build_generator(cfg, cache_dir=tmp_path)

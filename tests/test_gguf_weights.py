@@ -91,8 +91,8 @@ def test_smollm2s_kept_weights_are_its_gguf_conversion(tmp_path, monkeypatch, ca
 
     from transformers import AutoModelForCausalLM
 
-    from llm.bundled import resolve_model
     import llm.transformers_backend as backend
+    from llm.bundled import resolve_model
     from llm.transformers_backend import load_weights
 
     path, gguf_file = resolve_model("bundled:smollm2")

@@ -15,8 +15,8 @@ import pytest
 from eval.metrics import NoJudgment
 from eval.sample import PromptTemplate, Sample
 from experiments import redact
-from experiments.importers import predictions
 from experiments.arms import Answer
+from experiments.importers import predictions
 from experiments.run import _record
 from llm.judge_backend import build_judge
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.data_files import DataError
 from eval.benchmarks.lara import lara_index, parse_query_file_name, sample_id
+from eval.data_files import DataError
 from eval.metrics import NoJudgment, score
 from eval.metrics.judge import Judge
 from eval.metrics.lara import is_refusal, lara_reference, lara_table, parse_lara_verdict

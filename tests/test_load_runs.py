@@ -11,6 +11,7 @@ from experiments.report.loading import load_runs, report_order
 from experiments.simulate.sweeps import known_truth_sweep
 from tests.conftest import ROOT
 
+
 def test_load_runs_dedupes_sets_aside_sorts_and_disambiguates(tmp_path):
     sweep = known_truth_sweep(tmp_path / "sweep", 0.1, n_rag_configs=3, n_docs=4, questions_per_doc=2, seed=3)
     folders = sorted(p.parent for p in sweep.rglob("metrics.json"))

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.data_files import DataError
-from eval.benchmarks.loogle import TASKS, evidence_pieces, evidence_stats, length_level, level_names
 from eval.benchmarks.common import approx_tokens
+from eval.benchmarks.loogle import TASKS, evidence_pieces, evidence_stats, length_level, level_names
+from eval.data_files import DataError
 from tests.conftest import SHARED_DATA, groups_are_consecutive
 
 LOOGLE = SHARED_DATA / "loogle"

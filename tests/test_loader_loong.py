@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.data_files import DataError
 from eval.benchmarks.loong import LEVELS, TASKS, spotlight_document
+from eval.data_files import DataError
 from tests.conftest import SHARED_DATA, groups_are_consecutive
 
 LOONG = SHARED_DATA / "loong"

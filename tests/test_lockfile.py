@@ -12,7 +12,14 @@ import pytest
 from packaging.requirements import Requirement
 
 from eval.lockfile import (
-    EXTRAS, compare_report, drift, failed_tests, installed_versions, project_requirements, read_lock, uncovered,
+    EXTRAS,
+    compare_report,
+    drift,
+    failed_tests,
+    installed_versions,
+    project_requirements,
+    read_lock,
+    uncovered,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -215,9 +215,10 @@ def test_the_openai_api_needs_a_key_in_the_environment(monkeypatch):
 
 
 def test_factory_builds_it_from_the_config(server):
+    from omegaconf import OmegaConf
+
     from llm.factory import build_generator
     from tests.conftest import compose
-    from omegaconf import OmegaConf
 
     cfg = OmegaConf.to_container(compose(["generator=smollm2_server", f"generator.base_url={server.url}",
                                           f"generator.model={MODEL}", f"generator.api_key_env={KEY_ENV}"]).generator,

@@ -11,15 +11,19 @@ import pytest
 
 from eval.metrics.confidence import _group_index, _resampled_cluster_means
 from experiments.plan import main as plan_main
+from experiments.report.settings import load_settings
 from experiments.report.verdict.decision import INCONCLUSIVE, decide
+from experiments.report.verdict.power import (
+    clustered_variance,
+    critical_sum,
+    documents_for,
+    minimum_detectable_difference,
+    targets,
+)
 from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX
 from experiments.report.verdict.sizing import planted, share_reached, simulated_estimate
-from experiments.report.verdict.power import (
-    clustered_variance, critical_sum, documents_for, minimum_detectable_difference, targets,
-)
 from experiments.report.verdict_row import plan_rows
 from experiments.simulate.plan_check import decided_share, simulated_rows
-from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import known_truth_sweep
 from tests.conftest import estimate_of
 

@@ -13,8 +13,7 @@ import pytest
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
 from experiments.simulate.sweeps import write_run
-from llm.cost import build_cost_model
-from llm.cost import load_price
+from llm.cost import build_cost_model, load_price
 from tests.test_report import _csv
 
 USAGE = [(1200, 40, 3.5), (800, 12, 1.25), (20000, 300, 61.0), (5, 1, 0.01)]

@@ -9,9 +9,9 @@ reproducible; raise HYPOTHESIS_PROFILE=thorough for a long search.
 from __future__ import annotations
 
 import json
-import re
 import math
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings

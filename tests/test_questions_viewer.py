@@ -9,9 +9,9 @@ import pytest
 
 from eval.evidence_text import answer_in_text, evidence_quotes, window_around
 from eval.sample import Span
+from experiments.report.agreement import agreements
 from experiments.report.page.build import build_report
 from experiments.report.page.questions_html import questions_html, questions_link, read_viewer
-from experiments.report.agreement import agreements
 from experiments.report.questions.reasons import loss_reason, loss_rows
 from experiments.report.questions.rows import question_rows
 from experiments.report.runs import find_runs

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from eval.benchmarks.synthetic import make_haystack
-from rag.build import build_rag_arm
 from eval.storage import DiskCache
+from rag.build import build_rag_arm
 from rag.cache_keys import content_key, dump_array, load_array
 
 MINILM = {"name": "minilm", "kind": "dense", "backend": "sentence_transformers", "model": "bundled:all-MiniLM-L6-v2",

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from eval.sample import Document, PromptTemplate, Sample, Span
-from experiments.run_metrics import aggregate
 from experiments.report.page.build import build_report
 from experiments.report.settings import load_settings
+from experiments.run_metrics import aggregate
 from experiments.simulate.sweeps import write_run
 from rag.arm import RagArm, RagConfig
 from rag.retrievers import BM25Retriever

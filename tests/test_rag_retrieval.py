@@ -7,9 +7,9 @@ import pytest
 
 from eval.benchmarks.synthetic import make_haystack
 from eval.evidence import Region, recall_at
+from eval.storage import DiskCache
 from rag.assembly import order_chunks, select_chunks
 from rag.build import build_rag_arm
-from eval.storage import DiskCache
 from rag.chunking import Chunk, ChunkerConfig, make_chunks
 from rag.indexes import build_faiss, faiss_search
 from rag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, reciprocal_rank_fusion
@@ -168,9 +168,8 @@ def test_llamaindex_pipeline_and_arm_retrieve_the_same(generator, minilm, monkey
 
 
 def test_hydra_config_groups_build_an_arm(generator, tmp_path):
-    from omegaconf import OmegaConf
-
     from conftest import compose
+    from omegaconf import OmegaConf
 
     for overrides in (["retriever=hybrid", "chunker=sentence"], ["retriever=bm25", "rag.budget_tokens=300"],
                       ["chunker=llamaindex", "rag.chunk_size=1024", "rag.chunk_overlap=20", "rag.top_k=2"]):

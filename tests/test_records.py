@@ -5,9 +5,9 @@ import pytest
 
 from eval.metrics import NoJudgment
 from experiments import records as schema
+from experiments.records import RecordStore
 from experiments.redact import MASK
 from experiments.run_metrics import aggregate
-from experiments.records import RecordStore
 
 
 def rec(i, status="ok", score=1.0, level="1k"):

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from experiments.simulate.sweeps import make_sweep, write_run
 from experiments.report.page.build import build_report, main, present
 from experiments.report.page.document import to_html, to_markdown
+from experiments.report.page.sections.whatif import break_even
 from experiments.report.page.summary_file import SUMMARY_VERSION, load_summary
 from experiments.report.settings import load_settings
-from experiments.report.page.sections.whatif import break_even
+from experiments.simulate.sweeps import make_sweep, write_run
 
 SECTION_IDS = ("verdict", "whatif", "plots", "diagnostics", "reproducibility")
 PNG = b"\x89PNG\r\n\x1a\n"

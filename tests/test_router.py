@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.report.router.fit import route
-from experiments.arms.router_model import LONGCTX, RAG, fit_ridge
+from experiments.arms.router_model import CUE_FEATURES, LONGCTX, POST_RETRIEVAL, PRE_ROUTE, RAG, fit_ridge
 from experiments.report.router.features import router_features
-from experiments.arms.router_model import CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE
+from experiments.report.router.fit import route
 from experiments.simulate.router import simulated_pair
 
 

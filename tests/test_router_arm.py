@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from eval.benchmarks.synthetic import make_haystack
 from experiments import records as schema
 from experiments.arms import answer_group, arm_spec, build_arm
-from experiments.arms.router_model import FEATURES, Router, RidgeModel, load_router, save_router
+from experiments.arms.router_model import FEATURES, RidgeModel, Router, load_router, save_router
 from tests.conftest import compose
 
 MAX_NEW_TOKENS = 6

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from experiments.report.page.build import build_report
-from experiments.simulate.router import write_router_sweep
-from experiments.report.settings import ReportSettings
 from experiments.arms.router_model import feature_row, load_router
+from experiments.report.page.build import build_report
+from experiments.report.settings import ReportSettings
+from experiments.simulate.router import write_router_sweep
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +130,10 @@ def test_a_price_on_tokens_moves_questions_to_the_cheaper_arm(tmp_path):
 def test_the_two_cross_fitted_models_deployed_as_routers_route_exactly_as_the_report_measured():
     """What perf/router_live_check.py runs live: each half's model, saved and loaded as a router file and fed
     `feature_row` of a question's records, routes that half's questions as the report's estimate did."""
-    from experiments.report.router.fit import half_models, route
-    from experiments.report.router.features import router_features
-    from experiments.simulate.router import simulated_pair
     from experiments.arms.router_model import Router, router_from_json
+    from experiments.report.router.features import router_features
+    from experiments.report.router.fit import half_models, route
+    from experiments.simulate.router import simulated_pair
 
     lc, rag = simulated_pair("length", n_docs=20, per_doc=3, seed=11)
     features = router_features(lc, rag)

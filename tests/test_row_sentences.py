@@ -18,8 +18,17 @@ from experiments.report.page.verdict_cells import delta_cell, no_interval_reason
 from experiments.report.runs import find_runs
 from experiments.report.settings import load_settings
 from experiments.report.verdict.compare import row_decision
-from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, ROUTE,
-                                                 Decision, OwnDecision, decide)
+from experiments.report.verdict.decision import (
+    INCONCLUSIVE,
+    LONGCTX,
+    MIN_DOCUMENTS,
+    NO_DECISION,
+    RAG,
+    ROUTE,
+    Decision,
+    OwnDecision,
+    decide,
+)
 from experiments.report.verdict.family import Family
 from experiments.report.verdict.row import Comparison, on_scale
 from experiments.report.verdict.sentence import recommend

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import pytest
 
+import pytest
 from conftest import ROOT, SHARED_DATA
+
 from experiments.folder_names import safe_dirname
 
 
@@ -44,9 +45,9 @@ def test_a_sweep_with_a_relative_data_path_makes_flat_run_folders(tmp_path, tiny
 
 
 def test_the_llamacpp_preset_composes_one_request_at_a_time(tmp_path):
+    from conftest import compose
     from omegaconf import OmegaConf
 
-    from conftest import compose
     from eval.registry import check_kwargs
     from llm.openai_backend import OpenAICompatGenerator
 

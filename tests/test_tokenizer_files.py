@@ -12,8 +12,13 @@ import sys
 import pytest
 
 from llm.base import HFTokenizer
-from llm.hf_tokenizer import count_prompt_tokens, load_counting_tokenizer, load_hf_tokenizer, render_prompt, \
-    saved_folder
+from llm.hf_tokenizer import (
+    count_prompt_tokens,
+    load_counting_tokenizer,
+    load_hf_tokenizer,
+    render_prompt,
+    saved_folder,
+)
 from llm.prompt import Prompt
 from llm.tokenizer_files import TokenizerFiles, readable
 from tests.conftest import ROOT

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.linalg import sqrtm
 
-from eval.metrics.cluster_variance import (anova_icc, bell_mccaffrey_df, clustered_mean, largest_share)
+from eval.metrics.cluster_variance import anova_icc, bell_mccaffrey_df, clustered_mean, largest_share
 from eval.metrics.confidence import Estimate, cluster_t, split_degrees_of_freedom
 from eval.metrics.discordance import RARE_DOCUMENTS, rare_sides, upper_proportion
 

@@ -6,17 +6,15 @@ import csv
 import numpy as np
 import pytest
 
-from tests.conftest import estimate_of
-
 from eval.metrics.confidence import paired_bootstrap
+from experiments.report.halves import split_documents
 from experiments.report.page.build import build_report
-from experiments.report.verdict.decision import decide
 from experiments.report.settings import load_settings
 from experiments.report.verdict.crossfit import BOOTSTRAPS, Candidates, crossfit
-from experiments.report.verdict.decision import claim_p_values
+from experiments.report.verdict.decision import claim_p_values, decide
 from experiments.report.verdict.family import holm
 from experiments.simulate.sweeps import decision_rates, family_error_rates, known_truth_sweep
-from experiments.report.halves import split_documents
+from tests.conftest import estimate_of
 
 SWEEPS = 30
 
@@ -238,11 +236,10 @@ def test_report_counts_the_decisions_and_says_what_would_decide_an_inconclusive_
 
 
 def test_holm_withdraws_a_decision_only_one_row_alone_would_make(settings):
+    from eval.metrics.confidence import Estimate
     from experiments.report.verdict.decision import Decision, OwnDecision
     from experiments.report.verdict.family import control_family
     from experiments.report.verdict.row import Comparison
-
-    from eval.metrics.confidence import Estimate
 
     def row(name, center, sd):
         est = Estimate(center, sd, 1e6, 40)

@@ -136,8 +136,8 @@ def _quick_settings(tmp_path):
 def _cheapest_rag(tmp_path, name: str, loads: dict[str, float], work: dict | None) -> tuple[str, float, str, str]:
     """(the RAG config the report's prices make cheapest, long context's cost over its cost, the pricing sentence,
     the verdict's pricing phrase)."""
-    from experiments.report.loading import load_runs
     from experiments.report import pricing_words
+    from experiments.report.loading import load_runs
     from experiments.report.pricing import Pricing, deployment_cost
 
     _write(tmp_path / name, _sweep(COMPUTE, loads, seed=4, noise=0.05), work)
@@ -178,8 +178,8 @@ def test_runs_priced_at_different_probes_keep_their_measured_seconds_and_say_so(
     data = json.loads(metrics.read_text())
     data["work_rates"] = _probe(OVERHEAD)
     metrics.write_text(json.dumps(data))
-    from experiments.report.loading import load_runs
     from experiments.report import pricing_words
+    from experiments.report.loading import load_runs
     from experiments.report.pricing import Pricing
 
     pricing = Pricing(load_settings(), load_runs([tmp_path / "mixed"]).runs)

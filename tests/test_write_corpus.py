@@ -8,8 +8,8 @@ import json
 import pytest
 
 from eval.benchmarks import load_benchmark
-from eval.sample import Document, PromptTemplate, Sample, Span
 from eval.corpus.write import TYPES, load_samples, main, read_back, write_samples
+from eval.sample import Document, PromptTemplate, Sample, Span
 
 # Five English haystacks of ~1k approximate tokens, two questions each (one two-hop): one document per type.
 OPTIONS = ["languages=[en]", "levels=[1k]", "haystacks_per_level=5", "questions_per_haystack=2", "two_hop_share=0.5"]

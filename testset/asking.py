@@ -3,15 +3,13 @@ through llm/ with the response cache."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
-from collections.abc import Iterable
-
 
 from llm.cache import response_key
 from llm.factory import build_generator
 from llm.prompt import Prompt
-
 
 MAX_NEW_TOKENS = 160
 CLOSED_BOOK_TOKENS = 32

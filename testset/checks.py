@@ -9,14 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.align import TokenIndex, align
-from eval.corpus.questions import language_of
 from eval.corpus.parsers import ParsedDocument
+from eval.corpus.questions import language_of
 from eval.lexical_overlap import lexical_overlap, overlap_bucket
 from eval.metrics.text import tokens
-
 from testset.plan import Task
 from testset.prompts import UNANSWERABLE, example_questions, normalized
-
 
 REASONS = {
     "not_json": "no JSON object in the reply",

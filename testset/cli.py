@@ -11,18 +11,17 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable
 
-from eval.storage import atomic_write_text
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import ParsedDocument
 from eval.lexical_overlap import BUCKETS
-
-from testset.asking import Asker, CLOSED_BOOK_TOKENS, GeneratorFailed, LOCAL_BATCH, MAX_NEW_TOKENS, generator_config
-from testset.checks import Candidate, Checker, REASONS, contains, record
+from eval.storage import atomic_write_text
+from testset.asking import CLOSED_BOOK_TOKENS, LOCAL_BATCH, MAX_NEW_TOKENS, Asker, GeneratorFailed, generator_config
+from testset.checks import REASONS, Candidate, Checker, contains, record
 from testset.plan import PASSAGE_CHARS, TYPES, Task, plan
 from testset.prompts import CLOSED_BOOK, example_block, prompt_hash, task_prompt
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable
 
 from eval.corpus.parsers import ParsedDocument
-
-
 
 TYPES = ("locate", "compare", "reason", "unanswerable")
 DEPTHS = ("start", "middle", "end")

@@ -10,9 +10,7 @@ from typing import Any
 
 from eval.corpus.parsers import ParsedDocument
 from eval.metrics.text import normalize_en, normalize_zh
-
 from testset.plan import Task
-
 
 UNANSWERABLE = {"en": "unanswerable", "zh": "无法回答"}
 

@@ -83,21 +83,30 @@ queued (`faults_queued`). The request log's lines name each request's fault (`fa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
 import time
-import hashlib
 from collections import deque
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable, Iterator
 
 from llm.prompt import Generation, Prompt
-from llm.server import (STOPPED, OpenAICompatServer, OpenAIHandler, OpenAIShapes, RequestError, answer_id,
-                        argument_parser, serve, usage_of)
+from llm.server import (
+    STOPPED,
+    OpenAICompatServer,
+    OpenAIHandler,
+    OpenAIShapes,
+    RequestError,
+    answer_id,
+    argument_parser,
+    serve,
+    usage_of,
+)
 
 FAULTS = {"429": None, "500": None, "503": None, "502_html": None, "500_text": None, "malformed": None, "drop": None,
           "no_usage": None, "cut": None, "abort": None, "hang": 30.0, "slow": 0.5, "slow_stream": 0.2, "drip": 0.3}

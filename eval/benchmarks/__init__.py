@@ -17,11 +17,11 @@ A new benchmark: one module with a `Benchmark` subclass, `register(TheClass)` (o
 from __future__ import annotations
 
 import logging
-from typing import Any
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from eval.data_files import skipping_bad_records
 from eval.benchmarks.base import COMMON_KEYS, SELECTION_KEYS, Benchmark, LoadResult
+from eval.data_files import skipping_bad_records
 from eval.registry import Registry
 
 __all__ = ["BENCHMARKS", "COMMON_KEYS", "SELECTION_KEYS", "Benchmark", "LoadResult", "benchmark_class",

@@ -20,9 +20,9 @@ it (the built-in ones are registered lazily by module path in `eval.benchmarks`)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from collections.abc import Callable, Mapping
 
 from eval.sample import PromptTemplate, Reference, Sample
 

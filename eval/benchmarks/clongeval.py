@@ -42,15 +42,15 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator
 
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, read_records, record_guard
 from eval.metrics.clongeval import CLONGEVAL_SIZES, CLONGEVAL_TASK_METRIC, clongeval_metric, excluded_in
-from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.prediction_lines import text_answers
 from eval.sample import PromptTemplate, Reference, Sample, Span
 

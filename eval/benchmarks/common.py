@@ -5,8 +5,8 @@ needs no tokenizer, and length levels as buckets of it (LooGLE, a team's own cor
 from __future__ import annotations
 
 import re
-from typing import Any
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from eval.benchmarks.base import COMMON_KEYS
 from eval.sample import Sample

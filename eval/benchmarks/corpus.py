@@ -70,28 +70,26 @@ import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
 
 from eval.align import TokenIndex, align_all
-from eval.benchmarks.common import check_keys
 from eval.answers import Answer, has_alternatives
-from eval.data_files import DataError, Row, record_guard
 from eval.benchmarks.base import Benchmark, LoadResult
-from eval.benchmarks.common import approx_tokens, consecutive_groups, length_level, level_names
+from eval.benchmarks.common import approx_tokens, check_keys, consecutive_groups, length_level, level_names
 from eval.corpus.answer_checks import AnswerProblem, answer_problems
 from eval.corpus.cache import ParsedDocumentCache
 from eval.corpus.fingerprint import data_fingerprint
 from eval.corpus.folder import read_folder
 from eval.corpus.parsers import BadFile, ParsedDocument
-from eval.metrics.base import READS_ALTERNATIVES, reads_alternatives
-from eval.sample import Document, PromptTemplate, Sample, Span
-from eval.lexical_overlap import lexical_overlap
-
 from eval.corpus.qrels import Qrels
 from eval.corpus.questions import Question, approved, is_beir_query, language_of, question_of, question_rows
+from eval.data_files import DataError, Row, record_guard
+from eval.lexical_overlap import lexical_overlap
+from eval.metrics.base import READS_ALTERNATIVES, reads_alternatives
+from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)
 

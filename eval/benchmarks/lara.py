@@ -71,16 +71,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
-from eval.benchmarks.common import as_list, check_keys, selection
-from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
-from eval.benchmarks.common import consecutive_groups
-from eval.metrics.lara import lara_reference
 from eval.benchmarks.base import Benchmark, LoadResult
+from eval.benchmarks.common import as_list, check_keys, consecutive_groups, selection
+from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
+from eval.metrics.lara import lara_reference
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)

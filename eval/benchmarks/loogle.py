@@ -58,20 +58,34 @@ import json
 import logging
 import re
 import zipfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Iterator
 
 from eval.align import Alignment, TokenIndex, align
-from eval.metrics.official import loogle_official
-from eval.benchmarks.common import approx_tokens, as_list, check_keys, consecutive_groups, length_level, level_names
-from eval.data_files import (DataError, Row, decode_text, first_existing, hub_records, parse_jsonl, read_records,
-                             record_guard)
-from eval.metrics.loogle import (bertscore_model, bertscore_values, cloze_as_text, loogle_metric, loogle_reference,
-                                 rescoring_summary)
 from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
+from eval.benchmarks.common import approx_tokens, as_list, check_keys, consecutive_groups, length_level, level_names
+from eval.data_files import (
+    DataError,
+    Row,
+    decode_text,
+    first_existing,
+    hub_records,
+    parse_jsonl,
+    read_records,
+    record_guard,
+)
+from eval.metrics.loogle import (
+    bertscore_model,
+    bertscore_values,
+    cloze_as_text,
+    loogle_metric,
+    loogle_reference,
+    rescoring_summary,
+)
+from eval.metrics.official import loogle_official
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)

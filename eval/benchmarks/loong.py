@@ -65,12 +65,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.benchmarks.common import as_list, check_keys
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
+from eval.benchmarks.common import as_list, check_keys, consecutive_groups
 from eval.data_files import DataError, Row, decode_text, inside, read_records, record_guard
 from eval.metrics.judge import loong_reference
 from eval.replay import CountingRandom
-from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
-from eval.benchmarks.common import consecutive_groups
 from eval.sample import Document, PromptTemplate, Sample, Span
 
 log = logging.getLogger(__name__)

@@ -58,18 +58,18 @@ import hashlib
 import logging
 import re
 import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable, Iterator
 
 from eval.answers import Answer
+from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
 from eval.benchmarks.common import check_keys, first_samples, selection
 from eval.data_files import Row, parse_jsonl, record_guard
-from eval.metrics.official import lveval_official
 from eval.metrics.lveval import LVEVAL_DATASETS, LVEVAL_LEVELS, lveval_dataset, lveval_metric
-from eval.benchmarks.base import Benchmark, LoadResult, Rescoring
+from eval.metrics.official import lveval_official
 from eval.prediction_lines import keywords, text_answers
 from eval.sample import PromptTemplate, Reference, Sample, Span
 

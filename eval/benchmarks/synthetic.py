@@ -31,10 +31,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from eval.benchmarks.common import approx_tokens
 from eval.benchmarks.base import COMMON_KEYS, Benchmark, LoadResult, Rescoring
+from eval.benchmarks.common import approx_tokens
 from eval.prediction_lines import keywords, text_answers
 from eval.sample import Document, PromptTemplate, Reference, Sample, Span
+
 
 def level_name(tokens: int) -> str:
     return f"{tokens // 1000}k" if tokens % 1000 == 0 else str(tokens)

@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from collections.abc import Iterator
-
-
+from pathlib import Path
 
 from eval.corpus.parsers import BEIR_CORPUS, BadFile, ParsedDocument
 

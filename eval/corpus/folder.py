@@ -7,18 +7,24 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from collections.abc import Iterable, Iterator
-
-
 
 from eval.corpus.beir import beir_companion, beir_corpus
-from eval.corpus.parsers import (BEIR_CORPUS, PARSERS, BadFile, ParsedDocument, Unparsable, document_key, parse_bytes,
-                                 unknown_extension)
 from eval.corpus.cache import ParsedDocumentCache
+from eval.corpus.parsers import (
+    BEIR_CORPUS,
+    PARSERS,
+    BadFile,
+    ParsedDocument,
+    Unparsable,
+    document_key,
+    parse_bytes,
+    unknown_extension,
+)
 
 log = logging.getLogger(__name__)
 POOL_MIN_FILES = 16  # fewer files to parse than this: parsed in this process (starting a pool costs ~1 s)

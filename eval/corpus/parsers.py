@@ -20,17 +20,15 @@ import hashlib
 import io
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from collections.abc import Callable
 
 from eval.corpus.html_text import html_page
 from eval.corpus.pdf_text import dehyphenate, table_pages, table_warning
 from eval.registry import MissingExtra, require
-
-
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.data_files import DataError, record_guard
 from eval.corpus.parsers import ParsedDocument
-
 from eval.corpus.questions import decode_questions
+from eval.data_files import DataError, record_guard
 
 log = logging.getLogger(__name__)
 

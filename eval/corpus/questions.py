@@ -11,14 +11,13 @@ import io
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 
 from eval.answers import Answer
-from eval.data_files import DataError, Row, parse_jsonl, record_guard
 from eval.corpus.parsers import Unparsable, decoded
-
+from eval.data_files import DataError, Row, parse_jsonl, record_guard
 
 log = logging.getLogger(__name__)
 

@@ -47,11 +47,11 @@ import shutil
 import sys
 import zipfile
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
-from collections.abc import Callable, Sequence
 
 from eval.answers import answer_texts
 from eval.registry import require

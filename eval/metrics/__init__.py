@@ -15,8 +15,18 @@ what the `official` / `strict` variants do
 (`Reference.extra["variant"]`).
 """
 
-from eval.metrics.base import (JUDGED, METRICS, Metric, MetricValues, NoJudgment, get_metric, needs_judge,
-                               reads_alternatives, register, score)
+from eval.metrics.base import (
+                               JUDGED,
+                               METRICS,
+                               Metric,
+                               MetricValues,
+                               NoJudgment,
+                               get_metric,
+                               needs_judge,
+                               reads_alternatives,
+                               register,
+                               score,
+)
 
 __all__ = ["JUDGED", "METRICS", "Metric", "MetricValues", "NoJudgment", "get_metric", "needs_judge",
            "reads_alternatives", "register", "score"]

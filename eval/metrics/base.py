@@ -8,9 +8,9 @@ one new module and no list to edit. `eval.metrics` re-exports everything here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
-from collections.abc import Callable
 
 from eval.registry import Registry, UnknownName
 from eval.sample import Reference

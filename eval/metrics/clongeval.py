@@ -40,10 +40,10 @@ import logging
 import re
 from collections.abc import Callable
 
-from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.rouge import rouge_l_f
 from eval.metrics.text import _cut, f1, remove_punctuation_zh, tokens_zh
+from eval.registry import UnknownName
 from eval.sample import Reference
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ an interval that clears b and a p-value below alpha never disagree.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 

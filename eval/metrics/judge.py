@@ -37,10 +37,10 @@ import json
 import logging
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from collections.abc import Mapping
 
 from eval.metrics import MetricValues, NoJudgment, register
 from eval.sample import Reference

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from eval.metrics import MetricValues, NoJudgment, register
 from eval.metrics.judge import Judge, judged, parse_true_false

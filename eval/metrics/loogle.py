@@ -37,14 +37,14 @@ import os
 import re
 import shutil
 import warnings
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable, Mapping
 
-from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.rouge import rouge_scores
+from eval.registry import UnknownName
 from eval.sample import Reference
 
 log = logging.getLogger(__name__)

@@ -32,17 +32,16 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from typing import Any
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from eval.answers import Answer
-from eval.registry import UnknownName
 from eval.metrics import register
 from eval.metrics.aggregate import percent
-from eval.sample import level_sort_key
 from eval.metrics.rouge import rouge_l_f
 from eval.metrics.text import _cut, f1, normalize_zh, tokens
-from eval.sample import Reference
+from eval.registry import UnknownName
+from eval.sample import Reference, level_sort_key
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ metric value); pass the samples that count in the sample mean. A benchmark class
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from eval.metrics.aggregate import percent
 

@@ -17,7 +17,6 @@ from eval.answers import answer_texts
 from eval.metrics import register
 from eval.sample import Reference
 
-
 _SOURCE = (r"(?:text|document|book|novel|story|passage|excerpt|paper|article|statement|report|filing|context|"
            r"chunk|material|content|source|information|narrative|data)s?")
 _REPORT = (r"(?:mention|provide|discuss|specify|address|propose|explore|compare|describe|suggest|examine|detail|"

@@ -18,8 +18,17 @@ from typing import Any
 
 from eval.registry import Registry
 from eval.sample import Sample
-from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, ROLES, Answer, ArmSpec, Curve, IndexShape,
-                                   answer_with_prompts)
+from experiments.arms.base import (
+    ROLE_LONGCTX,
+    ROLE_OTHER,
+    ROLE_RAG,
+    ROLES,
+    Answer,
+    ArmSpec,
+    Curve,
+    IndexShape,
+    answer_with_prompts,
+)
 
 ARMS = Registry("arm.name", {
     "longctx": "experiments.arms.longctx:LongContextSpec",

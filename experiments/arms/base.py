@@ -30,9 +30,9 @@ importing torch or an index library.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
-from collections.abc import Mapping
 
 from eval.sample import Sample
 from llm.base import samples_of

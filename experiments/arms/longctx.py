@@ -3,8 +3,8 @@ must be (or cut to `longctx.budget_tokens`: a budget-matched control). Settings:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from experiments.arms.base import ROLE_LONGCTX, ArmSpec
 

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from experiments.arms.base import ROLE_RAG, ArmSpec, Curve, IndexShape
+from experiments.arms.longctx import LongContextSpec
 from llm.base import samples_of
 from llm.cost import INDEX_LEXICAL
-from experiments.arms.longctx import LongContextSpec
 
 # chunker and reranker names that are the defaults: left out of knobs and labels, so older runs line up
 _DEFAULT_GROUPS = (("chunker", "tokens"), ("reranker", "none"))

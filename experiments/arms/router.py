@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Mapping
 
 from eval.sample import Sample
 from experiments.arms import router_model
-from experiments.arms.base import (ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, Answer, answer_with_prompts)
+from experiments.arms.base import ROLE_LONGCTX, ROLE_OTHER, ROLE_RAG, Answer, answer_with_prompts
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec, RetrievesFirstSpec
 from experiments.arms.selfroute import RAG_FIGURES

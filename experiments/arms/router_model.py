@@ -36,15 +36,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
 
 import numpy as np
 
 from eval.storage import atomic_write_text
+from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG
 
 PRE_ROUTE = ("log_doc_tokens", "lc_truncated", "question_tokens")
 POST_RETRIEVAL = ("top1_score", "top_margin", "top_spread", "retrieved_overlap")

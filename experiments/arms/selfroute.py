@@ -11,12 +11,11 @@ With a generator that cannot generate (`generator=none`), it only retrieves: rec
 from __future__ import annotations
 
 import re
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from eval.sample import Sample
-from experiments.arms.base import (ROLE_LONGCTX, ROLE_RAG, Answer, answer_with_prompts,
-                                   usage_of)
+from experiments.arms.base import ROLE_LONGCTX, ROLE_RAG, Answer, answer_with_prompts, usage_of
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec, RetrievesFirstSpec
 from llm.prompt import Generation, PromptTooLong

@@ -41,19 +41,19 @@ import logging
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
-from collections.abc import Iterable
 
 from eval import metrics
 from eval.answers import Answer
 from eval.sample import Reference
-from experiments.logs import set_log_level
 from experiments import records as schema
 from experiments.arms import ARMS, ROLE_LONGCTX, ROLE_RAG
-from experiments.run_writer import write_run_dir
 from experiments.folder_names import safe_dirname
+from experiments.logs import set_log_level
+from experiments.run_writer import write_run_dir
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ own settings; see docs/incoming/issue-53.md.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 ENV = "RAGLC_REPORT_BLAS_THREADS"
 

@@ -17,10 +17,10 @@ score. The judgments read are kept (`LoadedRuns.judged`) for the report's pairwi
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
 
 from eval.metrics.reference_free import OUTCOME_SCORE, TIE, prompt_hash
 from experiments import records as schema

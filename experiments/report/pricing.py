@@ -1,21 +1,17 @@
 """What an answer and an index cost, under the report's price settings.
 
-Generation: the records' own `cost_usd` when every answered record of the report has one and no
-price was given on the command line; otherwise the report's price (conf/report.yaml `price:`, in
-the conf/price vocabulary, or the command-line flags). One road for the price: a price becomes a cost
-model by `llm.priced_with.PricedWith.cost_model`, the runner's price and the report's alike, and an answer
-is priced by `llm.cost.record_cost`, as the runner priced it. What the runs priced with is read back from
-their metrics.json (`price`, `work_rates`: data, compared as data). The pricing in words is
-experiments/report/pricing_words.py.
+Generation: the records' own `cost_usd` when every answered record has one and no price was given on the command
+line; otherwise the report's price (conf/report.yaml `price:`, in the conf/price vocabulary, or the command-line
+flags). One road for the price: a price becomes a cost model by `llm.priced_with.PricedWith.cost_model` (the
+runner's and the report's alike), an answer is priced by `llm.cost.record_cost`, and what the runs priced with is
+read back from their metrics.json (`price`, `work_rates`, as data). In words: report/pricing_words.py.
 
-Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded, estimated as the
-document's chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted
-twice, as an embedder sees it). Dense retrievers pay the embedding price per million tokens;
-lexical ones (BM25) are priced as free. With a GPU-hour price the tokens become GPU time at the
-configured embedding throughput, or the measured index time when metrics.json has `index_seconds`;
-the same holds when the records' own cost came from an hourly price (metrics.json `price`, kind hourly).
-When metrics.json has `index_seconds` (measured chunk + embed + index build time, written since
-issue 14) and indexing is priced by time, that measured time is used for every retriever, BM25 included.
+Indexing (RAG and Self-Route): a one-off cost per document, the tokens embedded, estimated as the document's
+chunks x chunk_size (an upper bound: the last chunk is shorter and overlap is counted twice, as an embedder sees
+it). Dense retrievers pay the embedding price per million tokens; lexical ones (BM25) are priced as free. Priced by
+time (a GPU-hour price, or records whose own cost came from an hourly price), the tokens become GPU time at the
+configured embedding throughput, or, where metrics.json has it, the measured index time (`index_seconds`: chunk +
+embed + index build) for every retriever, BM25 included.
 
 Times of a record: `generation_s` + `retrieval_s` is what the request is charged (its share of a
 batch); `latency_s` is what one user waits. Records from before those fields had only `latency_s`,
@@ -38,18 +34,27 @@ ratio and cheapest-config choice) prices long context with provider caching when
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from statistics import mean
 from typing import Any
-from collections.abc import Iterable
 
-from experiments.arms import ROLE_LONGCTX
-from experiments.report.settings import ReportSettings
-from llm.cost import (CostModel, HourlyCost, PerTokenCost, TokenTimeModel, cache_state_known,
-                      cost_basis, fit_token_rates, record_cost, token_time_model)
-from llm.priced_with import PricedWith
-from experiments.report.runs import Run
-from llm.work_model import WorkModel, WorkPriced
 from experiments import records as schema
+from experiments.arms import ROLE_LONGCTX
+from experiments.report.runs import Run
+from experiments.report.settings import ReportSettings
+from llm.cost import (
+    CostModel,
+    HourlyCost,
+    PerTokenCost,
+    TokenTimeModel,
+    cache_state_known,
+    cost_basis,
+    fit_token_rates,
+    record_cost,
+    token_time_model,
+)
+from llm.priced_with import PricedWith
+from llm.work_model import WorkModel, WorkPriced
 
 
 class Pricing:

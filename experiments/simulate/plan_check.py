@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from experiments.report.pricing import Pricing
+from experiments.report.decision_order import verdicts
 from experiments.report.loading import load_runs
+from experiments.report.pricing import Pricing
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.decision import INCONCLUSIVE, LONGCTX, NO_DECISION, RAG
-from experiments.report.decision_order import verdicts
 from experiments.simulate.sweeps import known_truth_sweep
 
 

@@ -244,8 +244,8 @@ def simulated_verdict(sweep: SimulatedSweep, settings, rag_cheaper: bool | None 
     documents are too few to split), then `row_decision` (the MIN_DOCUMENTS rule included). `rag_cheaper`: the
     sweep's own unless given."""
     from eval.metrics.confidence import cluster_t
-    from experiments.report.verdict.crossfit import repeated_crossfit
     from experiments.report.verdict.compare import row_decision
+    from experiments.report.verdict.crossfit import repeated_crossfit
 
     threshold = settings.correct_threshold - 1e-12
     docs = sorted(set(sweep.groups.values()))

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from experiments import records as schema
-from experiments.run_writer import write_run_dir
+from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.arms.closedbook import ClosedBookSpec
 from experiments.arms.longctx import LongContextSpec
 from experiments.arms.rag import RagSpec
-from experiments.arms import ROLE_LONGCTX, ROLE_RAG
 from experiments.arms.selfroute import SelfRouteSpec
+from experiments.run_writer import write_run_dir
 
 LEVELS = ("1k", "2k", "4k")
 LEVEL_TOKENS = {"1k": 1000, "2k": 2000, "4k": 4000, "8k": 8000, "16k": 16000}
@@ -257,10 +257,10 @@ def decision_rates(root, scenario: str, n_sweeps: int, settings, n_rag_configs: 
     `on_sweep(runs)`, when given, sees each sweep's runs (e.g. to measure intervals on them)."""
     import shutil
 
-    from experiments.report.verdict.decision import INCONCLUSIVE
-    from experiments.report.pricing import Pricing
-    from experiments.report.loading import load_runs
     from experiments.report.decision_order import verdicts
+    from experiments.report.loading import load_runs
+    from experiments.report.pricing import Pricing
+    from experiments.report.verdict.decision import INCONCLUSIVE
 
     sweep_kwargs = {**SCENARIO_SWEEPS.get(scenario, {}), **sweep_kwargs}
     rule: tuple[list[str], list] = ([], [])
@@ -290,11 +290,11 @@ def family_error_rates(root, n_sweeps: int, settings, n_rows: int = 6, truth: fl
     share of rows decided wrongly."""
     import shutil
 
+    from experiments.report.decision_order import verdicts
+    from experiments.report.loading import load_runs
+    from experiments.report.pricing import Pricing
     from experiments.report.verdict.decision import RAG
     from experiments.report.verdict.family import ALPHA
-    from experiments.report.pricing import Pricing
-    from experiments.report.loading import load_runs
-    from experiments.report.decision_order import verdicts
 
     sweep_kwargs = {"n_rag_configs": 1, "longctx_tokens": 50, **sweep_kwargs}
     counts = {"holm": 0, "per_row": 0, "rows_wrong": 0}

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from eval.storage import atomic_write_text
+from experiments.report.agreement import agreements
 from experiments.report.blas_threads import report_threads
 from experiments.report.decision_order import verdicts
-from experiments.report.agreement import agreements
 from experiments.report.export import DETAILS_DIR, EXPORTS, export_details
 from experiments.report.loading import load_runs
 from experiments.report.page.contents import Outline
@@ -50,8 +50,8 @@ from experiments.report.page.summary_file import SUMMARY_FILE, save_summary
 from experiments.report.pricing import Pricing
 from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
-from experiments.report.verdict_row import plan_rows
 from experiments.report.settings import ReportSettings, load_settings
+from experiments.report.verdict_row import plan_rows
 
 
 def default_out_dir(paths: list[str]) -> Path:

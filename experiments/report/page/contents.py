@@ -4,9 +4,9 @@ renumbers every heading and every "section N" reference on the page."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 
+from experiments import records as schema
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG, spec_of_run, specs
 from experiments.report.runs import Run, levels_of
-from experiments import records as schema
 
 # series that are not an arm; an arm's colour and name come from its spec
 KIND_COLOURS = {"budget": "tab:orange", "oracle": "black"}

@@ -17,9 +17,9 @@ chunks, so a sweep of 2,000 questions stays a few megabytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable
 
 from eval.answers import shown
 from eval.sample import level_sort_key

@@ -31,22 +31,22 @@ documents (their configs were not chosen on these questions, so no refitting is 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import t as t_dist
 
 from eval.metrics.confidence import cluster_t
-from experiments.report.router.fit import RouterResult, route
-from experiments.report.router.features import router_features
 from experiments.arms import ROLE_LONGCTX, ROLE_RAG
-from experiments.report.runs import Run
-from experiments.report.verdict.family import ALPHA
-from experiments.report.settings import ReportSettings
 from experiments.arms.router_model import POST_RETRIEVAL, Router, save_router
+from experiments.report.router.features import router_features
+from experiments.report.router.fit import RouterResult, route
+from experiments.report.runs import Run
+from experiments.report.settings import ReportSettings
+from experiments.report.verdict.family import ALPHA
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,22 @@ cost_unit="prompt_tokens")` asks for one), else None.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from experiments.arms.router_model import (
+    CUE_FEATURES,
+    POST_RETRIEVAL,
+    PRE_ROUTE,
+    feature_row,
+    is_cue_feature,
+    is_task_feature,
+    number,
+)
 from experiments.records import is_scored
-from experiments.arms.router_model import (CUE_FEATURES, POST_RETRIEVAL, PRE_ROUTE, feature_row, is_cue_feature,
-                                     is_task_feature, number)
 
 SAME_EVERYWHERE = "the same on every question"
 

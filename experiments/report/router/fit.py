@@ -66,10 +66,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eval.metrics.confidence import ROUTER_SPLIT_NOISE_SHARE, Estimate, over_splits, split_degrees_of_freedom
-from experiments.report.halves import MIN_GROUPS, split_documents
-from experiments.report.verdict.oracle import corrected_oracle
-from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
 from experiments.arms.router_model import LONGCTX, RAG, RidgeModel, fit_ridge, is_cue_feature, is_task_feature
+from experiments.report.halves import MIN_GROUPS, split_documents
+from experiments.report.router.features import SAME_EVERYWHERE, RouterFeatures
+from experiments.report.verdict.oracle import corrected_oracle
+
 
 @dataclass
 class RouterResult:

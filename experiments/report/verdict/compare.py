@@ -41,19 +41,26 @@ from dataclasses import dataclass
 import numpy as np
 
 from eval.metrics.confidence import Estimate
-from experiments.report.pricing import Pricing
 from experiments.report import pricing_words
+from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.cost_ratio import cost_ratio
 from experiments.report.verdict.crossfit import Candidates, document_weights, repeated_crossfit
-from experiments.report.verdict.decision import (INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, OwnDecision,
-                                                 decide)
+from experiments.report.verdict.decision import INCONCLUSIVE, MIN_DOCUMENTS, NO_DECISION, Decision, OwnDecision, decide
 from experiments.report.verdict.oracle import oracle_router
 from experiments.report.verdict.row import ALL, Comparison
-from experiments.report.verdict.selection import (best_config, candidate_table, choose_pair, groups_of,
-                                                  longctx_candidates, mean_score, paired_difference, rag_candidates,
-                                                  share_correct)
+from experiments.report.verdict.selection import (
+    best_config,
+    candidate_table,
+    choose_pair,
+    groups_of,
+    longctx_candidates,
+    mean_score,
+    paired_difference,
+    rag_candidates,
+    share_correct,
+)
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -62,8 +62,8 @@ chose the configs shown (`CrossFit.halves_agree`), it is an estimate for exactly
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 

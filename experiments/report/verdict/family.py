@@ -41,13 +41,22 @@ that same interval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from eval.metrics.confidence import Estimate
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import (ALPHA, INCONCLUSIVE, LONGCTX, RAG, Decision, OwnDecision,
-                                                 claim_levels, claim_p_values, decide)
+from experiments.report.verdict.decision import (
+    ALPHA,
+    INCONCLUSIVE,
+    LONGCTX,
+    RAG,
+    Decision,
+    OwnDecision,
+    claim_levels,
+    claim_p_values,
+    decide,
+)
 from experiments.report.verdict.row import Comparison
 
 ROUTER_SHARE = 0.2  # of the family-wise level the routers' claims start with (the arm decisions: the rest)

@@ -41,21 +41,29 @@ perf/plan_check.py checks the promise on simulated sweeps run through the report
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-from collections.abc import Sequence
 
 import numpy as np
 
 from eval.metrics.confidence import t_quantile
 from experiments.report.halves import MIN_GROUPS
-from experiments.report.verdict.decision import (
-    ALPHA, INCONCLUSIVE, LONGCTX, MIN_DOCUMENTS, NO_DECISION, RAG, Decision, claim_levels,
-)
-from experiments.report.verdict.sizing import ASSURANCE, MAX_DOCUMENTS as SIZING_MAX, SURE, size_by_assurance
 from experiments.report.settings import ReportSettings
+from experiments.report.verdict.decision import (
+    ALPHA,
+    INCONCLUSIVE,
+    LONGCTX,
+    MIN_DOCUMENTS,
+    NO_DECISION,
+    RAG,
+    Decision,
+    claim_levels,
+)
 from experiments.report.verdict.row import Comparison
+from experiments.report.verdict.sizing import ASSURANCE, SURE, size_by_assurance
+from experiments.report.verdict.sizing import MAX_DOCUMENTS as SIZING_MAX
 
 CONFIDENCE = 0.95  # the verdict's interval: 5% two-sided
 MAX_DOCUMENTS = 10_000_000  # a plan larger than this is reported as this bound (a difference near a boundary)

@@ -5,8 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from experiments.report.settings import ReportSettings
-from experiments.report.verdict.decision import (INCONCLUSIVE, LONGCTX, NO_DECISION, RAG, ROUTE, Decision,
-                                                 claim_levels, percent)
+from experiments.report.verdict.decision import (
+    INCONCLUSIVE,
+    LONGCTX,
+    NO_DECISION,
+    RAG,
+    ROUTE,
+    Decision,
+    claim_levels,
+    percent,
+)
 from experiments.report.verdict.family import Family
 from experiments.report.verdict.row import Comparison, level_filter, on_scale
 

@@ -10,8 +10,8 @@ from experiments.report.page.contents import Outline
 from experiments.report.page.document import Bullets, Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.router.evaluate import OtherRouter, RouterRow, money
-from experiments.report.router.fit import RouterResult
 from experiments.report.router.features import SAME_EVERYWHERE
+from experiments.report.router.fit import RouterResult
 from experiments.report.verdict_row import VerdictRow
 
 # how each feature reads in a sentence: (what grows, unit of one standard deviation)

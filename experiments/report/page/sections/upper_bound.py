@@ -17,8 +17,8 @@ from experiments.report.page.document import Document, Heading, Paragraph, Table
 from experiments.report.page.report_summary import Facts, Summary
 from experiments.report.runs import Run
 from experiments.report.verdict.row import ALL
-from experiments.report.verdict_row import VerdictRow
 from experiments.report.verdict.selection import oracle_runs
+from experiments.report.verdict_row import VerdictRow
 
 ANCHOR, TITLE = "upper-bound", None
 

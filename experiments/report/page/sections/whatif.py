@@ -43,8 +43,8 @@ from experiments.report.pricing import Pricing
 from experiments.report.runs import Run
 from experiments.report.settings import ReportSettings
 from experiments.report.verdict.oracle import oracle_router
-from experiments.report.verdict_row import VerdictRow
 from experiments.report.verdict.selection import longctx_candidates, rag_candidates
+from experiments.report.verdict_row import VerdictRow
 from experiments.run_metrics import quantile
 
 ANCHOR, TITLE = "whatif", "Deployment what-if"
