@@ -18,7 +18,8 @@ one `make install` made):
 The response cache and the probe's rates start empty in OUT/.cache (unless RAGLC_CACHE_DIR points elsewhere).
 `--fresh`: the converted tokenizer and weights start empty too, as on a new machine, so the one-time conversions
 are inside the times; without it the copies this machine keeps are read. Prints one line per step (seconds, exit
-code, the load average at its start and end), then one JSON object. The machine's load moves these times
+code, the load average at its start and end), then one JSON object; each step's own output is kept in
+OUT/<step>.log (its `log`), so a step that exits non-zero says why. The machine's load moves these times
 several-fold: read the load beside each.
 """
 
@@ -70,10 +71,13 @@ def time_step(step: str, docs: Path, questions: Path, out: Path, env: dict[str, 
         env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     load_start = os.getloadavg()[0]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = out / f"{step}.log"  # the step's own output, kept: what failed, when a step exits non-zero
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w", encoding="utf-8") as stdout:
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - t0
     figures = {"seconds": round(seconds, 1), "returncode": done.returncode, "load_start": round(load_start, 2),
-               "load_end": round(os.getloadavg()[0], 2), "command": " ".join(cmd[1:])}
+               "load_end": round(os.getloadavg()[0], 2), "command": " ".join(cmd[1:]), "log": str(log)}
     if done.returncode != 0:
         figures["stderr_tail"] = done.stderr[-1500:]
     print(f"{step}: {seconds:.1f} s (exit {done.returncode}; load average {load_start:.1f} -> "

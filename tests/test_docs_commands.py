@@ -53,6 +53,7 @@ def test_the_dry_run_of_getting_started_runs(tmp_path):
     figures = json.loads(res.stdout.strip().splitlines()[-1])
     step = figures["steps"]["dry_run"]
     assert step["returncode"] == 0 and step["seconds"] > 0
+    assert "dry run" in (tmp_path / "dry_run.log").read_text(encoding="utf-8").lower()  # the step's output, kept
     assert step["command"].endswith(EXPANSIONS["make decide DRY_RUN=1"].removeprefix("-m ").replace(
         "examples/docs examples/questions.jsonl", f"{ROOT}/examples/docs {ROOT}/examples/questions.jsonl --out "
         f"{tmp_path}/dry_run"))
