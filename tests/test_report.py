@@ -395,6 +395,16 @@ def test_duplicates_merge_and_two_generators_get_separate_verdicts(tmp_path):
     assert len(_csv(files["configs.csv"])) == 6
 
 
+def test_an_old_summary_csv_beside_the_report_names_configs_csv(tmp_path, caplog):
+    make_sweep(tmp_path / "a", per_level=4, top_ks=(2,), extra_arms=False)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "summary.csv").write_text("config\nold\n")
+    files = build_report([str(tmp_path / "a")], tmp_path / "out")
+    said = [r.getMessage() for r in caplog.records if "summary.csv" in r.getMessage()]
+    assert len(said) == 1 and str(files["configs.csv"]) in said[0] and "not rewritten" in said[0]
+    assert (tmp_path / "out" / "summary.csv").read_text() == "config\nold\n"  # left as it was
+
+
 def test_credentials_in_run_configs_do_not_reach_the_report(tmp_path):
     knobs = {"arm": "longctx", "benchmark": "b", "generator": "g"}
     recs = [{"id": "s0", "task": "t", "language": "en", "length_level": "1k", "status": "ok", "score": 1.0,

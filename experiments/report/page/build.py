@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import logging
 import os
 import sys
 from pathlib import Path
@@ -52,6 +53,9 @@ from experiments.report.questions.rows import question_rows
 from experiments.report.router.evaluate import write_routers
 from experiments.report.settings import ReportSettings, load_settings
 from experiments.report.verdict_row import plan_rows
+
+log = logging.getLogger(__name__)
+OLD_CONFIGS_CSV = "summary.csv"  # the per-config table's name before configs.csv
 
 
 def default_out_dir(paths: list[str]) -> Path:
@@ -149,6 +153,9 @@ def _write_report(paths: list[str], out_dir: Path | None, settings: ReportSettin
     atomic_write_text(files["report.html"], to_html(doc))
     costs, lost, split = s.sections[whatif.ANCHOR], s.sections[lost_answers.ANCHOR], s.sections[overlap.ANCHOR]
     _write_csv(files["configs.csv"], s.sections[configs.ANCHOR].rows)
+    if (out / OLD_CONFIGS_CSV).exists():  # written by a release before configs.csv: say where its table went
+        log.warning("%s is an earlier report's per-config table, not rewritten: the table is now %s", out /
+                    OLD_CONFIGS_CSV, files["configs.csv"])
     _write_csv(files["verdict.csv"], [{**v.as_csv(), "to_decide": p["column"], "to_decide_sentence": p["sentence"]}
                                       for v, p in zip(s.vrows, s.plans, strict=True)])
     _write_csv(files["whatif.csv"], [{k: getattr(w, k) for k in w.__dataclass_fields__} for w in costs.rows])
